@@ -1,0 +1,3 @@
+//! The `fake-etcd` binary: serves one member on real sockets.
+
+fn main() {}

@@ -1,0 +1,90 @@
+//! The one error type of fake-etcd's request path, with etcd's gRPC codes and exact texts.
+//!
+//! Clients match on these texts (clientv3's `rpctypes` compares the whole string), so every message is
+//! etcd 3.4.23's, byte for byte (`rpctypes/error.go`). The translation to a gRPC status happens in one place,
+//! [`crate::service::status`]; the cores only ever return `EtcdError`.
+
+/// A gRPC status code, mirrored here so that the sans-IO cores do not depend on tonic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    InvalidArgument,
+    OutOfRange,
+    NotFound,
+    FailedPrecondition,
+    ResourceExhausted,
+    Unavailable,
+    Unimplemented,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EtcdError {
+    #[error("etcdserver: key is not provided")]
+    EmptyKey,
+    #[error("etcdserver: key not found")]
+    KeyNotFound,
+    #[error("etcdserver: value is provided")]
+    ValueProvided,
+    #[error("etcdserver: lease is provided")]
+    LeaseProvided,
+    #[error("etcdserver: too many operations in txn request")]
+    TooManyOps,
+    #[error("etcdserver: duplicate key given in txn request")]
+    DuplicateKey,
+    #[error("etcdserver: mvcc: required revision has been compacted")]
+    Compacted,
+    #[error("etcdserver: mvcc: required revision is a future revision")]
+    FutureRev,
+    #[error("etcdserver: mvcc: database space exceeded")]
+    NoSpace,
+    #[error("etcdserver: requested lease not found")]
+    LeaseNotFound,
+    #[error("etcdserver: lease already exists")]
+    LeaseExist,
+    #[error("etcdserver: too large lease TTL")]
+    LeaseTtlTooLarge,
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
+    #[error("etcdserver: no leader")]
+    NoLeader,
+    #[error("etcdserver: not leader")]
+    NotLeader,
+    #[error("etcdserver: leader changed")]
+    LeaderChanged,
+    #[error("etcdserver: request timed out")]
+    Timeout,
+    #[error("etcdserver: authentication is not enabled")]
+    AuthNotEnabled,
+    #[error("etcdserver: root user does not exist")]
+    RootUserNotExist,
+    #[error("etcdserver: bad leader transferee")]
+    BadLeaderTransferee,
+    #[error("etcdserver: member not found")]
+    MemberNotFound,
+    /// A request etcd would serve but fake-etcd does not implement (named, so it is never silent).
+    #[error("fake-etcd: {0} is not implemented")]
+    Unimplemented(&'static str),
+}
+
+impl EtcdError {
+    pub fn code(&self) -> Code {
+        use EtcdError::*;
+        match self {
+            EmptyKey | KeyNotFound | ValueProvided | LeaseProvided | TooManyOps | DuplicateKey
+            | RequestTooLarge => Code::InvalidArgument,
+            Compacted | FutureRev | LeaseTtlTooLarge => Code::OutOfRange,
+            NoSpace => Code::ResourceExhausted,
+            LeaseNotFound | MemberNotFound => Code::NotFound,
+            LeaseExist | NotLeader | AuthNotEnabled | RootUserNotExist | BadLeaderTransferee => {
+                Code::FailedPrecondition
+            }
+            NoLeader | LeaderChanged | Timeout => Code::Unavailable,
+            Unimplemented(_) => Code::Unimplemented,
+        }
+    }
+
+    /// Whether a client may retry the same request unchanged and hope for a different outcome.
+    /// Only availability errors are; everything else is a verdict on the request or the data.
+    pub fn is_retriable(&self) -> bool {
+        self.code() == Code::Unavailable
+    }
+}

@@ -1,0 +1,20 @@
+//! fake-etcd: an etcd v3 compatible key-value server for kubesim.
+//!
+//! Layers, inside out (see ARCHITECTURE.md):
+//! - [`mvcc`]: the multi-version store (sans IO);
+//! - [`lease`]: the lease table (sans IO, time passed in);
+//! - [`apply`]: the state machine committed requests are applied to (sans IO);
+//! - [`watch`]: the watch hub that turns commits into watch responses (sans IO);
+//! - [`service`]: the async gRPC shell (tonic, or madsim-tonic under `--cfg madsim`) that owns the clock,
+//!   the tickers and the streams.
+
+pub mod apply;
+pub mod error;
+pub mod lease;
+pub mod mvcc;
+pub mod service;
+pub mod types;
+pub mod watch;
+
+pub use error::EtcdError;
+pub use types::{ClusterId, LeaseId, MemberId, Millis, Revision, Term};
