@@ -17,6 +17,15 @@
 //!
 //! Headers carry only `revision`; the shell stamps cluster id, member id and term.
 
+mod catch_up;
+mod fragment;
 mod hub;
+mod respond;
+mod stream;
+mod watcher;
+mod wire_size;
+
+#[cfg(test)]
+mod tests;
 
 pub use hub::{HubConfig, StreamId, WatchHub};
