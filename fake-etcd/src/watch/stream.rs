@@ -21,7 +21,7 @@ pub(super) struct Stream {
     /// Its outbound buffer is full: its watchers are all unsynced until `WatchHub::sync` lifts this.
     pub(super) stalled: bool,
     /// A progress request waits for every watcher to be synced. Several waiting requests get one answer,
-    /// as in etcd 3.4.25.
+    /// as in etcd 3.4.25 to 3.4.30; from 3.4.31 etcd drops such a request instead and clients ask again.
     progress_requested: bool,
 }
 

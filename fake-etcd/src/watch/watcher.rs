@@ -10,7 +10,7 @@ use crate::mvcc::KeyRange;
 use crate::types::Revision;
 
 /// Why a create request was refused. The texts go out as `cancel_reason` and clients compare them whole, so
-/// they are etcd's (`mvcc/watcher.go`; the negative start is etcd 3.4.39+'s `ErrCompacted`).
+/// they are etcd's (`mvcc/watcher.go`; a negative start gets `ErrCompacted`'s text since etcd 3.4.38).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CreateError {
     NegativeStart,

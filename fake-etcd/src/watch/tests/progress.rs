@@ -55,6 +55,16 @@ fn future_watcher_gets_no_progress_before_its_start() {
     // Revision 3 does not touch a, but the store reached the start: the waiting request is answered.
     assert_eq!(h.put("b", "2"), lines(&["s0 id=-1 rev=3"]));
     assert_eq!(h.tick(), lines(&["s0 id=0 rev=3"]));
+
+    // An explicit start of current + 1 counts as in the future too (unlike a start of 0), as in etcd.
+    let mut h = Harness::new();
+    let s = h.open();
+    h.watch(s, notifying("a", 2));
+    h.watch(s, notifying("a", 0));
+    assert_eq!(h.tick(), lines(&["s0 id=1 rev=1"]));
+    assert_eq!(h.request_progress(s), NONE);
+    assert_eq!(h.put("b", "1"), lines(&["s0 id=-1 rev=2"]));
+    assert_eq!(h.tick(), lines(&["s0 id=0 rev=2", "s0 id=1 rev=2"]));
 }
 
 /// A progress request is answered at once when every watcher on the stream is synced; not at all on a
