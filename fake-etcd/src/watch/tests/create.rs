@@ -80,17 +80,20 @@ fn refused_creates() {
     }
 }
 
-/// Range watches see exactly the keys in their range; an empty key means "\0".
+/// Range watches see exactly the keys in their range; an empty key means "\0", so a watch on the empty key
+/// alone watches the key "\0".
 #[test]
 fn ranges_select_keys() {
-    const KEYS: [&str; 4] = ["a", "b", "b/x", "c"];
+    const KEYS: [&str; 5] = ["\0", "a", "b", "b/x", "c"];
     let cases: &[(&str, &str, &[&str])] = &[
         ("a", "", &["a"]),
         ("a", "c", &["a", "b", "b/x"]),
         ("b", "b0", &["b", "b/x"]),
         ("b", "\0", &["b", "b/x", "c"]),
-        ("", "\0", &["a", "b", "b/x", "c"]),
-        ("", "", &[]),
+        ("", "\0", &["\0", "a", "b", "b/x", "c"]),
+        ("", "", &["\0"]),
+        ("\0", "", &["\0"]),
+        ("", "b", &["\0", "a"]),
     ];
     for &(key, end, expected) in cases {
         let mut h = Harness::new();
