@@ -28,7 +28,10 @@ pub(super) fn split(resp: WatchResponse, max_request_bytes: usize) -> Vec<WatchR
             piece.events.extend(events.next());
         }
         debug_assert!(!piece.events.is_empty(), "every piece carries at least one event");
-        debug_assert!(piece.events.len() == 1 || len < max_request_bytes, "a piece of several events exceeds the limit");
+        debug_assert!(
+            piece.events.len() == 1 || len < max_request_bytes,
+            "a piece of several events exceeds the limit"
+        );
         pieces.push(piece);
     }
     pieces.last_mut().expect("at least two events make at least one piece").fragment = false;

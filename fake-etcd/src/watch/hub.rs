@@ -77,7 +77,11 @@ impl WatchHub {
         let mut out = match req.request_union {
             Some(RequestUnion::CreateRequest(create)) => create_watcher(s, &create, store, &config),
             Some(RequestUnion::CancelRequest(cancel)) => {
-                if s.cancel(cancel.watch_id) { vec![canceled(cancel.watch_id, current)] } else { Vec::new() }
+                if s.cancel(cancel.watch_id) {
+                    vec![canceled(cancel.watch_id, current)]
+                } else {
+                    Vec::new()
+                }
             }
             Some(RequestUnion::ProgressRequest(_)) => {
                 s.request_progress();
@@ -188,7 +192,12 @@ impl WatchHub {
 }
 
 /// Validates and registers a watcher; returns the created response and whatever it is owed right away.
-fn create_watcher(s: &mut Stream, req: &WatchCreateRequest, store: &MvccStore, config: &HubConfig) -> Vec<WatchResponse> {
+fn create_watcher(
+    s: &mut Stream,
+    req: &WatchCreateRequest,
+    store: &MvccStore,
+    config: &HubConfig,
+) -> Vec<WatchResponse> {
     let current = store.current_revision();
     let registered = WatchSpec::parse(req).and_then(|spec| Ok((s.allocate_id(req.watch_id)?, spec)));
     let (id, spec) = match registered {

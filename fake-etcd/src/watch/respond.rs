@@ -72,7 +72,11 @@ pub(super) fn deliver<'e>(
         return Vec::new();
     };
     let (first_rev, last_rev) = (event_rev(first), event_rev(last));
-    debug_assert!(first_rev > w.last_delivered, "watcher {watch_id} got revision {first_rev} after {}", w.last_delivered);
+    debug_assert!(
+        first_rev > w.last_delivered,
+        "watcher {watch_id} got revision {first_rev} after {}",
+        w.last_delivered
+    );
     debug_assert!(events.windows(2).all(|p| event_rev(&p[0]) <= event_rev(&p[1])), "events out of order");
     debug_assert!(last_rev <= header_rev, "event at {last_rev} above header revision {header_rev}");
     w.last_delivered = last_rev;
@@ -84,7 +88,11 @@ pub(super) fn deliver<'e>(
         }
     }
     let resp = WatchResponse { header: header(header_rev), watch_id, events, ..Default::default() };
-    if w.spec.fragment { split(resp, max_request_bytes) } else { vec![resp] }
+    if w.spec.fragment {
+        split(resp, max_request_bytes)
+    } else {
+        vec![resp]
+    }
 }
 
 pub(super) fn event_rev(ev: &Event) -> Revision {

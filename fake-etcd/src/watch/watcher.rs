@@ -103,7 +103,12 @@ impl Watcher {
     /// Its invariants with the store at `current`.
     pub(super) fn check(&self, id: i64, current: Revision) {
         debug_assert!(self.next > Revision::ZERO, "watcher {id}: next revision {} is not positive", self.next);
-        debug_assert!(self.last_delivered < self.next, "watcher {id}: delivered {} but next is {}", self.last_delivered, self.next);
+        debug_assert!(
+            self.last_delivered < self.next,
+            "watcher {id}: delivered {} but next is {}",
+            self.last_delivered,
+            self.next
+        );
         if self.synced {
             // A synced watcher has seen everything up to the current revision, and nothing beyond.
             debug_assert!(

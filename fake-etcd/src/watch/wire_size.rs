@@ -53,19 +53,35 @@ fn varint_len(v: u64) -> usize {
 
 /// An int64 (or enum) field: negative values take ten bytes, as two's complement.
 fn int(v: i64) -> usize {
-    if v == 0 { 0 } else { 1 + varint_len(v as u64) }
+    if v == 0 {
+        0
+    } else {
+        1 + varint_len(v as u64)
+    }
 }
 
 fn uint(v: u64) -> usize {
-    if v == 0 { 0 } else { 1 + varint_len(v) }
+    if v == 0 {
+        0
+    } else {
+        1 + varint_len(v)
+    }
 }
 
 fn flag(v: bool) -> usize {
-    if v { 2 } else { 0 }
+    if v {
+        2
+    } else {
+        0
+    }
 }
 
 fn bytes(len: usize) -> usize {
-    if len == 0 { 0 } else { 1 + varint_len(len as u64) + len }
+    if len == 0 {
+        0
+    } else {
+        1 + varint_len(len as u64) + len
+    }
 }
 
 fn message(len: usize) -> usize {

@@ -24,15 +24,27 @@ fn batches_of_1000_revisions() {
     h.puts("a", 2_500);
     assert_eq!(h.rev(), 2_501);
     let s = h.open();
-    let sent = h.hub.handle(s, WatchRequest { request_union: Some(RequestUnion::CreateRequest(create("a", "", 2))) }, &h.store);
+    let sent = h.hub.handle(
+        s,
+        WatchRequest { request_union: Some(RequestUnion::CreateRequest(create("a", "", 2))) },
+        &h.store,
+    );
     let summary: Vec<(i64, usize, i64, i64)> = sent
         .iter()
         .map(|r| {
             let revs = r.events.iter().map(|e| e.kv.as_ref().unwrap().mod_revision).collect::<Vec<_>>();
-            (r.header.as_ref().unwrap().revision, r.events.len(), revs.first().copied().unwrap_or(0), revs.last().copied().unwrap_or(0))
+            (
+                r.header.as_ref().unwrap().revision,
+                r.events.len(),
+                revs.first().copied().unwrap_or(0),
+                revs.last().copied().unwrap_or(0),
+            )
         })
         .collect();
-    assert_eq!(summary, vec![(2_501, 0, 0, 0), (2_501, 1_000, 2, 1_001), (2_501, 1_000, 1_002, 2_001), (2_501, 500, 2_002, 2_501)]);
+    assert_eq!(
+        summary,
+        vec![(2_501, 0, 0, 0), (2_501, 1_000, 2, 1_001), (2_501, 1_000, 1_002, 2_001), (2_501, 500, 2_002, 2_501)]
+    );
     assert!(sent[0].created);
 }
 

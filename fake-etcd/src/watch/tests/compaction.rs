@@ -109,7 +109,10 @@ fn stall_then_sync_catches_up() {
         lines(&["s0 id=0 rev=3 [PUT a=1@2, PUT a=2@3]", "s0 id=1 rev=3 [PUT a=1@2, PUT a=2@3]"])
     );
     assert_eq!(h.sync(None), NONE, "nothing left to catch up");
-    assert_eq!(h.put("a", "3"), lines(&["s0 id=0 rev=4 [PUT a=3@4]", "s0 id=1 rev=4 [PUT a=3@4]", "s1 id=0 rev=4 [PUT a=3@4]"]));
+    assert_eq!(
+        h.put("a", "3"),
+        lines(&["s0 id=0 rev=4 [PUT a=3@4]", "s0 id=1 rev=4 [PUT a=3@4]", "s1 id=0 rev=4 [PUT a=3@4]"])
+    );
 }
 
 /// etcd #17529: compaction passes a slow watcher's next revision; it must be canceled with the compaction

@@ -114,23 +114,31 @@ fn ranges_select_keys() {
 fn start_revisions() {
     // The store is at 4 after puts of a at 2, 3, 4; after the create, a is put at 5, 6 and 7.
     let cases: &[(i64, &[&str], &[&str])] = &[
-        (0, &["id=0 rev=4 created"], &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"]),
-        (1, &["id=0 rev=4 created", "id=0 rev=4 [PUT a=2@2, PUT a=3@3, PUT a=4@4]"], &[
-            "s0 id=0 rev=5 [PUT a=5@5]",
-            "s0 id=0 rev=6 [PUT a=6@6]",
-            "s0 id=0 rev=7 [PUT a=7@7]",
-        ]),
-        (3, &["id=0 rev=4 created", "id=0 rev=4 [PUT a=3@3, PUT a=4@4]"], &[
-            "s0 id=0 rev=5 [PUT a=5@5]",
-            "s0 id=0 rev=6 [PUT a=6@6]",
-            "s0 id=0 rev=7 [PUT a=7@7]",
-        ]),
-        (4, &["id=0 rev=4 created", "id=0 rev=4 [PUT a=4@4]"], &[
-            "s0 id=0 rev=5 [PUT a=5@5]",
-            "s0 id=0 rev=6 [PUT a=6@6]",
-            "s0 id=0 rev=7 [PUT a=7@7]",
-        ]),
-        (5, &["id=0 rev=4 created"], &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"]),
+        (
+            0,
+            &["id=0 rev=4 created"],
+            &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"],
+        ),
+        (
+            1,
+            &["id=0 rev=4 created", "id=0 rev=4 [PUT a=2@2, PUT a=3@3, PUT a=4@4]"],
+            &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"],
+        ),
+        (
+            3,
+            &["id=0 rev=4 created", "id=0 rev=4 [PUT a=3@3, PUT a=4@4]"],
+            &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"],
+        ),
+        (
+            4,
+            &["id=0 rev=4 created", "id=0 rev=4 [PUT a=4@4]"],
+            &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"],
+        ),
+        (
+            5,
+            &["id=0 rev=4 created"],
+            &["s0 id=0 rev=5 [PUT a=5@5]", "s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"],
+        ),
         (6, &["id=0 rev=4 created"], &["s0 id=0 rev=6 [PUT a=6@6]", "s0 id=0 rev=7 [PUT a=7@7]"]),
         (7, &["id=0 rev=4 created"], &["s0 id=0 rev=7 [PUT a=7@7]"]),
         (8, &["id=0 rev=4 created"], NONE),

@@ -72,10 +72,7 @@ fn txn_is_one_response() {
         h.txn(&[Op::Put("b", "1"), Op::Put("a", "1"), Op::Del("c")]),
         lines(&["s0 id=0 rev=3 [PUT b=1@3, PUT a=1@3 prev(a=0@2), DEL c@3 prev(c=0@2)]", "s0 id=1 rev=3 [DEL c@3]"])
     );
-    assert_eq!(
-        h.txn(&[Op::DelRange("a", "c")]),
-        lines(&["s0 id=0 rev=4 [DEL a@4 prev(a=1@3), DEL b@4 prev(b=1@3)]"])
-    );
+    assert_eq!(h.txn(&[Op::DelRange("a", "c")]), lines(&["s0 id=0 rev=4 [DEL a@4 prev(a=1@3), DEL b@4 prev(b=1@3)]"]));
 }
 
 /// A cancel is answered at the current revision and stops delivery; an unknown id gets no answer.
