@@ -6,8 +6,11 @@ use super::*;
 
 const LIMIT: usize = 200;
 
-/// (fragment flag, events) per response, for one watch id.
-fn shape(sent: &[(StreamId, WatchResponse)], watch_id: i64) -> Vec<(bool, usize)> {
+/// (fragment flag, events) per response.
+type Shape = Vec<(bool, usize)>;
+
+/// The shape of the responses for one watch id.
+fn shape(sent: &[(StreamId, WatchResponse)], watch_id: i64) -> Shape {
     sent.iter().filter(|(_, r)| r.watch_id == watch_id).map(|(_, r)| (r.fragment, r.events.len())).collect()
 }
 
@@ -32,7 +35,7 @@ fn large_responses_are_fragmented_for_watchers_that_asked() {
     h.watch(s, create("a", "z", 0));
     let big = "x".repeat(80);
     // About 95 encoded bytes per event: two fit under the limit, three do not.
-    let cases: &[(&[&str], Vec<(bool, usize)>)] = &[
+    let cases: &[(&[&str], Shape)] = &[
         (&["a"], vec![(false, 1)]),
         (&["a", "b"], vec![(false, 2)]),
         (&["a", "b", "c"], vec![(true, 2), (false, 1)]),
