@@ -174,6 +174,7 @@ impl WatchHub {
                 w.quiet = true;
             }
         }
+        self.check(current);
         out
     }
 
