@@ -208,6 +208,7 @@ async fn drive(config: &RunConfig) -> Simulated {
             m.failpoints.disarm(p);
         }
     }
+    cluster.wait_for_restarts().await;
     trace.event("sim", "end");
     let sim_time = madsim::time::TimeHandle::current().elapsed();
     Simulated { seed: config.seed, trace: trace.lines(), history: history.snapshot(), sim_time }

@@ -15,6 +15,8 @@ pub mod seeds;
 
 use std::future::pending;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fake_etcd::failpoint::Failpoints;
@@ -129,6 +131,8 @@ pub struct Cluster {
     /// The harness's own node (nemesis, restarts): never faulted.
     pub control: NodeHandle,
     pub trace: Trace,
+    /// Restarts scheduled by crash hooks that have not happened yet; a run waits for them before it ends.
+    pending_restarts: Arc<AtomicUsize>,
 }
 
 impl Cluster {
@@ -144,7 +148,7 @@ impl Cluster {
                 ClientNode { name, client: ClientId(i as u32), id: node.id(), node }
             })
             .collect();
-        let cluster = Cluster { members, clients, control, trace: trace.clone() };
+        let cluster = Cluster { members, clients, control, trace: trace.clone(), pending_restarts: Arc::default() };
         cluster.install_crash_hooks();
         cluster
     }
@@ -169,14 +173,17 @@ impl Cluster {
     fn install_crash_hooks(&self) {
         for m in &self.members {
             let (id, name, trace, control) = (m.id, m.name.clone(), self.trace.clone(), self.control.clone());
+            let pending = self.pending_restarts.clone();
             m.failpoints.set_crash_hook(move || {
                 trace.event(&name, "crash");
                 Handle::current().kill(id);
-                let (trace, name) = (trace.clone(), name.clone());
+                let (trace, name, pending) = (trace.clone(), name.clone(), pending.clone());
+                pending.fetch_add(1, Ordering::SeqCst);
                 control.spawn(async move {
                     madsim::time::sleep(Duration::from_secs(1)).await;
                     trace.event(&name, "restart");
                     Handle::current().restart(id);
+                    pending.fetch_sub(1, Ordering::SeqCst);
                 });
             });
             let (name, trace) = (m.name.clone(), self.trace.clone());
@@ -220,6 +227,13 @@ fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace) ->
 }
 
 impl Cluster {
+    /// Waits until every member a crash hook killed has been restarted.
+    pub async fn wait_for_restarts(&self) {
+        while self.pending_restarts.load(Ordering::SeqCst) > 0 {
+            madsim::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Every member and client node, members first.
     pub fn all_node_ids(&self) -> Vec<NodeId> {
         self.members.iter().map(|m| m.id).chain(self.clients.iter().map(|c| c.id)).collect()
