@@ -1,0 +1,183 @@
+//! Random but valid histories for tests: clients issue random requests against the model itself, with a
+//! random interleaving of invocations, linearization points and returns, so every history it makes is
+//! linearizable by construction. Some requests lose their answer (an unknown outcome) after or before they
+//! took effect. Values are unique per write, as etcd's robustness traffic makes them.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::checker::model::KvModel;
+use crate::history::*;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Shape {
+    pub clients: usize,
+    pub ops: usize,
+    pub keys: usize,
+    /// Probability that a request loses its answer.
+    pub unknown_rate: f64,
+}
+
+enum Client {
+    Idle,
+    Invoked(OpId),
+    Answered(OpId, Outcome),
+}
+
+pub(crate) fn history(seed: u64, shape: &Shape) -> History {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut model = KvModel::new();
+    let mut h = History::new();
+    let mut clients: Vec<Client> = (0..shape.clients).map(|_| Client::Idle).collect();
+    let mut issued = 0;
+    let mut now = 0u64;
+    let mut values = 0u64;
+    loop {
+        let ready: Vec<usize> = (0..clients.len())
+            .filter(|&c| !matches!(clients[c], Client::Idle) || issued < shape.ops)
+            .collect();
+        if ready.is_empty() {
+            return h;
+        }
+        let c = ready[rng.random_range(0..ready.len())];
+        // Zero-length steps are common in simulation; they must not confuse real-time order.
+        now += rng.random_range(0..3) * 1_000_000;
+        let t = Nanos(now);
+        clients[c] = match std::mem::replace(&mut clients[c], Client::Idle) {
+            Client::Idle => {
+                issued += 1;
+                let request = request(&mut rng, &model, shape.keys, &mut values);
+                Client::Invoked(h.invoke(ClientId(c as u32), request, t))
+            }
+            Client::Invoked(op) => {
+                let request = h.ops[op.0].request.clone();
+                if rng.random_bool(shape.unknown_rate) {
+                    if rng.random_bool(0.5) {
+                        let _ = model.apply(&request, None);
+                    }
+                    h.complete(op, t, Outcome::Unknown { reason: "timeout".to_string() });
+                    Client::Idle
+                } else {
+                    Client::Answered(op, serve(&mut rng, &mut model, &request))
+                }
+            }
+            Client::Answered(op, outcome) => {
+                h.complete(op, t, outcome);
+                Client::Idle
+            }
+        };
+    }
+}
+
+/// The model acting as the server: this is the request's linearization point.
+fn serve(rng: &mut ChaCha8Rng, model: &mut KvModel, request: &Request) -> Outcome {
+    match request {
+        Request::Range(r) if r.serializable => {
+            let floor = model.compact_revision().max(Revision(1)).0;
+            let served_at = Revision(rng.random_range(floor..=model.revision().0));
+            let result = model.stale_range(r, served_at).expect("a committed revision");
+            return Outcome::Ok(Response { header_revision: served_at, body: ResponseBody::Range(result) });
+        }
+        _ => {}
+    }
+    match model.apply(request, None).0 {
+        Ok(response) => Outcome::Ok(response),
+        Err(err) => Outcome::Err(ErrorStatus::from(&err)),
+    }
+}
+
+fn request(rng: &mut ChaCha8Rng, model: &KvModel, keys: usize, values: &mut u64) -> Request {
+    let key = |rng: &mut ChaCha8Rng| format!("/k{}", rng.random_range(0..keys));
+    let mut value = || {
+        *values += 1;
+        format!("v{values}")
+    };
+    let lease = |rng: &mut ChaCha8Rng| LeaseId(rng.random_range(1..=3));
+    match rng.random_range(0..100) {
+        0..30 => Request::Range(RangeRequest::key(key(rng))),
+        30..38 => Request::Range(RangeRequest { limit: 2, ..RangeRequest::span(KeySpan::prefix("/k")) }),
+        38..42 => Request::Range(RangeRequest { serializable: true, ..RangeRequest::key(key(rng)) }),
+        42..45 => {
+            let revision = Revision(rng.random_range(1..=model.revision().0 + 1));
+            Request::Range(RangeRequest { revision, ..RangeRequest::span(KeySpan::prefix("/k")) })
+        }
+        45..68 => Request::Put(PutRequest { prev_kv: rng.random_bool(0.3), ..PutRequest::new(key(rng), value()) }),
+        68..75 => Request::DeleteRange(DeleteRangeRequest { span: KeySpan::single(key(rng)), prev_kv: false }),
+        75..90 => {
+            // The apiserver's optimistic update: put if the key is unchanged since a revision, else read it.
+            let k = key(rng);
+            let expected = Revision(rng.random_range(0..=model.revision().0));
+            Request::Txn(TxnRequest {
+                compare: vec![Compare {
+                    span: KeySpan::single(k.as_str()),
+                    result: CompareResult::Equal,
+                    target: CompareTarget::Mod(if rng.random_bool(0.5) { Revision::ZERO } else { expected }),
+                }],
+                success: vec![TxnOp::Put(PutRequest::new(k.as_str(), value()))],
+                failure: vec![TxnOp::Range(RangeRequest::key(k.as_str()))],
+            })
+        }
+        90..93 => {
+            let revision = Revision(rng.random_range(1..=model.revision().0));
+            Request::Compact(CompactRequest { revision, physical: false })
+        }
+        93..95 => Request::LeaseGrant(LeaseGrantRequest { ttl_s: 10, id: lease(rng) }),
+        95..97 => Request::LeaseRevoke(LeaseRevokeRequest { id: lease(rng) }),
+        _ => Request::Put(PutRequest { lease: lease(rng), ..PutRequest::new(key(rng), value()) }),
+    }
+}
+
+/// Ways to corrupt one observed result so that no linearization can explain it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Corruption {
+    /// A header revision the store never reaches.
+    UnreachableRevision,
+    /// A read returns a value nobody wrote.
+    ForeignValue,
+    /// A read returns a value with the wrong mod revision (the value's write has a known revision).
+    ShiftedModRevision,
+    /// A txn reports the other branch.
+    FlippedTxn,
+}
+
+/// Applies `corruption` to the `pick`-th op it fits (modulo their number); `None` if it fits none.
+pub(crate) fn corrupt(history: &History, corruption: Corruption, pick: usize) -> Option<(History, OpId)> {
+    let definite_writes: std::collections::BTreeMap<Bytes, Revision> = history
+        .ops
+        .iter()
+        .filter_map(|op| match (&op.request, op.outcome()) {
+            (Request::Put(p), Outcome::Ok(r)) => Some((p.value.clone(), r.header_revision)),
+            _ => None,
+        })
+        .collect();
+    let fits = |op: &Operation| -> bool {
+        let Outcome::Ok(response) = op.outcome() else { return false };
+        match (corruption, &op.request, &response.body) {
+            (Corruption::UnreachableRevision, _, _) => true,
+            (Corruption::ForeignValue, _, ResponseBody::Range(r)) => !r.kvs.is_empty(),
+            (Corruption::ShiftedModRevision, Request::Range(req), ResponseBody::Range(r)) => {
+                !req.serializable && r.kvs.first().is_some_and(|kv| definite_writes.contains_key(&kv.value))
+            }
+            (Corruption::FlippedTxn, _, ResponseBody::Txn(_)) => true,
+            _ => false,
+        }
+    };
+    let candidates: Vec<usize> = (0..history.ops.len()).filter(|&i| fits(&history.ops[i])).collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let i = candidates[pick % candidates.len()];
+    let mut corrupted = history.clone();
+    let returned = corrupted.ops[i].returned.as_mut().expect("fits only returned ops");
+    let Outcome::Ok(response) = &mut returned.outcome else { unreachable!() };
+    match (corruption, &mut response.body) {
+        (Corruption::UnreachableRevision, _) => {
+            response.header_revision = Revision(10 * history.ops.len() as i64 + 10);
+        }
+        (Corruption::ForeignValue, ResponseBody::Range(r)) => r.kvs[0].value = Bytes::from("never-written"),
+        (Corruption::ShiftedModRevision, ResponseBody::Range(r)) => r.kvs[0].mod_revision.0 += 1,
+        (Corruption::FlippedTxn, ResponseBody::Txn(t)) => t.succeeded = !t.succeeded,
+        _ => unreachable!(),
+    }
+    Some((corrupted, OpId(i)))
+}
