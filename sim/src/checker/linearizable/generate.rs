@@ -181,3 +181,33 @@ pub(crate) fn corrupt(history: &History, corruption: Corruption, pick: usize) ->
     }
     Some((corrupted, OpId(i)))
 }
+
+/// Moves one observed number of one definite response by one (header revision, a kv's version, create or
+/// mod revision, a count, a deleted count), chosen by `pick`; `None` if the history has no response.
+pub(crate) fn nudge(history: &History, pick: usize) -> Option<(History, OpId)> {
+    let answered: Vec<usize> =
+        (0..history.ops.len()).filter(|&i| matches!(history.ops[i].outcome(), Outcome::Ok(_))).collect();
+    if answered.is_empty() {
+        return None;
+    }
+    let i = answered[pick % answered.len()];
+    let mut nudged = history.clone();
+    let returned = nudged.ops[i].returned.as_mut().expect("answered");
+    let Outcome::Ok(response) = &mut returned.outcome else { unreachable!() };
+    let by = if (pick / 7) % 2 == 0 { 1 } else { -1 };
+    let field = pick / 3;
+    match &mut response.body {
+        ResponseBody::Range(r) if !r.kvs.is_empty() && field % 2 == 0 => {
+            let kv = &mut r.kvs[0];
+            match field % 3 {
+                0 => kv.version += by,
+                1 => kv.create_revision.0 += by,
+                _ => kv.mod_revision.0 += by,
+            }
+        }
+        ResponseBody::Range(r) if field % 3 == 1 => r.count += 1,
+        ResponseBody::DeleteRange(d) if field % 2 == 0 => d.deleted += 1,
+        _ => response.header_revision.0 += by,
+    }
+    Some((nudged, OpId(i)))
+}

@@ -394,3 +394,70 @@ proptest! {
         }
     }
 }
+
+/// The generator must produce what the checker has to handle, or the property tests prove little.
+#[test]
+fn generated_histories_cover_every_kind_of_outcome() {
+    let h = generate::history(5, &Shape { clients: 6, ops: 600, keys: 4, unknown_rate: 0.03 });
+    let count = |f: &dyn Fn(&Operation) -> bool| h.ops.iter().filter(|op| f(op)).count();
+    let error = |e: EtcdError| move |op: &Operation| matches!(op.outcome(), Outcome::Err(s) if s.message == e.to_string());
+    let unknown = count(&|op| matches!(op.outcome(), Outcome::Unknown { .. }));
+    let serializable = count(&|op| matches!(&op.request, Request::Range(r) if r.serializable));
+    let txn = |succeeded: bool| {
+        move |op: &Operation| matches!(op.outcome(), Outcome::Ok(Response { body: ResponseBody::Txn(t), .. }) if t.succeeded == succeeded)
+    };
+    let overlapping = h
+        .ops
+        .windows(2)
+        .filter(|w| w[0].returned.as_ref().is_some_and(|r| r.at.seq > w[1].invoked.seq))
+        .count();
+    let counts = [
+        ("unknown", unknown),
+        ("serializable", serializable),
+        ("compacted", count(&error(EtcdError::Compacted))),
+        ("future revision", count(&error(EtcdError::FutureRev))),
+        ("lease not found", count(&error(EtcdError::LeaseNotFound))),
+        ("lease exists", count(&error(EtcdError::LeaseExist))),
+        ("txn succeeded", count(&txn(true))),
+        ("txn failed", count(&txn(false))),
+        ("overlapping", overlapping),
+    ];
+    for (what, n) in counts {
+        assert!(n > 0, "no {what} op in {counts:?}");
+    }
+    assert_eq!(check(&h, &Options::default()).verdict, Verdict::Pass);
+}
+
+/// Every kind of corruption, over many histories, is applied often and caught every time.
+#[test]
+fn every_corruption_is_caught() {
+    for corruption in
+        [Corruption::UnreachableRevision, Corruption::ForeignValue, Corruption::ShiftedModRevision, Corruption::FlippedTxn]
+    {
+        let mut applied = 0;
+        for seed in 0..40 {
+            let h = generate::history(seed, &Shape { clients: 4, ops: 60, keys: 3, unknown_rate: 0.05 });
+            let Some((corrupted, op)) = generate::corrupt(&h, corruption, seed as usize) else { continue };
+            applied += 1;
+            let verdict = check(&corrupted, &Options::default()).verdict;
+            assert!(verdict.is_fail(), "{corruption:?} of {op} (seed {seed}) went unnoticed: {verdict}");
+        }
+        assert!(applied >= 30, "{corruption:?} applied to only {applied} of 40 histories");
+    }
+}
+
+/// Nudging any one observed number by one is caught almost always; the rest are nudges that another
+/// linearization happens to explain (a read concurrent with an unrelated write may show either revision).
+#[test]
+fn nudged_results_are_almost_always_caught() {
+    let (mut nudged, mut caught) = (0, 0);
+    for seed in 0..300u64 {
+        let h = generate::history(seed, &Shape { clients: 4, ops: 40, keys: 3, unknown_rate: 0.05 });
+        let Some((corrupted, _)) = generate::nudge(&h, seed as usize) else { continue };
+        nudged += 1;
+        caught += usize::from(check(&corrupted, &Options::default()).verdict.is_fail());
+    }
+    let rate = caught as f64 / nudged as f64;
+    println!("nudged results caught: {caught} of {nudged} ({:.1}%)", rate * 100.0);
+    assert!(nudged >= 250 && rate >= 0.8, "caught {caught} of {nudged}");
+}
