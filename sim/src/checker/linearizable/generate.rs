@@ -194,10 +194,10 @@ pub(crate) fn nudge(history: &History, pick: usize) -> Option<(History, OpId)> {
     let mut nudged = history.clone();
     let returned = nudged.ops[i].returned.as_mut().expect("answered");
     let Outcome::Ok(response) = &mut returned.outcome else { unreachable!() };
-    let by = if (pick / 7) % 2 == 0 { 1 } else { -1 };
+    let by = if (pick / 7).is_multiple_of(2) { 1 } else { -1 };
     let field = pick / 3;
     match &mut response.body {
-        ResponseBody::Range(r) if !r.kvs.is_empty() && field % 2 == 0 => {
+        ResponseBody::Range(r) if !r.kvs.is_empty() && field.is_multiple_of(2) => {
             let kv = &mut r.kvs[0];
             match field % 3 {
                 0 => kv.version += by,
@@ -206,7 +206,7 @@ pub(crate) fn nudge(history: &History, pick: usize) -> Option<(History, OpId)> {
             }
         }
         ResponseBody::Range(r) if field % 3 == 1 => r.count += 1,
-        ResponseBody::DeleteRange(d) if field % 2 == 0 => d.deleted += 1,
+        ResponseBody::DeleteRange(d) if field.is_multiple_of(2) => d.deleted += 1,
         _ => response.header_revision.0 += by,
     }
     Some((nudged, OpId(i)))
