@@ -33,9 +33,8 @@ pub(crate) fn history(seed: u64, shape: &Shape) -> History {
     let mut now = 0u64;
     let mut values = 0u64;
     loop {
-        let ready: Vec<usize> = (0..clients.len())
-            .filter(|&c| !matches!(clients[c], Client::Idle) || issued < shape.ops)
-            .collect();
+        let ready: Vec<usize> =
+            (0..clients.len()).filter(|&c| !matches!(clients[c], Client::Idle) || issued < shape.ops).collect();
         if ready.is_empty() {
             return h;
         }

@@ -190,7 +190,8 @@ impl<'h> Search<'h> {
         out.extend(eligible.clone().filter(|&e| self.entries[e].is_definite()));
         out.extend(eligible.filter(|&e| !self.entries[e].is_definite()));
         if let Some(after) = after {
-            let done = out.iter().position(|&e| e == after).expect("the entry backed out of is a candidate of its parent");
+            let done =
+                out.iter().position(|&e| e == after).expect("the entry backed out of is a candidate of its parent");
             out.drain(..=done);
         }
     }
