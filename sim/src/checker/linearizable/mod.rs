@@ -22,6 +22,8 @@ mod prepare;
 mod search;
 
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
 pub(crate) mod generate;
 #[cfg(test)]
 mod tests;
