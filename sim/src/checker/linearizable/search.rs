@@ -19,6 +19,10 @@
 //!   leaves every state unchanged. So when the search backs out of such a step it backs out of its parent
 //!   too, rather than trying the siblings.
 //!
+//! And one ordering: at each node definite ops are tried before unknown outcomes, so an unknown write is
+//! applied where the definite ops cannot go on without it (the revision gap it fills), not first tried at
+//! every earlier point.
+//!
 //! Cost: deciding linearizability is NP-complete, so the worst case is exponential, and `max_steps` bounds
 //! it. With the prunings, a history of n ops from c concurrent clients with u unknown outcomes costs about
 //! n · (c + u) model steps when it is linearizable (each node tries its few candidates; misplaced writes
