@@ -14,6 +14,7 @@ pub mod checker;
 pub mod error;
 pub mod history;
 
+pub mod checker;
 #[cfg(madsim)]
 pub mod client;
 #[cfg(madsim)]

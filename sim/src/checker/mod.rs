@@ -88,7 +88,9 @@ pub enum Verdict {
     Pass,
     Fail(Violation),
     /// The checker ran out of its search budget before it could decide.
-    Unknown { reason: String },
+    Unknown {
+        reason: String,
+    },
 }
 
 impl Verdict {
@@ -137,9 +139,16 @@ impl fmt::Display for Violation {
 pub enum Culprit {
     Op(OpId),
     /// A watch response, by its index in [`crate::history::WatchRecord::responses`].
-    Response { watch: WatchId, response: usize },
+    Response {
+        watch: WatchId,
+        response: usize,
+    },
     /// One event of a watch response.
-    Event { watch: WatchId, response: usize, event: usize },
+    Event {
+        watch: WatchId,
+        response: usize,
+        event: usize,
+    },
 }
 
 impl fmt::Display for Culprit {

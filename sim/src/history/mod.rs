@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 pub use bytes::Bytes;
 pub use kv::{
     CompactRequest, Compare, CompareResult, CompareTarget, DeleteRangeRequest, DeleteResult, KeySpan, KeyValue,
-    LeaseGrantRequest, LeaseGrantResult, LeaseRevokeRequest, PutRequest, PutResult, RangeRequest, RangeResult,
-    Request, Response, ResponseBody, SortOrder, SortTarget, TxnOp, TxnOpResult, TxnRequest, TxnResult,
+    LeaseGrantRequest, LeaseGrantResult, LeaseRevokeRequest, PutRequest, PutResult, RangeRequest, RangeResult, Request,
+    Response, ResponseBody, SortOrder, SortTarget, TxnOp, TxnOpResult, TxnRequest, TxnResult,
 };
 pub use outcome::{ErrorStatus, GrpcCode, Outcome};
 pub use watch::{Event, EventKind, WatchCreate, WatchFilter, WatchReceived, WatchRecord, WatchResponse};
@@ -224,10 +224,7 @@ mod tests {
     fn recording_order_orders_events_at_the_same_instant() {
         let mut h = History::new();
         let a = h.invoke(ClientId(1), Request::Range(RangeRequest::key("a")), Nanos(5));
-        let t = Response {
-            header_revision: Revision(1),
-            body: ResponseBody::Range(RangeResult::default()),
-        };
+        let t = Response { header_revision: Revision(1), body: ResponseBody::Range(RangeResult::default()) };
         h.complete(a, Nanos(5), Outcome::Ok(t));
         let b = h.invoke(ClientId(1), Request::Range(RangeRequest::key("a")), Nanos(5));
         let ret = h.ops[a.0].returned.as_ref().unwrap().at;

@@ -100,7 +100,11 @@ pub(crate) fn describe_request(request: &Request) -> String {
 }
 
 fn describe_span(key: &crate::history::Bytes, range_end: &crate::history::Bytes) -> String {
-    if range_end.is_empty() { key.to_string() } else { format!("[{key}, {range_end})") }
+    if range_end.is_empty() {
+        key.to_string()
+    } else {
+        format!("[{key}, {range_end})")
+    }
 }
 
 /// A short description of a response, for messages.

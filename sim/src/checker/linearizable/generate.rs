@@ -1,6 +1,6 @@
-//! Random but valid histories for tests: clients issue random requests against the model itself, with a
-//! random interleaving of invocations, linearization points and returns, so every history it makes is
-//! linearizable by construction. Some requests lose their answer (an unknown outcome) after or before they
+//! Random but valid histories for tests: clients issue random requests against a server (the model
+//! itself, or fake-etcd's state machine in `differential`), with a random interleaving of invocations,
+//! linearization points and returns, so every history made against a correct server is linearizable. Some requests lose their answer (an unknown outcome) after or before they
 //! took effect. Values are unique per write, as etcd's robustness traffic makes them.
 
 use rand::{Rng, SeedableRng};
@@ -24,18 +24,40 @@ enum Client {
     Answered(OpId, Outcome),
 }
 
+/// Something that answers requests at their linearization point.
+pub(crate) trait Server {
+    /// The current store revision (the generator picks request revisions around it).
+    fn revision(&self) -> Revision;
+    /// Applies `request` and answers it; `rng` picks how stale a serializable read may be.
+    fn serve(&mut self, rng: &mut ChaCha8Rng, request: &Request) -> Outcome;
+}
+
+impl Server for KvModel {
+    fn revision(&self) -> Revision {
+        KvModel::revision(self)
+    }
+
+    fn serve(&mut self, rng: &mut ChaCha8Rng, request: &Request) -> Outcome {
+        serve(rng, self, request)
+    }
+}
+
+/// A history made against the model.
 pub(crate) fn history(seed: u64, shape: &Shape) -> History {
+    history_against(seed, shape, &mut KvModel::new())
+}
+
+/// A history made against `server`.
+pub(crate) fn history_against(seed: u64, shape: &Shape, server: &mut impl Server) -> History {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut model = KvModel::new();
     let mut h = History::new();
     let mut clients: Vec<Client> = (0..shape.clients).map(|_| Client::Idle).collect();
     let mut issued = 0;
     let mut now = 0u64;
     let mut values = 0u64;
     loop {
-        let ready: Vec<usize> = (0..clients.len())
-            .filter(|&c| !matches!(clients[c], Client::Idle) || issued < shape.ops)
-            .collect();
+        let ready: Vec<usize> =
+            (0..clients.len()).filter(|&c| !matches!(clients[c], Client::Idle) || issued < shape.ops).collect();
         if ready.is_empty() {
             return h;
         }
@@ -46,19 +68,19 @@ pub(crate) fn history(seed: u64, shape: &Shape) -> History {
         clients[c] = match std::mem::replace(&mut clients[c], Client::Idle) {
             Client::Idle => {
                 issued += 1;
-                let request = request(&mut rng, &model, shape.keys, &mut values);
+                let request = request(&mut rng, server.revision(), shape.keys, &mut values);
                 Client::Invoked(h.invoke(ClientId(c as u32), request, t))
             }
             Client::Invoked(op) => {
                 let request = h.ops[op.0].request.clone();
                 if rng.random_bool(shape.unknown_rate) {
                     if rng.random_bool(0.5) {
-                        let _ = model.apply(&request, None);
+                        let _ = server.serve(&mut rng, &request);
                     }
                     h.complete(op, t, Outcome::Unknown { reason: "timeout".to_string() });
                     Client::Idle
                 } else {
-                    Client::Answered(op, serve(&mut rng, &mut model, &request))
+                    Client::Answered(op, server.serve(&mut rng, &request))
                 }
             }
             Client::Answered(op, outcome) => {
@@ -86,7 +108,7 @@ fn serve(rng: &mut ChaCha8Rng, model: &mut KvModel, request: &Request) -> Outcom
     }
 }
 
-fn request(rng: &mut ChaCha8Rng, model: &KvModel, keys: usize, values: &mut u64) -> Request {
+fn request(rng: &mut ChaCha8Rng, current: Revision, keys: usize, values: &mut u64) -> Request {
     let key = |rng: &mut ChaCha8Rng| format!("/k{}", rng.random_range(0..keys));
     let mut value = || {
         *values += 1;
@@ -98,7 +120,9 @@ fn request(rng: &mut ChaCha8Rng, model: &KvModel, keys: usize, values: &mut u64)
         30..38 => Request::Range(RangeRequest { limit: 2, ..RangeRequest::span(KeySpan::prefix("/k")) }),
         38..42 => Request::Range(RangeRequest { serializable: true, ..RangeRequest::key(key(rng)) }),
         42..45 => {
-            let revision = Revision(rng.random_range(1..=model.revision().0 + 1));
+            // Now and then one revision too far, for etcd's future-revision error.
+            let revision =
+                if rng.random_bool(0.2) { current.next() } else { Revision(rng.random_range(1..=current.0)) };
             Request::Range(RangeRequest { revision, ..RangeRequest::span(KeySpan::prefix("/k")) })
         }
         45..68 => Request::Put(PutRequest { prev_kv: rng.random_bool(0.3), ..PutRequest::new(key(rng), value()) }),
@@ -106,7 +130,7 @@ fn request(rng: &mut ChaCha8Rng, model: &KvModel, keys: usize, values: &mut u64)
         75..90 => {
             // The apiserver's optimistic update: put if the key is unchanged since a revision, else read it.
             let k = key(rng);
-            let expected = Revision(rng.random_range(0..=model.revision().0));
+            let expected = Revision(rng.random_range(0..=current.0));
             Request::Txn(TxnRequest {
                 compare: vec![Compare {
                     span: KeySpan::single(k.as_str()),
@@ -118,7 +142,7 @@ fn request(rng: &mut ChaCha8Rng, model: &KvModel, keys: usize, values: &mut u64)
             })
         }
         90..93 => {
-            let revision = Revision(rng.random_range(1..=model.revision().0));
+            let revision = Revision(rng.random_range(1..=current.0));
             Request::Compact(CompactRequest { revision, physical: false })
         }
         93..95 => Request::LeaseGrant(LeaseGrantRequest { ttl_s: 10, id: lease(rng) }),
@@ -194,10 +218,10 @@ pub(crate) fn nudge(history: &History, pick: usize) -> Option<(History, OpId)> {
     let mut nudged = history.clone();
     let returned = nudged.ops[i].returned.as_mut().expect("answered");
     let Outcome::Ok(response) = &mut returned.outcome else { unreachable!() };
-    let by = if (pick / 7) % 2 == 0 { 1 } else { -1 };
+    let by = if (pick / 7).is_multiple_of(2) { 1 } else { -1 };
     let field = pick / 3;
     match &mut response.body {
-        ResponseBody::Range(r) if !r.kvs.is_empty() && field % 2 == 0 => {
+        ResponseBody::Range(r) if !r.kvs.is_empty() && field.is_multiple_of(2) => {
             let kv = &mut r.kvs[0];
             match field % 3 {
                 0 => kv.version += by,
@@ -206,7 +230,7 @@ pub(crate) fn nudge(history: &History, pick: usize) -> Option<(History, OpId)> {
             }
         }
         ResponseBody::Range(r) if field % 3 == 1 => r.count += 1,
-        ResponseBody::DeleteRange(d) if field % 2 == 0 => d.deleted += 1,
+        ResponseBody::DeleteRange(d) if field.is_multiple_of(2) => d.deleted += 1,
         _ => response.header_revision.0 += by,
     }
     Some((nudged, OpId(i)))

@@ -22,9 +22,13 @@ mod prepare;
 mod search;
 
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
 pub(crate) mod generate;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timing;
 
 use serde::{Deserialize, Serialize};
 
@@ -69,10 +73,7 @@ pub fn check(history: &History, options: &Options) -> Checked {
         Ending::Linearized(order) => Checked { verdict: Verdict::Pass, witness: Some(order), steps },
         Ending::OutOfSteps => Checked {
             verdict: Verdict::Unknown {
-                reason: format!(
-                    "linearizability search gave up after {steps} steps over {} ops",
-                    history.ops.len()
-                ),
+                reason: format!("linearizability search gave up after {steps} steps over {} ops", history.ops.len()),
             },
             witness: None,
             steps,

@@ -19,13 +19,16 @@
 //!   leaves every state unchanged. So when the search backs out of such a step it backs out of its parent
 //!   too, rather than trying the siblings.
 //!
+//! And one ordering: at each node definite ops are tried before unknown outcomes, so an unknown write is
+//! applied where the definite ops cannot go on without it (the revision gap it fills), not first tried at
+//! every earlier point.
+//!
 //! Cost: deciding linearizability is NP-complete, so the worst case is exponential, and `max_steps` bounds
 //! it. With the prunings, a history of n ops from c concurrent clients with u unknown outcomes costs about
 //! n · (c + u) model steps when it is linearizable (each node tries its few candidates; misplaced writes
 //! fail on their header revision in O(1)), each step O(log n + size of the op's result).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::ops::Bound;
 
 use super::agree::{describe_request, describe_response, errors_agree, responses_agree};
 use super::prepare::{Entry, Expect};
@@ -180,13 +183,21 @@ impl<'h> Search<'h> {
         self.latest_start.first_key_value().is_some_and(|(rev, _)| *rev < self.model.revision())
     }
 
+    /// The candidates at the current node after `after` (all of them for `None`): definite entries first,
+    /// in invocation order, then unknown outcomes. Trying unknown outcomes last means the search applies
+    /// one only where the definite ops cannot go on without it (typically at the revision gap it fills),
+    /// instead of first trying it at every earlier point.
     fn candidates(&self, after: Option<usize>, out: &mut Vec<usize>) {
         out.clear();
         let frontier = self.returns.first().map_or(u64::MAX, |(seq, _)| *seq);
-        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
-        out.extend(
-            self.pending.range((from, Bound::Unbounded)).copied().take_while(|&e| self.entries[e].invoked < frontier),
-        );
+        let eligible = self.pending.iter().copied().take_while(|&e| self.entries[e].invoked < frontier);
+        out.extend(eligible.clone().filter(|&e| self.entries[e].is_definite()));
+        out.extend(eligible.filter(|&e| !self.entries[e].is_definite()));
+        if let Some(after) = after {
+            let done =
+                out.iter().position(|&e| e == after).expect("the entry backed out of is a candidate of its parent");
+            out.drain(..=done);
+        }
     }
 
     fn try_step(&mut self, e: usize) -> Step {

@@ -258,7 +258,11 @@ fn txn_must_take_the_branch_its_compares_choose() {
     s.ok(first, 2, ResponseBody::Txn(created.clone()));
     let lost_race = s.call(2, create("2"));
     let existing = RangeResult { kvs: vec![kv("a", "1", 2, 2, 1)], more: false, count: 1 };
-    s.ok(lost_race, 2, ResponseBody::Txn(TxnResult { succeeded: false, responses: vec![TxnOpResult::Range(existing)] }));
+    s.ok(
+        lost_race,
+        2,
+        ResponseBody::Txn(TxnResult { succeeded: false, responses: vec![TxnOpResult::Range(existing)] }),
+    );
     assert_eq!(s.check(), Verdict::Pass);
     // Two creates of the same key both succeeding is the classic lost update.
     let double = s.call(3, create("3"));
@@ -328,25 +332,6 @@ fn witness_lists_every_definite_op() {
     assert_eq!(witness, (0..h.ops.len()).map(OpId).collect::<Vec<_>>());
 }
 
-/// Not a timing assertion: prints how long a 1,000-op, 8-client history with a few unknown outcomes takes.
-/// Run it in release for the figure: `cargo test -p sim --release --lib thousand_op -- --nocapture`.
-#[test]
-fn thousand_op_history_check_time() {
-    let h = generate::history(2024, &Shape { clients: 8, ops: 1000, keys: 8, unknown_rate: 0.006 });
-    let unknown = h.ops.iter().filter(|op| matches!(op.outcome(), Outcome::Unknown { .. })).count();
-    let start = std::time::Instant::now();
-    let checked = check(&h, &Options::default());
-    let took = start.elapsed();
-    println!(
-        "linearizability check: {} ops, 8 clients, {unknown} unknown outcomes: {} in {:.2?} ({} steps)",
-        h.ops.len(),
-        checked.verdict,
-        took,
-        checked.steps
-    );
-    assert_eq!(checked.verdict, Verdict::Pass);
-}
-
 fn proptest_config() -> ProptestConfig {
     // A fixed seed keeps the suite deterministic from run to run, as everything else in kubesim.
     ProptestConfig {
@@ -400,17 +385,13 @@ proptest! {
 fn generated_histories_cover_every_kind_of_outcome() {
     let h = generate::history(5, &Shape { clients: 6, ops: 600, keys: 4, unknown_rate: 0.03 });
     let count = |f: &dyn Fn(&Operation) -> bool| h.ops.iter().filter(|op| f(op)).count();
-    let error = |e: EtcdError| move |op: &Operation| matches!(op.outcome(), Outcome::Err(s) if s.message == e.to_string());
+    let error =
+        |e: EtcdError| move |op: &Operation| matches!(op.outcome(), Outcome::Err(s) if s.message == e.to_string());
     let unknown = count(&|op| matches!(op.outcome(), Outcome::Unknown { .. }));
     let serializable = count(&|op| matches!(&op.request, Request::Range(r) if r.serializable));
-    let txn = |succeeded: bool| {
-        move |op: &Operation| matches!(op.outcome(), Outcome::Ok(Response { body: ResponseBody::Txn(t), .. }) if t.succeeded == succeeded)
-    };
-    let overlapping = h
-        .ops
-        .windows(2)
-        .filter(|w| w[0].returned.as_ref().is_some_and(|r| r.at.seq > w[1].invoked.seq))
-        .count();
+    let txn = |succeeded: bool| move |op: &Operation| matches!(op.outcome(), Outcome::Ok(Response { body: ResponseBody::Txn(t), .. }) if t.succeeded == succeeded);
+    let overlapping =
+        h.ops.windows(2).filter(|w| w[0].returned.as_ref().is_some_and(|r| r.at.seq > w[1].invoked.seq)).count();
     let counts = [
         ("unknown", unknown),
         ("serializable", serializable),
@@ -431,9 +412,12 @@ fn generated_histories_cover_every_kind_of_outcome() {
 /// Every kind of corruption, over many histories, is applied often and caught every time.
 #[test]
 fn every_corruption_is_caught() {
-    for corruption in
-        [Corruption::UnreachableRevision, Corruption::ForeignValue, Corruption::ShiftedModRevision, Corruption::FlippedTxn]
-    {
+    for corruption in [
+        Corruption::UnreachableRevision,
+        Corruption::ForeignValue,
+        Corruption::ShiftedModRevision,
+        Corruption::FlippedTxn,
+    ] {
         let mut applied = 0;
         for seed in 0..40 {
             let h = generate::history(seed, &Shape { clients: 4, ops: 60, keys: 3, unknown_rate: 0.05 });

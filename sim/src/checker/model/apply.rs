@@ -104,7 +104,11 @@ impl Plan {
     }
 
     /// Calls `f` on every non-txn op the txn will run, depth first.
-    fn visit<'t>(&self, t: &'t TxnRequest, f: &mut impl FnMut(&'t TxnOp) -> Result<(), EtcdError>) -> Result<(), EtcdError> {
+    fn visit<'t>(
+        &self,
+        t: &'t TxnRequest,
+        f: &mut impl FnMut(&'t TxnOp) -> Result<(), EtcdError>,
+    ) -> Result<(), EtcdError> {
         let mut nested = self.nested.iter();
         for op in branch(t, self.succeeded) {
             match op {
@@ -117,7 +121,11 @@ impl Plan {
 }
 
 fn branch(t: &TxnRequest, succeeded: bool) -> &[TxnOp] {
-    if succeeded { &t.success } else { &t.failure }
+    if succeeded {
+        &t.success
+    } else {
+        &t.failure
+    }
 }
 
 fn txn(m: &mut KvModel, t: &TxnRequest, undo: &mut Undo) -> Result<TxnResult, EtcdError> {
@@ -126,9 +134,7 @@ fn txn(m: &mut KvModel, t: &TxnRequest, undo: &mut Undo) -> Result<TxnResult, Et
     plan.visit(t, &mut |op| if let TxnOp::Put(p) = op { check_put(m, p) } else { Ok(()) })?;
     plan.visit(t, &mut |op| match op {
         TxnOp::Range(r) if r.revision > m.revision => Err(EtcdError::FutureRev),
-        TxnOp::Range(r) if r.revision > Revision::ZERO && r.revision < m.compact_revision => {
-            Err(EtcdError::Compacted)
-        }
+        TxnOp::Range(r) if r.revision > Revision::ZERO && r.revision < m.compact_revision => Err(EtcdError::Compacted),
         _ => Ok(()),
     })?;
     let mut w = Write::begin(m, undo);
@@ -173,7 +179,10 @@ fn revoke(m: &mut KvModel, id: LeaseId, undo: &mut Undo) {
         .collect();
     let mut w = Write::begin(m, undo);
     for key in attached {
-        w.delete(&DeleteRangeRequest { span: crate::history::KeySpan { key, range_end: Default::default() }, prev_kv: false });
+        w.delete(&DeleteRangeRequest {
+            span: crate::history::KeySpan { key, range_end: Default::default() },
+            prev_kv: false,
+        });
     }
     w.end();
     m.revoke(id, undo);
@@ -204,7 +213,11 @@ impl<'a> Write<'a> {
     /// What a read of "the latest revision" sees inside the txn (etcd reads at `begin + 1` once the txn
     /// has changes).
     fn latest(&self) -> Revision {
-        if self.changed { self.at() } else { self.begin }
+        if self.changed {
+            self.at()
+        } else {
+            self.begin
+        }
     }
 
     fn range(&self, r: &RangeRequest) -> RangeResult {

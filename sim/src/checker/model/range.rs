@@ -71,7 +71,11 @@ fn sort(kvs: &mut [KeyValue], order: SortOrder, target: SortTarget) {
     };
     kvs.sort_by(|a, b| {
         let by_target = compare_by(a, b, target);
-        if order == SortOrder::Descend { by_target.reverse() } else { by_target }
+        if order == SortOrder::Descend {
+            by_target.reverse()
+        } else {
+            by_target
+        }
     });
 }
 

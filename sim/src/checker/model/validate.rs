@@ -31,7 +31,11 @@ pub(super) fn request(request: &Request) -> Result<(), EtcdError> {
 }
 
 fn key(key: &Bytes) -> Result<(), EtcdError> {
-    if key.is_empty() { Err(EtcdError::EmptyKey) } else { Ok(()) }
+    if key.is_empty() {
+        Err(EtcdError::EmptyKey)
+    } else {
+        Ok(())
+    }
 }
 
 fn put(p: &PutRequest) -> Result<(), EtcdError> {

@@ -57,7 +57,8 @@ fn check_watch(watch: WatchId, record: &WatchRecord, reference: &Reference) -> O
         }
     }
 
-    let compacted = record.responses.iter().any(|r| r.response.canceled && r.response.compact_revision > Revision::ZERO);
+    let compacted =
+        record.responses.iter().any(|r| r.response.canceled && r.response.compact_revision > Revision::ZERO);
     // Everything the watch wanted below this revision should have come first.
     let vouched = match first {
         Some((_, event)) => event.revision().prev(),

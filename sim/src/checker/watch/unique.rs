@@ -12,8 +12,7 @@ pub fn check(history: &History) -> Verdict {
         let mut seen = BTreeMap::new();
         for (at, event) in events(watch, record) {
             if let Some(first) = seen.insert((event.revision(), &event.kv.key), at) {
-                let details =
-                    format!("{} delivered {} twice", describe_watch(watch, record), describe_event(event));
+                let details = format!("{} delivered {} twice", describe_watch(watch, record), describe_event(event));
                 return Verdict::Fail(Violation::new(Guarantee::Unique, details, vec![first, at]));
             }
         }
