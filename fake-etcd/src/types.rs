@@ -74,3 +74,19 @@ impl Millis {
         Millis(self.0.saturating_add((seconds.max(0) as u64).saturating_mul(1000)))
     }
 }
+
+/// A position in the Raft log. Index 0 is "before the first entry": a fresh log is empty and its last index is 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LogIndex(pub u64);
+
+impl fmt::Display for LogIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
