@@ -9,6 +9,8 @@
 
 #![allow(dead_code)] // Each test binary uses a different part of the harness.
 
+pub mod workload;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use fake_etcd::raft::{
@@ -39,6 +41,9 @@ pub enum Violation {
     LogMismatch { a: u64, b: u64, index: u64 },
     LeaderMissesCommitted { leader: u64, term: u64, index: u64 },
     AckedLost { proposal: Vec<u8> },
+    /// raft-rs panicked on a member: it detected state it cannot have (a lost log, a commit beyond its log).
+    /// Only the disk-fault tests expect this; the member stays down for the rest of the run.
+    Panicked { member: u64, message: String },
 }
 
 struct Envelope {
@@ -134,6 +139,10 @@ pub struct Cluster {
     pub violations: BTreeSet<Violation>,
     next_proposal: u64,
     pub first_leader_tick: Option<u64>,
+    /// Snapshot messages that reached their member.
+    pub snapshots_delivered: u64,
+    /// Members that panicked; they are not restarted.
+    pub broken: BTreeSet<MemberId>,
 }
 
 impl Cluster {
@@ -152,6 +161,8 @@ impl Cluster {
             violations: BTreeSet::new(),
             next_proposal: 0,
             first_leader_tick: None,
+            snapshots_delivered: 0,
+            broken: BTreeSet::new(),
             opts,
         };
         for id in cluster.ids_from_opts() {
@@ -179,6 +190,9 @@ impl Cluster {
 
     /// Starts (or restarts) a member from its durable disk, with an election timeout drawn from the seed.
     pub fn start(&mut self, id: MemberId) {
+        if self.broken.contains(&id) {
+            return;
+        }
         let election_timeout_tick = self.rng.random_range(10..20);
         let mut config = RaftConfig::etcd_defaults(id, self.ids_from_opts());
         config.election_timeout_tick = election_timeout_tick;
@@ -333,9 +347,26 @@ impl Cluster {
         if !delivered {
             return;
         }
+        self.snapshots_delivered += u64::from(env.is_snapshot);
         let msg = codec::decode_message(&env.bytes).unwrap();
         // A message from an earlier incarnation or a stale term is the receiver's business, as on a network.
-        let _ = self.node_mut(env.to).step(msg);
+        // raft-rs panics when a message contradicts what the member must have persisted (etcd does too):
+        // that happens only when the disk lost synced data, so it is recorded as a violation.
+        let node = self.members.get_mut(&env.to).unwrap().node.as_mut().unwrap();
+        let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = node.step(msg);
+        }));
+        if let Err(panic) = stepped {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            self.violations.insert(Violation::Panicked { member: env.to.0, message });
+            self.crash(env.to);
+            self.broken.insert(env.to);
+            return;
+        }
         self.drain(env.to);
     }
 
