@@ -28,7 +28,7 @@ impl fmt::Display for Revision {
 }
 
 /// A lease id. 0 means "no lease" on the wire; [`LeaseId::NONE`] names it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LeaseId(pub i64);
 
 impl LeaseId {
@@ -66,7 +66,7 @@ pub struct Term(pub u64);
 
 /// A point on the member's monotonic clock, in milliseconds since the member started. The cores never read a
 /// clock: the async shell passes `now` in (madsim's simulated clock under `--cfg madsim`, the real one otherwise).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Millis(pub u64);
 
 impl Millis {

@@ -257,3 +257,107 @@ impl Disk {
         self.pending.push(op);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ::raft::{GetEntriesContext, Storage, StorageError};
+
+    use super::*;
+
+    fn entry(index: u64, term: u64) -> Entry {
+        let mut e = Entry::default();
+        e.index = index;
+        e.term = term;
+        e.data = format!("e{index}").into_bytes().into();
+        e
+    }
+
+    fn hard_state(term: u64, vote: u64, commit: u64) -> HardState {
+        let mut hs = HardState::default();
+        hs.term = term;
+        hs.vote = vote;
+        hs.commit = commit;
+        hs
+    }
+
+    fn snapshot_at(index: u64, term: u64) -> Snapshot {
+        let mut s = Snapshot::default();
+        s.mut_metadata().index = index;
+        s.mut_metadata().term = term;
+        s.data = b"state".to_vec().into();
+        s
+    }
+
+    fn store_err(e: StorageError) -> ::raft::Error {
+        ::raft::Error::Store(e)
+    }
+
+    #[test]
+    fn only_synced_writes_survive_a_crash() {
+        let durable = DurableDisk::new();
+        let mut disk = Disk::open(durable.clone(), DiskOptions::default());
+        disk.append(&[entry(1, 1), entry(2, 1)]);
+        disk.set_hard_state(&hard_state(1, 1, 1));
+        disk.sync();
+        disk.append(&[entry(3, 1)]);
+        disk.set_hard_state(&hard_state(2, 0, 2));
+        // The process reads its own unsynced writes.
+        assert_eq!(disk.state().last_index(), 3);
+        assert_eq!(disk.state().hard_state.term, 2);
+
+        let reopened = Disk::open(durable, DiskOptions::default());
+        assert_eq!(reopened.state().last_index(), 2);
+        assert_eq!(reopened.state().hard_state, hard_state(1, 1, 1));
+        assert!(!reopened.has_unsynced());
+    }
+
+    #[test]
+    fn skip_sync_reports_nothing_and_persists_nothing() {
+        let durable = DurableDisk::new();
+        let mut disk = Disk::open(durable.clone(), DiskOptions { skip_sync: true });
+        disk.append(&[entry(1, 1)]);
+        disk.sync();
+        assert_eq!(disk.state().last_index(), 1);
+        assert_eq!(Disk::open(durable, DiskOptions::default()).state().last_index(), 0);
+    }
+
+    #[test]
+    fn append_replaces_a_conflicting_suffix() {
+        let mut disk = Disk::open(DurableDisk::new(), DiskOptions::default());
+        disk.append(&[entry(1, 1), entry(2, 1), entry(3, 1)]);
+        disk.append(&[entry(2, 2)]);
+        disk.sync();
+        let state = disk.durable().snapshot_state();
+        assert_eq!(state.entries.iter().map(|e| (e.index, e.term)).collect::<Vec<_>>(), vec![(1, 1), (2, 2)]);
+    }
+
+    #[test]
+    fn storage_answers_as_raft_rs_documents_around_compaction() {
+        let mut disk = Disk::open(DurableDisk::new(), DiskOptions::default());
+        disk.append(&(1..=10).map(|i| entry(i, 1 + i / 5)).collect::<Vec<_>>());
+        assert_eq!(disk.snapshot(0, 2), Err(store_err(StorageError::SnapshotTemporarilyUnavailable)));
+        disk.save_snapshot(&snapshot_at(6, 2));
+        disk.compact(4);
+        assert_eq!(disk.first_index().unwrap(), 5);
+        assert_eq!(disk.last_index().unwrap(), 10);
+        // The term just before the first entry is kept for the consistency check.
+        assert_eq!(disk.term(4).unwrap(), 1);
+        assert_eq!(disk.term(3), Err(store_err(StorageError::Compacted)));
+        assert_eq!(disk.term(11), Err(store_err(StorageError::Unavailable)));
+        let ctx = || GetEntriesContext::empty(false);
+        assert_eq!(disk.entries(4, 6, None, ctx()), Err(store_err(StorageError::Compacted)));
+        assert_eq!(disk.entries(5, 8, None, ctx()).unwrap().len(), 3);
+        // A size limit still returns at least one entry.
+        assert_eq!(disk.entries(5, 8, 1, ctx()).unwrap().len(), 1);
+        assert_eq!(disk.snapshot(0, 2).unwrap().get_metadata().index, 6);
+        assert_eq!(disk.snapshot(7, 2), Err(store_err(StorageError::SnapshotTemporarilyUnavailable)));
+
+        // Installing a leader's snapshot replaces the log.
+        disk.install_snapshot(&snapshot_at(20, 3));
+        assert_eq!((disk.first_index().unwrap(), disk.last_index().unwrap()), (21, 20));
+        assert_eq!(disk.term(20).unwrap(), 3);
+        assert_eq!(disk.state().hard_state.commit, 20);
+        disk.sync();
+        assert_eq!(disk.durable().snapshot_state().truncated_index, 20);
+    }
+}
