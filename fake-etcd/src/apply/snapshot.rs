@@ -107,7 +107,10 @@ mod tests {
         // History kept by compaction replays the same way for watchers.
         let all = KeyRange::new(&[0], &[0]);
         let to = original.mvcc.current_revision();
-        assert_eq!(restored.mvcc.events(&all, Revision(4), to).unwrap(), original.mvcc.events(&all, Revision(4), to).unwrap());
+        assert_eq!(
+            restored.mvcc.events(&all, Revision(4), to).unwrap(),
+            original.mvcc.events(&all, Revision(4), to).unwrap()
+        );
         assert_eq!(restored.lessor.time_to_live(LeaseId(0x77), NOW), original.lessor.time_to_live(LeaseId(0x77), NOW));
 
         // And it goes on the same way: a revoke deletes the same keys at the same revision.

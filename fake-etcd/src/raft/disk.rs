@@ -53,8 +53,12 @@ impl DiskState {
     fn append(&mut self, new: &[Entry]) {
         let new: Vec<&Entry> = new.iter().filter(|e| e.index > self.truncated_index).collect();
         let Some(first) = new.first() else { return };
-        assert!(first.index <= self.last_index() + 1, "append leaves a gap: log ends at {}, append starts at {}",
-            self.last_index(), first.index);
+        assert!(
+            first.index <= self.last_index() + 1,
+            "append leaves a gap: log ends at {}, append starts at {}",
+            self.last_index(),
+            first.index
+        );
         self.entries.truncate((first.index - self.first_index()) as usize);
         self.entries.extend(new.into_iter().cloned());
         self.check();
@@ -64,8 +68,12 @@ impl DiskState {
     /// commit index are the snapshot's.
     fn install_snapshot(&mut self, snapshot: &Snapshot) {
         let meta = snapshot.get_metadata();
-        assert!(meta.index >= self.truncated_index, "snapshot at {} is older than the log start {}",
-            meta.index, self.truncated_index);
+        assert!(
+            meta.index >= self.truncated_index,
+            "snapshot at {} is older than the log start {}",
+            meta.index,
+            self.truncated_index
+        );
         self.entries.clear();
         self.truncated_index = meta.index;
         self.truncated_term = meta.term;
@@ -101,11 +109,7 @@ impl DiskState {
     /// The invariants of the layout, checked after every change (and so on every replay at sync).
     fn check(&self) {
         debug_assert!(self.truncated_index <= self.snapshot.get_metadata().index);
-        debug_assert!(self
-            .entries
-            .iter()
-            .enumerate()
-            .all(|(i, e)| e.index == self.truncated_index + 1 + i as u64));
+        debug_assert!(self.entries.iter().enumerate().all(|(i, e)| e.index == self.truncated_index + 1 + i as u64));
         debug_assert!(self.entries.windows(2).all(|w| w[0].term <= w[1].term), "terms never decrease along the log");
         debug_assert!(self.entries.first().is_none_or(|e| e.term >= self.truncated_term));
     }

@@ -213,7 +213,8 @@ impl RaftNode {
     fn turn(&mut self, out: &mut Output) {
         let mut rd = self.raw.ready();
         if let Some(ss) = rd.ss() {
-            out.soft_state = Some(SoftStateView { leader: leader_of(ss.leader_id), role: Role::from_raft(ss.raft_state) });
+            out.soft_state =
+                Some(SoftStateView { leader: leader_of(ss.leader_id), role: Role::from_raft(ss.raft_state) });
         }
         out.read_states = rd.take_read_states();
         let early = rd.take_messages();

@@ -76,9 +76,7 @@ impl CommittedEntry {
     pub(crate) fn from_raft(entry: &Entry) -> CommittedEntry {
         let kind = match entry.get_entry_type() {
             EntryType::EntryNormal if entry.data.is_empty() => EntryKind::Empty,
-            EntryType::EntryNormal => {
-                EntryKind::Normal { data: entry.data.to_vec(), context: entry.context.to_vec() }
-            }
+            EntryType::EntryNormal => EntryKind::Normal { data: entry.data.to_vec(), context: entry.context.to_vec() },
             EntryType::EntryConfChange | EntryType::EntryConfChangeV2 => {
                 EntryKind::ConfChange { data: entry.data.to_vec() }
             }

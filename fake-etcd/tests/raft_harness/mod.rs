@@ -36,14 +36,34 @@ impl NetFaults {
 /// A safety property that failed, with what showed it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Violation {
-    TwoLeaders { term: u64, first: u64, second: u64 },
-    DifferentApply { index: u64, member: u64 },
-    LogMismatch { a: u64, b: u64, index: u64 },
-    LeaderMissesCommitted { leader: u64, term: u64, index: u64 },
-    AckedLost { proposal: Vec<u8> },
+    TwoLeaders {
+        term: u64,
+        first: u64,
+        second: u64,
+    },
+    DifferentApply {
+        index: u64,
+        member: u64,
+    },
+    LogMismatch {
+        a: u64,
+        b: u64,
+        index: u64,
+    },
+    LeaderMissesCommitted {
+        leader: u64,
+        term: u64,
+        index: u64,
+    },
+    AckedLost {
+        proposal: Vec<u8>,
+    },
     /// raft-rs panicked on a member: it detected state it cannot have (a lost log, a commit beyond its log).
     /// Only the disk-fault tests expect this; the member stays down for the rest of the run.
-    Panicked { member: u64, message: String },
+    Panicked {
+        member: u64,
+        message: String,
+    },
 }
 
 struct Envelope {
@@ -449,7 +469,8 @@ impl Cluster {
             }
         }
         for _ in 0..copies {
-            let delay = if self.net.max_delay_ticks == 0 { 0 } else { self.rng.random_range(0..=self.net.max_delay_ticks) };
+            let delay =
+                if self.net.max_delay_ticks == 0 { 0 } else { self.rng.random_range(0..=self.net.max_delay_ticks) };
             let order = self.rng.random();
             self.in_flight.push(Envelope {
                 deliver_at: self.now + delay,
@@ -538,8 +559,7 @@ impl Cluster {
     /// Durability: every acknowledged proposal is in the state machine of every live member that has caught
     /// up to the highest commit.
     pub fn check_acked_durable(&mut self) {
-        let Some(top) = self.members.values().filter_map(|m| m.node.as_ref()).map(|n| n.status().applied).max()
-        else {
+        let Some(top) = self.members.values().filter_map(|m| m.node.as_ref()).map(|n| n.status().applied).max() else {
             return;
         };
         for member in self.members.values().filter(|m| m.node.as_ref().is_some_and(|n| n.status().applied == top)) {

@@ -37,7 +37,14 @@ pub fn run(c: &mut Cluster, chaos: &Chaos) {
 fn fault(c: &mut Cluster, power_loss: bool) {
     let ids = c.ids();
     let pick = ids[c.rng.random_range(0..ids.len())];
-    match c.rng.random_range(0..6) {
+    match c.rng.random_range(0..8) {
+        // A quick restart: the member comes back within the tick, while messages it sent or was sent in its
+        // previous life are still in flight (this is what catches a vote or term that was not synced).
+        6 | 7 => {
+            if c.is_up(pick) {
+                c.restart(pick);
+            }
+        }
         0 | 1 => {
             if c.is_up(pick) {
                 c.crash(pick);
@@ -61,7 +68,9 @@ fn fault(c: &mut Cluster, power_loss: bool) {
             let split = c.rng.random_range(1..ids.len());
             c.partition(&ids[..split], &ids[split..]);
         }
-        _ => c.heal(),
+        2 => {}
+        5 => c.heal(),
+        _ => unreachable!(),
     }
 }
 
@@ -78,7 +87,9 @@ pub fn settle(c: &mut Cluster) {
         let Some(leader) = c.leader() else { return false };
         let top = c.node(leader).status().commit;
         let live = c.ids().into_iter().filter(|&id| c.is_up(id));
-        live.collect::<Vec<_>>().iter().all(|&id| c.node(id).status().applied == top && c.node(id).status().commit == top)
+        live.collect::<Vec<_>>()
+            .iter()
+            .all(|&id| c.node(id).status().applied == top && c.node(id).status().commit == top)
     });
     // A few proposals through the settled leader, so every run acknowledges something, and a few more
     // ticks so that they reach everyone.
