@@ -31,11 +31,13 @@ mod tests {
         msg.index = 4;
         msg.log_term = 3;
         msg.commit = 4;
-        let mut entry = Entry::default();
-        entry.index = 5;
-        entry.term = 3;
-        entry.data = b"payload".to_vec().into();
-        entry.context = b"ctx".to_vec().into();
+        let entry = Entry {
+            index: 5,
+            term: 3,
+            data: b"payload".to_vec().into(),
+            context: b"ctx".to_vec().into(),
+            ..Entry::default()
+        };
         msg.mut_entries().push(entry);
         assert_eq!(decode_message(&encode_message(&msg)).unwrap(), msg);
         assert!(decode_message(&[0xff, 0xff, 0xff]).is_err());

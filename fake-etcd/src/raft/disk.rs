@@ -269,19 +269,11 @@ mod tests {
     use super::*;
 
     fn entry(index: u64, term: u64) -> Entry {
-        let mut e = Entry::default();
-        e.index = index;
-        e.term = term;
-        e.data = format!("e{index}").into_bytes().into();
-        e
+        Entry { index, term, data: format!("e{index}").into_bytes().into(), ..Entry::default() }
     }
 
     fn hard_state(term: u64, vote: u64, commit: u64) -> HardState {
-        let mut hs = HardState::default();
-        hs.term = term;
-        hs.vote = vote;
-        hs.commit = commit;
-        hs
+        HardState { term, vote, commit, ..HardState::default() }
     }
 
     fn snapshot_at(index: u64, term: u64) -> Snapshot {

@@ -266,9 +266,7 @@ impl RaftNode {
         }
         let disk = self.raw.mut_store();
         let term = disk.state().term_at(index.0).expect("an applied index newer than the snapshot is in the log");
-        let mut metadata = SnapshotMetadata::default();
-        metadata.index = index.0;
-        metadata.term = term;
+        let mut metadata = SnapshotMetadata { index: index.0, term, ..SnapshotMetadata::default() };
         metadata.set_conf_state(disk.state().conf_state.clone());
         let mut snapshot = Snapshot::default();
         snapshot.set_metadata(metadata);

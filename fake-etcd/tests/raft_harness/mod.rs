@@ -524,7 +524,8 @@ impl Cluster {
     /// Log matching: two logs that hold an entry with the same index and term hold the same entries up to
     /// there (checked over the indexes both still have).
     pub fn check_log_matching(&mut self) {
-        let logs: Vec<(MemberId, Vec<(u64, u64, Vec<u8>)>)> = self
+        type Log = Vec<(u64, u64, Vec<u8>)>;
+        let logs: Vec<(MemberId, Log)> = self
             .members
             .iter()
             .filter_map(|(&id, m)| m.node.as_ref().map(|n| (id, n)))
