@@ -14,7 +14,6 @@ pub mod checker;
 pub mod error;
 pub mod history;
 
-pub mod checker;
 #[cfg(madsim)]
 pub mod client;
 #[cfg(madsim)]
