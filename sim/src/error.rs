@@ -31,7 +31,10 @@ impl fmt::Display for SimError {
                 write!(f, "no failpoint is named {name:?} (known: {})", known.join(", "))
             }
             SimError::FailpointOnClient { node, failpoint } => {
-                write!(f, "failpoint {failpoint} is armed on {node}, which is a client; failpoints live in fake-etcd members")
+                write!(
+                    f,
+                    "failpoint {failpoint} is armed on {node}, which is a client; failpoints live in fake-etcd members"
+                )
             }
             SimError::OutOfRange { what, value, allowed } => write!(f, "{what} is {value}; allowed: {allowed}"),
         }

@@ -151,7 +151,10 @@ async fn drive(config: &RunConfig) -> Simulated {
     let trace = Trace::new();
     let history = SharedHistory::default();
     let cluster = Arc::new(Cluster::build(&config.cluster, &trace));
-    trace.event("sim", format!("start seed={} members={} clients={}", config.seed, cluster.members.len(), cluster.clients.len()));
+    trace.event(
+        "sim",
+        format!("start seed={} members={} clients={}", config.seed, cluster.members.len(), cluster.clients.len()),
+    );
     for fp in &config.failpoints {
         let point: Point = fp.point.parse().expect("validated before the run");
         let member = cluster.member(&fp.node).expect("validated before the run");

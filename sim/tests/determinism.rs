@@ -10,7 +10,13 @@ use sim::run::{failpoint, simulate, RunConfig};
 fn faulty(seed: u64) -> RunConfig {
     let mut c = RunConfig::standard(seed);
     c.ops = 300;
-    c.failpoints = vec![failpoint("etcd-1", "before-write-ack", Action::Delay(std::time::Duration::from_millis(30)), 10, Some(20))];
+    c.failpoints = vec![failpoint(
+        "etcd-1",
+        "before-write-ack",
+        Action::Delay(std::time::Duration::from_millis(30)),
+        10,
+        Some(20),
+    )];
     c
 }
 

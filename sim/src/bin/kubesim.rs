@@ -178,11 +178,22 @@ mod cli {
             }
         }
         let total = sim_wall + check_wall;
-        println!("runs            {seeds} (members={} clients={} ops={} nemesis={})", args.members, args.clients, args.ops, !args.no_nemesis);
+        println!(
+            "runs            {seeds} (members={} clients={} ops={} nemesis={})",
+            args.members, args.clients, args.ops, !args.no_nemesis
+        );
         println!("seeds/s         {:.1}", seeds as f64 / total.as_secs_f64());
         println!("sim-s/wall-s    {:.1}", sim_time.as_secs_f64() / total.as_secs_f64());
-        println!("simulate        {:.3}s ({:.0}%)", sim_wall.as_secs_f64(), 100.0 * sim_wall.as_secs_f64() / total.as_secs_f64());
-        println!("check           {:.3}s ({:.0}%)", check_wall.as_secs_f64(), 100.0 * check_wall.as_secs_f64() / total.as_secs_f64());
+        println!(
+            "simulate        {:.3}s ({:.0}%)",
+            sim_wall.as_secs_f64(),
+            100.0 * sim_wall.as_secs_f64() / total.as_secs_f64()
+        );
+        println!(
+            "check           {:.3}s ({:.0}%)",
+            check_wall.as_secs_f64(),
+            100.0 * check_wall.as_secs_f64() / total.as_secs_f64()
+        );
         println!("sim time/run    {:.2}s", sim_time.as_secs_f64() / seeds as f64);
         if failed.is_empty() {
             ExitCode::SUCCESS

@@ -24,19 +24,36 @@ pub const DEFAULT_LATENCY_MS: (u64, u64) = (1, 10);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// No traffic between the two sides, in either direction.
-    Partition { left: Vec<String>, right: Vec<String> },
+    Partition {
+        left: Vec<String>,
+        right: Vec<String>,
+    },
     /// Traffic from `from` to `to` is lost; the other direction still flows.
-    PartitionOneWay { from: Vec<String>, to: Vec<String> },
+    PartitionOneWay {
+        from: Vec<String>,
+        to: Vec<String>,
+    },
     /// Undoes every network fault: links and nodes unclogged, loss and latency back to the defaults.
     Heal,
     ClogNode(String),
     UnclogNode(String),
-    ClogLink { from: String, to: String },
-    UnclogLink { from: String, to: String },
+    ClogLink {
+        from: String,
+        to: String,
+    },
+    UnclogLink {
+        from: String,
+        to: String,
+    },
     /// Every message is lost with this probability, in thousandths.
-    PacketLoss { loss_permille: u32 },
+    PacketLoss {
+        loss_permille: u32,
+    },
     /// Every message is delayed by a time drawn from this range.
-    Latency { min_ms: u64, max_ms: u64 },
+    Latency {
+        min_ms: u64,
+        max_ms: u64,
+    },
     Kill(String),
     Restart(String),
     Pause(String),

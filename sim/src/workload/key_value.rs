@@ -49,11 +49,17 @@ pub async fn run(
                 range_end: vec![],
                 target_union: Some(TargetUnion::Value(expected)),
             };
-            let put = pb::RequestOp { request: Some(Op::RequestPut(pb::PutRequest { key: key.clone(), value, ..Default::default() })) };
+            let put = pb::RequestOp {
+                request: Some(Op::RequestPut(pb::PutRequest { key: key.clone(), value, ..Default::default() })),
+            };
             let get = pb::RequestOp { request: Some(Op::RequestRange(pb::RangeRequest { key, ..Default::default() })) };
             client.txn(pb::TxnRequest { compare: vec![compare], success: vec![put], failure: vec![get] }).await;
         } else if roll < 95 {
-            let req = pb::RangeRequest { key: PREFIX.as_bytes().to_vec(), range_end: prefix_end.clone(), ..Default::default() };
+            let req = pb::RangeRequest {
+                key: PREFIX.as_bytes().to_vec(),
+                range_end: prefix_end.clone(),
+                ..Default::default()
+            };
             client.range(req).await;
         } else {
             let create = pb::WatchCreateRequest {

@@ -128,7 +128,8 @@ fn learn_txn(cache: &mut Cache, key: &[u8], outcome: &Outcome, deleted_on_succes
 
 async fn create(client: &mut RecordingClient, rng: &mut ChaCha8Rng, cache: &mut Cache) -> usize {
     let key = format!("{PREFIX}pod-{}", rng.random_range(0..OBJECTS)).into_bytes();
-    let put = op(Op::RequestPut(pb::PutRequest { key: key.clone(), value: value(client, cache), ..Default::default() }));
+    let put =
+        op(Op::RequestPut(pb::PutRequest { key: key.clone(), value: value(client, cache), ..Default::default() }));
     let txn = pb::TxnRequest { compare: vec![mod_equals(&key, 0)], success: vec![put], failure: vec![] };
     let outcome = client.txn(txn).await;
     learn_txn(cache, &key, &outcome, false);
@@ -141,7 +142,8 @@ fn known_object(rng: &mut ChaCha8Rng, cache: &Cache) -> Option<(Vec<u8>, i64)> {
 
 async fn update(client: &mut RecordingClient, rng: &mut ChaCha8Rng, cache: &mut Cache) -> usize {
     let Some((key, rev)) = known_object(rng, cache) else { return 0 };
-    let put = op(Op::RequestPut(pb::PutRequest { key: key.clone(), value: value(client, cache), ..Default::default() }));
+    let put =
+        op(Op::RequestPut(pb::PutRequest { key: key.clone(), value: value(client, cache), ..Default::default() }));
     let txn = pb::TxnRequest { compare: vec![mod_equals(&key, rev)], success: vec![put], failure: vec![get_op(&key)] };
     let outcome = client.txn(txn).await;
     learn_txn(cache, &key, &outcome, false);
@@ -186,7 +188,13 @@ async fn list_and_watch(
     let mut requests = 0;
     let mut listed = BTreeMap::new();
     loop {
-        let req = pb::RangeRequest { key: key.clone(), range_end: prefix_end(), limit: PAGE, revision: list_rev, ..Default::default() };
+        let req = pb::RangeRequest {
+            key: key.clone(),
+            range_end: prefix_end(),
+            limit: PAGE,
+            revision: list_rev,
+            ..Default::default()
+        };
         requests += 1;
         let Outcome::Ok(resp) = client.range(req).await else { return requests };
         let ResponseBody::Range(page) = &resp.body else { return requests };
