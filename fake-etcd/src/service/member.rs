@@ -15,13 +15,13 @@ use etcd_proto::mvccpb::Event;
 use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
-use super::config::MemberConfig;
+use super::config::{MemberConfig, MemberEvent};
 use super::outbox::{Outbound, OutboundStream};
 use crate::apply::{Command, CommandResponse, StateMachine};
 use crate::error::EtcdError;
 use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
-use crate::types::{LeaseId, Millis};
+use crate::types::{LeaseId, Millis, Revision};
 use crate::watch::{HubConfig, StreamId, WatchHub};
 
 /// A watch stream stops receiving live events once this many responses wait unsent (etcd's per-stream send
@@ -120,10 +120,18 @@ impl Member {
     /// The write path: every mutating request, lease grants and revokes included.
     pub async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
         let now = self.now();
+        let compact = match &cmd {
+            Command::Compact(req) => Some(Revision(req.revision)),
+            _ => None,
+        };
         let mut st = self.lock();
         st.applied_index += 1;
         let applied = st.sm.apply(cmd, now)?;
         st.publish(&applied.events, self);
+        drop(st);
+        if let Some(revision) = compact {
+            self.config.observer.notify(MemberEvent::Compacted { revision });
+        }
         Ok(applied.response)
     }
 
@@ -149,6 +157,7 @@ impl Member {
         let now = self.now();
         let expired = self.read(|sm| sm.lessor.expired(now));
         for id in expired {
+            self.config.observer.notify(MemberEvent::LeaseExpired { id });
             match self.propose(Command::LeaseRevoke(id)).await {
                 Ok(_) => tracing::debug!(lease = %id, "lease expired and revoked"),
                 // A client revoked it between the scan and the proposal.

@@ -17,6 +17,6 @@ pub mod server;
 pub mod status;
 pub mod watch;
 
-pub use config::MemberConfig;
+pub use config::{MemberConfig, MemberEvent, Observer};
 pub use member::Member;
 pub use server::serve;

@@ -155,45 +155,72 @@ mod cli {
         }
     }
 
+    /// CPU time this thread has used, from `/proc/thread-self/schedstat` (nanoseconds, Linux). On a machine
+    /// shared with other work, wall time measures the neighbours too; CPU time measures the run.
+    fn thread_cpu() -> Option<Duration> {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        text.split_whitespace().next()?.parse().ok().map(Duration::from_nanos)
+    }
+
+    /// Wall and CPU time of one step.
+    #[derive(Default, Clone, Copy)]
+    struct Spent {
+        wall: Duration,
+        cpu: Option<Duration>,
+    }
+
+    fn timed<T>(total: &mut Spent, f: impl FnOnce() -> T) -> T {
+        let (w0, c0) = (Instant::now(), thread_cpu());
+        let out = f();
+        total.wall += w0.elapsed();
+        total.cpu = match (total.cpu.or(Some(Duration::ZERO)), c0, thread_cpu()) {
+            (Some(sum), Some(a), Some(b)) => Some(sum + (b - a)),
+            _ => None,
+        };
+        out
+    }
+
     fn bench(args: &RunArgs, seeds: u64) -> ExitCode {
-        let (mut sim_wall, mut check_wall, mut sim_time) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let (mut sim, mut chk, mut sim_time) = (Spent::default(), Spent::default(), Duration::ZERO);
         let mut failed = Vec::new();
         for seed in args.seed..args.seed + seeds {
-            let t0 = Instant::now();
-            let run = match simulate(&args.config(seed)) {
+            let run = match timed(&mut sim, || simulate(&args.config(seed))) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("kubesim: {e}");
                     return ExitCode::from(2);
                 }
             };
-            let t1 = Instant::now();
-            let report = check(&run.history);
-            let t2 = Instant::now();
-            sim_wall += t1 - t0;
-            check_wall += t2 - t1;
+            let report = timed(&mut chk, || check(&run.history));
             sim_time += run.sim_time;
             if !report.all_pass() {
                 failed.push(seed);
             }
+            // Dropping a run's history and trace is part of a run's cost.
+            timed(&mut sim, || drop(run));
         }
-        let total = sim_wall + check_wall;
+        let load = std::fs::read_to_string("/proc/loadavg").ok();
+        let load = load.as_deref().and_then(|l| l.split_whitespace().next()).unwrap_or("?");
         println!(
-            "runs            {seeds} (members={} clients={} ops={} nemesis={})",
+            "runs            {seeds} (members={} clients={} ops={} nemesis={}), load average {load}",
             args.members, args.clients, args.ops, !args.no_nemesis
         );
-        println!("seeds/s         {:.1}", seeds as f64 / total.as_secs_f64());
-        println!("sim-s/wall-s    {:.1}", sim_time.as_secs_f64() / total.as_secs_f64());
-        println!(
-            "simulate        {:.3}s ({:.0}%)",
-            sim_wall.as_secs_f64(),
-            100.0 * sim_wall.as_secs_f64() / total.as_secs_f64()
-        );
-        println!(
-            "check           {:.3}s ({:.0}%)",
-            check_wall.as_secs_f64(),
-            100.0 * check_wall.as_secs_f64() / total.as_secs_f64()
-        );
+        let report = |label: &str, sim: Duration, chk: Duration| {
+            let total = (sim + chk).as_secs_f64();
+            println!(
+                "{label:<6} seeds/s {:>6.1}   sim-s/s {:>6.1}   simulate {:>6.1} ms/run ({:.0}%)   check {:>5.1} ms/run ({:.0}%)",
+                seeds as f64 / total,
+                sim_time.as_secs_f64() / total,
+                1e3 * sim.as_secs_f64() / seeds as f64,
+                100.0 * sim.as_secs_f64() / total,
+                1e3 * chk.as_secs_f64() / seeds as f64,
+                100.0 * chk.as_secs_f64() / total,
+            );
+        };
+        report("wall", sim.wall, chk.wall);
+        if let (Some(s), Some(c)) = (sim.cpu, chk.cpu) {
+            report("cpu", s, c);
+        }
         println!("sim time/run    {:.2}s", sim_time.as_secs_f64() / seeds as f64);
         if failed.is_empty() {
             ExitCode::SUCCESS

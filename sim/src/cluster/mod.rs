@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake_etcd::failpoint::Failpoints;
-use fake_etcd::service::{serve, Member, MemberConfig};
+use fake_etcd::service::{serve, Member, MemberConfig, Observer};
 use madsim::runtime::{Handle, NodeHandle};
 use madsim::task::NodeId;
 
@@ -114,6 +114,8 @@ pub struct MemberNode {
     pub id: NodeId,
     pub addr: SocketAddr,
     pub failpoints: Failpoints,
+    /// The member's observer slot (compactions, lease expiry); `run` fills it.
+    pub observer: Observer,
 }
 
 /// A client node; workloads spawn their tasks on it.
@@ -204,6 +206,7 @@ fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace) ->
     );
     config.progress_notify_interval = Duration::from_millis(spec.progress_notify_interval_ms);
     let failpoints = config.failpoints.clone();
+    let observer = config.observer.clone();
     let start_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
     let member = Member::new(config, start_ms);
     let term = member.config().single_member_term.0;
@@ -223,7 +226,7 @@ fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace) ->
             }
         })
         .build();
-    MemberNode { name, id: node.id(), addr, failpoints }
+    MemberNode { name, id: node.id(), addr, failpoints, observer }
 }
 
 impl Cluster {
