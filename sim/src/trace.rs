@@ -4,6 +4,7 @@
 //! bytes and two runs diff line by line. Each line is also emitted as a `tracing` event (target
 //! `kubesim::trace`), so that a subscriber shows it among the detail logged behind it.
 
+use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::history::Nanos;
@@ -25,13 +26,21 @@ impl Trace {
     }
 
     /// Appends `t=<now> <node> <what>`.
+    /// Pass `format_args!(..)` rather than `format!(..)`: the line is then formatted once, in place.
     pub fn event(&self, node: &str, what: impl std::fmt::Display) {
-        let line = format!("{} {node} {what}", Trace::now());
+        let mut line = String::with_capacity(64);
+        let _ = write!(line, "{} {node} {what}", Trace::now());
         tracing::info!(target: "kubesim::trace", "{line}");
         self.lines.lock().expect("trace lock poisoned").push(line);
     }
 
+    /// A copy of the lines so far.
     pub fn lines(&self) -> Vec<String> {
         self.lines.lock().expect("trace lock poisoned").clone()
+    }
+
+    /// Takes the lines out, leaving the trace empty (the end of a run: no copy).
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.lines.lock().expect("trace lock poisoned"))
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use fake_etcd::failpoint::Action;
 use sim::checker::Guarantee;
+use sim::fault::{Fault, ScheduledFault};
 use sim::run::{failpoint, run, RunConfig};
 
 fn quiet(seed: u64) -> RunConfig {
@@ -59,5 +60,59 @@ fn delayed_progress_notifications_and_compactions_keep_every_guarantee() {
         failpoint("etcd-1", "before-compact", Action::Delay(Duration::from_millis(200)), 0, None),
     ];
     let report = run(&c).unwrap();
+    assert!(report.passed(), "{:?}", report.verdict_lines());
+}
+
+#[test]
+fn an_error_on_a_watch_response_ends_the_stream_and_the_informer_resumes() {
+    let mut c = quiet(1);
+    // Skip the first responses, then fail three responses (each ends its stream).
+    c.failpoints = vec![failpoint("etcd-1", "before-watch-response-send", Action::Error, 12, Some(3))];
+    let report = run(&c).unwrap();
+    let trace = &report.run.trace;
+    let fired = trace.iter().filter(|l| l.contains("failpoint before-watch-response-send error")).count();
+    assert_eq!(fired, 3, "{trace:#?}");
+    // The stream ends with the injected status, as the client sees it (unless the client had just closed it).
+    let failed: Vec<usize> = (0..trace.len()).filter(|&i| trace[i].contains(" failed Unavailable")).collect();
+    assert!(!failed.is_empty() && failed.len() <= fired, "{trace:#?}");
+    // An informer (c1..c3) whose stream failed watches again, from after the last revision it saw.
+    let informer_failures: Vec<usize> = failed
+        .iter()
+        .copied()
+        .filter(|&i| ["c1", "c2", "c3"].iter().any(|c| trace[i].contains(&format!(" {c} "))))
+        .collect();
+    assert!(!informer_failures.is_empty(), "this seed must fail an informer's stream: {failed:?}");
+    for i in informer_failures {
+        let client = trace[i].split_whitespace().nth(1).unwrap();
+        assert!(
+            trace[i..].iter().any(|l| l.contains(&format!(" {client} watch#")) && l.contains(" open ")),
+            "{client} must open a new watch after its stream failed at {}",
+            trace[i]
+        );
+    }
+    // A stream that fails is allowed; what the watches delivered must still keep every guarantee.
+    assert!(report.passed(), "{:?}", report.verdict_lines());
+}
+
+#[test]
+fn a_held_write_ack_times_out_the_client_and_goes_through_on_release() {
+    let mut c = quiet(6);
+    c.failpoints = vec![failpoint("etcd-1", "before-write-ack", Action::Hold, 25, Some(1))];
+    c.faults = vec![ScheduledFault {
+        at_ms: 2500,
+        fault: Fault::Release { node: "etcd-1".into(), point: "before-write-ack".into() },
+    }];
+    let report = run(&c).unwrap();
+    let trace = &report.run.trace;
+    let held = trace.iter().position(|l| l.contains("failpoint before-write-ack hold")).expect("the hold fired");
+    let released = trace.iter().position(|l| l.contains("fault release etcd-1 before-write-ack")).unwrap();
+    assert!(held < released);
+    // The held client got no answer within its timeout: an unknown outcome, between hold and release.
+    let client = trace[held + 1..released]
+        .iter()
+        .find(|l| l.contains("unknown (no answer within"))
+        .expect("the held request must time out before the release");
+    assert!(client.contains("txn") || client.contains("compact"), "{client}");
+    // The write was applied before the hold, so it took effect: the checker must explain it as such.
     assert!(report.passed(), "{:?}", report.verdict_lines());
 }

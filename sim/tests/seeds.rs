@@ -1,5 +1,6 @@
-//! The sweep: the standard run (1 member, 8 clients, Kubernetes-like traffic, random nemesis) passes every
-//! checker for many seeds. `KUBESIM_SEEDS=n` sets how many (default 200), `KUBESIM_SEED=s` runs only seed s.
+//! The sweep: the standard run (1 member, 8 clients, 1,000 Kubernetes-like requests, random nemesis) passes
+//! every checker for many seeds, and so does the key-value traffic (at 500 requests). `KUBESIM_SEEDS=n` sets
+//! how many (default 200, issue 3's requirement; nightly raises it), `KUBESIM_SEED=s` runs only seed s.
 #![cfg(madsim)]
 
 use sim::run::{run, RunConfig};
@@ -26,11 +27,7 @@ fn sweep(config: impl Fn(u64) -> RunConfig) {
 
 #[test]
 fn kubernetes_traffic_with_the_nemesis_passes_every_checker() {
-    sweep(|seed| {
-        let mut c = RunConfig::standard(seed);
-        c.ops = 400;
-        c
-    });
+    sweep(RunConfig::standard);
 }
 
 #[test]
@@ -38,7 +35,9 @@ fn key_value_traffic_with_the_nemesis_passes_every_checker() {
     sweep(|seed| {
         let mut c = RunConfig::standard(seed);
         c.workload = Workload::KeyValue;
-        c.ops = 200;
+        // At 1,000 requests a few seeds in 200 exhaust the linearizability search's budget (`Unknown`):
+        // plain puts that time out leave the search more places to try than the Kubernetes txns do.
+        c.ops = 500;
         c
     });
 }

@@ -73,6 +73,9 @@ pub enum MemberEvent {
     /// The lease's deadline passed and the member is about to revoke it (reported before the revoke is
     /// proposed, so that the report always precedes the revoke's effect).
     LeaseExpired { id: LeaseId },
+    /// The revoke of an expired lease was applied; `revision` is its response's header revision. Not
+    /// reported when the revoke failed (a client revoked the lease first).
+    LeaseRevoked { id: LeaseId, revision: Revision },
 }
 
 /// A slot for a callback that hears [`MemberEvent`]s. Clones share the slot, so a harness can keep a clone

@@ -159,7 +159,14 @@ impl Member {
         for id in expired {
             self.config.observer.notify(MemberEvent::LeaseExpired { id });
             match self.propose(Command::LeaseRevoke(id)).await {
-                Ok(_) => tracing::debug!(lease = %id, "lease expired and revoked"),
+                Ok(resp) => {
+                    let revision = match &resp {
+                        CommandResponse::LeaseRevoke(r) => Revision(r.header.as_ref().map_or(0, |h| h.revision)),
+                        _ => Revision(0),
+                    };
+                    self.config.observer.notify(MemberEvent::LeaseRevoked { id, revision });
+                    tracing::debug!(lease = %id, "lease expired and revoked")
+                }
                 // A client revoked it between the scan and the proposal.
                 Err(EtcdError::LeaseNotFound) => {}
                 Err(e) => tracing::warn!(lease = %id, error = %e, "revoking an expired lease failed"),

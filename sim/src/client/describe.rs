@@ -1,120 +1,181 @@
 //! Requests and outcomes as short, stable trace text: `put /a=1`, `txn [mod(/a)==5] ? put /a=2 : get /a`,
 //! `ok rev=17`. Values are printed as text when they are printable, and in hex otherwise.
+//!
+//! Everything is a `Display` that writes straight into the trace line: a run writes thousands of these,
+//! and building each part as its own `String` first was a visible share of a run's cost.
+
+use std::fmt::{self, Display, Formatter};
 
 use crate::history::{
     Bytes, Compare, CompareResult, CompareTarget, KeySpan, Outcome, Request, ResponseBody, TxnOp, TxnOpResult,
 };
 
-fn text(b: &Bytes) -> String {
-    let s = b.as_slice();
-    if s.iter().all(|c| c.is_ascii_graphic()) {
-        String::from_utf8_lossy(s).into_owned()
-    } else {
-        let hex: Vec<String> = s.iter().map(|c| format!("{c:02x}")).collect();
-        format!("0x{}", hex.join(""))
+struct Text<'a>(&'a [u8]);
+
+impl Display for Text<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        if s.iter().all(|c| c.is_ascii_graphic()) {
+            // All ASCII, so valid UTF-8.
+            f.write_str(std::str::from_utf8(s).map_err(|_| fmt::Error)?)
+        } else {
+            f.write_str("0x")?;
+            s.iter().try_for_each(|c| write!(f, "{c:02x}"))
+        }
     }
 }
 
-fn span(s: &KeySpan) -> String {
-    if s.range_end.is_empty() {
-        text(&s.key)
-    } else if s.range_end.0 == fake_etcd::mvcc::prefix_end(s.key.as_slice()) {
-        format!("{}*", text(&s.key))
-    } else if s.range_end.as_slice() == [0] {
-        format!("{}..", text(&s.key))
-    } else {
-        format!("{}..{}", text(&s.key), text(&s.range_end))
+fn text(b: &Bytes) -> Text<'_> {
+    Text(b.as_slice())
+}
+
+struct Span<'a>(&'a KeySpan);
+
+impl Display for Span<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        if s.range_end.is_empty() {
+            write!(f, "{}", text(&s.key))
+        } else if s.range_end.0 == fake_etcd::mvcc::prefix_end(s.key.as_slice()) {
+            write!(f, "{}*", text(&s.key))
+        } else if s.range_end.as_slice() == [0] {
+            write!(f, "{}..", text(&s.key))
+        } else {
+            write!(f, "{}..{}", text(&s.key), text(&s.range_end))
+        }
     }
 }
 
-fn compare(c: &Compare) -> String {
+fn compare(f: &mut Formatter<'_>, c: &Compare) -> fmt::Result {
     let op = match c.result {
         CompareResult::Equal => "==",
         CompareResult::Greater => ">",
         CompareResult::Less => "<",
         CompareResult::NotEqual => "!=",
     };
-    let (target, value) = match &c.target {
-        CompareTarget::Version(v) => ("version", v.to_string()),
-        CompareTarget::Create(r) => ("create", r.to_string()),
-        CompareTarget::Mod(r) => ("mod", r.to_string()),
-        CompareTarget::Value(v) => ("value", text(v)),
-        CompareTarget::Lease(l) => ("lease", l.to_string()),
-    };
-    format!("{target}({}){op}{value}", span(&c.span))
+    let span = Span(&c.span);
+    match &c.target {
+        CompareTarget::Version(v) => write!(f, "version({span}){op}{v}"),
+        CompareTarget::Create(r) => write!(f, "create({span}){op}{r}"),
+        CompareTarget::Mod(r) => write!(f, "mod({span}){op}{r}"),
+        CompareTarget::Value(v) => write!(f, "value({span}){op}{}", text(v)),
+        CompareTarget::Lease(l) => write!(f, "lease({span}){op}{l}"),
+    }
 }
 
-fn txn_op(op: &TxnOp) -> String {
+fn txn_op(f: &mut Formatter<'_>, op: &TxnOp) -> fmt::Result {
     match op {
-        TxnOp::Range(r) => format!("get {}", span(&r.span)),
-        TxnOp::Put(p) => format!("put {}={}", text(&p.key), text(&p.value)),
-        TxnOp::DeleteRange(d) => format!("del {}", span(&d.span)),
-        TxnOp::Txn(_) => "txn(..)".to_string(),
+        TxnOp::Range(r) => write!(f, "get {}", Span(&r.span)),
+        TxnOp::Put(p) => write!(f, "put {}={}", text(&p.key), text(&p.value)),
+        TxnOp::DeleteRange(d) => write!(f, "del {}", Span(&d.span)),
+        TxnOp::Txn(_) => f.write_str("txn(..)"),
     }
 }
 
-fn ops(list: &[TxnOp]) -> String {
+fn ops(f: &mut Formatter<'_>, list: &[TxnOp]) -> fmt::Result {
     if list.is_empty() {
-        return "-".to_string();
+        return f.write_str("-");
     }
-    list.iter().map(txn_op).collect::<Vec<_>>().join("; ")
+    for (i, op) in list.iter().enumerate() {
+        if i > 0 {
+            f.write_str("; ")?;
+        }
+        txn_op(f, op)?;
+    }
+    Ok(())
+}
+
+/// A request as the trace shows it.
+pub struct DescribeRequest<'a>(pub &'a Request);
+
+impl Display for DescribeRequest<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Request::Range(r) => {
+                write!(f, "get {}", Span(&r.span))?;
+                if r.limit > 0 {
+                    write!(f, " limit={}", r.limit)?;
+                }
+                if r.revision.0 > 0 {
+                    write!(f, " rev={}", r.revision)?;
+                }
+                Ok(())
+            }
+            Request::Put(p) if p.lease.is_none() => write!(f, "put {}={}", text(&p.key), text(&p.value)),
+            Request::Put(p) => write!(f, "put {}={} lease={}", text(&p.key), text(&p.value), p.lease),
+            Request::DeleteRange(d) => write!(f, "del {}", Span(&d.span)),
+            Request::Txn(t) => {
+                f.write_str("txn [")?;
+                for (i, c) in t.compare.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    compare(f, c)?;
+                }
+                f.write_str("] ? ")?;
+                ops(f, &t.success)?;
+                f.write_str(" : ")?;
+                ops(f, &t.failure)
+            }
+            Request::Compact(c) => write!(f, "compact rev={}", c.revision),
+            Request::LeaseGrant(g) => write!(f, "lease-grant ttl={}s", g.ttl_s),
+            Request::LeaseRevoke(r) => write!(f, "lease-revoke {}", r.id),
+        }
+    }
 }
 
 pub fn describe_request(r: &Request) -> String {
-    match r {
-        Request::Range(r) => {
-            let mut s = format!("get {}", span(&r.span));
-            if r.limit > 0 {
-                s.push_str(&format!(" limit={}", r.limit));
-            }
-            if r.revision.0 > 0 {
-                s.push_str(&format!(" rev={}", r.revision));
-            }
-            s
-        }
-        Request::Put(p) => format!("put {}={}", text(&p.key), text(&p.value)),
-        Request::DeleteRange(d) => format!("del {}", span(&d.span)),
-        Request::Txn(t) => {
-            let cmps: Vec<String> = t.compare.iter().map(compare).collect();
-            format!("txn [{}] ? {} : {}", cmps.join(" "), ops(&t.success), ops(&t.failure))
-        }
-        Request::Compact(c) => format!("compact rev={}", c.revision),
-        Request::LeaseGrant(g) => format!("lease-grant ttl={}s", g.ttl_s),
-        Request::LeaseRevoke(r) => format!("lease-revoke {}", r.id),
-    }
+    DescribeRequest(r).to_string()
 }
 
-fn txn_results(rs: &[TxnOpResult]) -> String {
-    rs.iter()
-        .map(|r| match r {
-            TxnOpResult::Range(r) => format!("got {}", r.kvs.len()),
-            TxnOpResult::Put(_) => "put".to_string(),
-            TxnOpResult::DeleteRange(d) => format!("deleted {}", d.deleted),
-            TxnOpResult::Txn(_) => "txn".to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+fn txn_results(f: &mut Formatter<'_>, rs: &[TxnOpResult]) -> fmt::Result {
+    for (i, r) in rs.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        match r {
+            TxnOpResult::Range(r) => write!(f, "got {}", r.kvs.len())?,
+            TxnOpResult::Put(_) => f.write_str("put")?,
+            TxnOpResult::DeleteRange(d) => write!(f, "deleted {}", d.deleted)?,
+            TxnOpResult::Txn(_) => f.write_str("txn")?,
+        }
+    }
+    Ok(())
+}
+
+/// An outcome as the trace shows it.
+pub struct DescribeOutcome<'a>(pub &'a Outcome);
+
+impl Display for DescribeOutcome<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Outcome::Ok(r) => {
+                let rev = r.header_revision;
+                match &r.body {
+                    ResponseBody::Range(g) => {
+                        let more = if g.more { " more" } else { "" };
+                        write!(f, "ok rev={rev} kvs={} count={}{more}", g.kvs.len(), g.count)
+                    }
+                    ResponseBody::DeleteRange(d) => write!(f, "ok rev={rev} deleted={}", d.deleted),
+                    ResponseBody::Txn(t) => {
+                        let branch = if t.succeeded { "then" } else { "else" };
+                        write!(f, "ok rev={rev} {branch} [")?;
+                        txn_results(f, &t.responses)?;
+                        f.write_str("]")
+                    }
+                    ResponseBody::LeaseGrant(g) => write!(f, "ok rev={rev} id={}", g.id),
+                    ResponseBody::Put(_) | ResponseBody::Compact | ResponseBody::LeaseRevoke => {
+                        write!(f, "ok rev={rev}")
+                    }
+                }
+            }
+            Outcome::Err(e) => write!(f, "err {:?} {:?}", e.code, e.message),
+            Outcome::Unknown { reason } => write!(f, "unknown ({reason})"),
+            Outcome::NotSent { reason } => write!(f, "not sent ({reason})"),
+        }
+    }
 }
 
 pub fn describe_outcome(o: &Outcome) -> String {
-    match o {
-        Outcome::Ok(r) => {
-            let rev = r.header_revision;
-            match &r.body {
-                ResponseBody::Range(g) => {
-                    let more = if g.more { " more" } else { "" };
-                    format!("ok rev={rev} kvs={} count={}{more}", g.kvs.len(), g.count)
-                }
-                ResponseBody::DeleteRange(d) => format!("ok rev={rev} deleted={}", d.deleted),
-                ResponseBody::Txn(t) => {
-                    let branch = if t.succeeded { "then" } else { "else" };
-                    format!("ok rev={rev} {branch} [{}]", txn_results(&t.responses))
-                }
-                ResponseBody::LeaseGrant(g) => format!("ok rev={rev} id={}", g.id),
-                ResponseBody::Put(_) | ResponseBody::Compact | ResponseBody::LeaseRevoke => format!("ok rev={rev}"),
-            }
-        }
-        Outcome::Err(e) => format!("err {:?} {:?}", e.code, e.message),
-        Outcome::Unknown { reason } => format!("unknown ({reason})"),
-    }
+    DescribeOutcome(o).to_string()
 }

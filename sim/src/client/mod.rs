@@ -3,7 +3,8 @@
 //!
 //! A request that gets no answer within the client's timeout ends as `Outcome::Unknown`: under madsim an
 //! established stream stalls on a partition instead of breaking, and a paused or killed member never
-//! answers, so the timeout is what turns "no answer" into the ambiguous outcome the checkers expect.
+//! answers, so the timeout is what turns "no answer" into the ambiguous outcome the checkers expect. A
+//! request that could not even connect ends as `Outcome::NotSent`: it certainly did nothing.
 
 mod describe;
 pub mod watch;
@@ -14,12 +15,13 @@ use std::time::Duration;
 
 use etcd_proto::etcdserverpb as pb;
 use etcd_proto::etcdserverpb::kv_client::KvClient;
+use etcd_proto::etcdserverpb::lease_client::LeaseClient;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::history::{ClientId, ErrorStatus, History, Outcome, Request, Response};
 use crate::trace::Trace;
 
-pub use describe::{describe_outcome, describe_request};
+pub use describe::{describe_outcome, describe_request, DescribeOutcome, DescribeRequest};
 
 /// The history all clients of a run record into.
 #[derive(Clone, Default)]
@@ -30,8 +32,10 @@ impl SharedHistory {
         self.0.lock().expect("history lock poisoned")
     }
 
-    pub fn snapshot(&self) -> History {
-        self.lock().clone()
+    /// Takes the history out, leaving an empty one: the end of a run needs it once, and a copy of
+    /// thousands of watch events would cost more than the recording did.
+    pub fn take(&self) -> History {
+        std::mem::take(&mut *self.lock())
     }
 }
 
@@ -40,6 +44,7 @@ pub struct RecordingClient {
     pub id: ClientId,
     name: String,
     kv: KvClient<Channel>,
+    lease: LeaseClient<Channel>,
     endpoint: String,
     history: SharedHistory,
     trace: Trace,
@@ -52,6 +57,7 @@ impl RecordingClient {
             id,
             name: id.to_string(),
             kv: KvClient::new(channel(endpoint)),
+            lease: LeaseClient::new(channel(endpoint)),
             endpoint: endpoint.to_string(),
             history,
             trace,
@@ -101,6 +107,40 @@ impl RecordingClient {
         self.call(request, |mut kv| async move { kv.compact(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
 
+    pub async fn lease_grant(&mut self, req: pb::LeaseGrantRequest) -> Outcome {
+        let request = Request::LeaseGrant((&req).into());
+        let mut lease = self.lease.clone();
+        self.call(request, |_| async move { lease.lease_grant(req).await.map(|r| Response::from(r.get_ref())) }).await
+    }
+
+    pub async fn lease_revoke(&mut self, req: pb::LeaseRevokeRequest) -> Outcome {
+        let request = Request::LeaseRevoke((&req).into());
+        let mut lease = self.lease.clone();
+        self.call(request, |_| async move { lease.lease_revoke(req).await.map(|r| Response::from(r.get_ref())) }).await
+    }
+
+    /// One keep-alive round trip on a fresh stream. Traced, not filed in the history: a renewal changes no
+    /// state a read can see, only when the lease expires, and an expiry is recorded where it happens.
+    /// Returns the TTL the member granted, 0 for a lease it does not know, `None` without an answer.
+    pub async fn lease_keep_alive(&mut self, id: i64) -> Option<i64> {
+        let mut lease = self.lease.clone();
+        let once = async move {
+            let req = pb::LeaseKeepAliveRequest { id };
+            let mut stream = lease.lease_keep_alive(futures::stream::iter([req])).await?.into_inner();
+            stream.message().await
+        };
+        let ttl = match tokio::time::timeout(self.timeout, once).await {
+            Ok(Ok(Some(resp))) => Some(resp.ttl),
+            _ => None,
+        };
+        let id = crate::history::LeaseId(id);
+        match ttl {
+            Some(ttl) => self.trace.event(&self.name, format_args!("lease-keepalive {id} -> ok ttl={ttl}")),
+            None => self.trace.event(&self.name, format_args!("lease-keepalive {id} -> no answer")),
+        }
+        ttl
+    }
+
     /// Records the invocation, sends, waits at most the timeout, records and traces the outcome.
     async fn call<F, Fut>(&mut self, request: Request, send: F) -> Outcome
     where
@@ -111,13 +151,23 @@ impl RecordingClient {
         let op = self.history.lock().invoke(self.id, request, Trace::now());
         let outcome = match tokio::time::timeout(self.timeout, send(self.kv.clone())).await {
             Ok(Ok(response)) => Outcome::Ok(response),
+            Ok(Err(status)) if never_sent(&status) => Outcome::NotSent { reason: status.message().to_string() },
             Ok(Err(status)) => Outcome::Err(ErrorStatus::from(&status)),
             Err(_) => Outcome::Unknown { reason: format!("no answer within {}ms", self.timeout.as_millis()) },
         };
         self.history.lock().complete(op, Trace::now(), outcome.clone());
-        self.trace.event(&self.name, format!("{line} -> {}", describe_outcome(&outcome)));
+        self.trace.event(&self.name, format_args!("{line} -> {}", DescribeOutcome(&outcome)));
         outcome
     }
+}
+
+/// Whether the status says the request never left the client. madsim-tonic connects per request, and a
+/// connection it cannot make (the member is down, or the link is clogged) fails before anything is sent,
+/// as `Unavailable` "transport error"; a connection lost after sending is "connection reset", which stays
+/// ambiguous. Telling the checker so spares it from trying where a request that never arrived might have
+/// taken effect.
+fn never_sent(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Unavailable && status.message() == "transport error"
 }
 
 /// A channel that connects per request, as madsim-tonic does anyway: a member that was down is reachable

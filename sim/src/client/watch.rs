@@ -1,5 +1,10 @@
 //! A recorded watch: one gRPC watch stream with one watcher, opened with a create request, read for a
-//! given span of simulated time, every response filed in the history in arrival order and traced.
+//! given span of simulated time, every response filed in the history in arrival order and traced. It
+//! tells its caller how it ended and the newest revision it vouched for, so that an informer can resume
+//! from there.
+//!
+//! One deadline timer serves the whole watch: a timeout per message would leave one timer per event in
+//! madsim's timer heap until it expires, which was a tenth of a run's cost.
 
 use std::time::Duration;
 
@@ -21,15 +26,36 @@ pub struct WatchSpec {
     pub open_for: Duration,
 }
 
+/// How a recorded watch ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchEnd {
+    /// `open_for` ran out and the client closed the stream.
+    Closed,
+    /// The server canceled the watch because its start revision was compacted.
+    Compacted,
+    /// No stream, an error status, or a stream the server ended: the client may retry.
+    Failed,
+}
+
+/// What a recorded watch saw: how it ended and the newest revision it vouched for (its last event's, or a
+/// progress notification's), 0 if none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WatchOutcome {
+    pub end: WatchEnd,
+    pub last_revision: i64,
+}
+
 /// Runs the watch to its end (the client closed it, the server ended it, or `open_for` ran out).
-pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace) {
+pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace) -> WatchOutcome {
     let name = spec.client.to_string();
     let create: WatchCreate = (&spec.create).into();
     let id = history.lock().open_watch(spec.client, create, Trace::now());
     let from = spec.create.start_revision;
-    trace.event(&name, format!("{id} open {} from rev={from}", String::from_utf8_lossy(&spec.create.key)));
-    let deadline = madsim::time::Instant::now() + spec.open_for;
-    let remaining = || deadline.saturating_duration_since(madsim::time::Instant::now());
+    trace.event(&name, format_args!("{id} open {} from rev={from}", String::from_utf8_lossy(&spec.create.key)));
+    let deadline = madsim::time::sleep(spec.open_for);
+    tokio::pin!(deadline);
+    let mut last_revision = 0;
+    let failed = WatchOutcome { end: WatchEnd::Failed, last_revision };
 
     let (tx, rx) = mpsc::unbounded_channel();
     let create = pb::WatchRequest { request_union: Some(pb::watch_request::RequestUnion::CreateRequest(spec.create)) };
@@ -37,52 +63,81 @@ pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace)
     let _ = tx.send(create);
     let outbound = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
     let mut client = WatchClient::new(channel(&spec.endpoint));
-    let mut stream = match tokio::time::timeout(remaining(), client.watch(outbound)).await {
-        Ok(Ok(r)) => r.into_inner(),
-        Ok(Err(status)) => {
-            trace.event(&name, format!("{id} failed {:?} {:?}", status.code(), status.message()));
-            return;
-        }
-        Err(_) => {
-            trace.event(&name, format!("{id} closed (no stream within its time)"));
-            return;
+    let opened = tokio::select! {
+        biased;
+        r = client.watch(outbound) => r,
+        () = &mut deadline => {
+            trace.event(&name, format_args!("{id} closed (no stream within its time)"));
+            return failed;
         }
     };
-    loop {
-        match tokio::time::timeout(remaining(), stream.message()).await {
-            Ok(Ok(Some(resp))) => record(&history, &trace, &name, id, &resp),
-            Ok(Ok(None)) => {
-                trace.event(&name, format!("{id} ended by server"));
-                break;
+    let mut stream = match opened {
+        Ok(r) => r.into_inner(),
+        Err(status) => {
+            trace.event(&name, format_args!("{id} failed {:?} {:?}", status.code(), status.message()));
+            return failed;
+        }
+    };
+    let end = loop {
+        let message = tokio::select! {
+            biased;
+            m = stream.message() => m,
+            () = &mut deadline => {
+                trace.event(&name, format_args!("{id} closed by client"));
+                break WatchEnd::Closed;
             }
-            Ok(Err(status)) => {
-                trace.event(&name, format!("{id} failed {:?} {:?}", status.code(), status.message()));
-                break;
+        };
+        match message {
+            Ok(Some(resp)) => {
+                if resp.canceled && resp.compact_revision > 0 {
+                    record(&history, &trace, &name, id, resp);
+                    break WatchEnd::Compacted;
+                }
+                last_revision = last_revision.max(vouched(&resp));
+                record(&history, &trace, &name, id, resp);
             }
-            Err(_) => {
-                trace.event(&name, format!("{id} closed by client"));
-                break;
+            Ok(None) => {
+                trace.event(&name, format_args!("{id} ended by server"));
+                break WatchEnd::Failed;
+            }
+            Err(status) => {
+                trace.event(&name, format_args!("{id} failed {:?} {:?}", status.code(), status.message()));
+                break WatchEnd::Failed;
             }
         }
-    }
+    };
     drop(tx);
+    WatchOutcome { end, last_revision }
 }
 
-fn record(history: &SharedHistory, trace: &Trace, name: &str, id: WatchId, resp: &pb::WatchResponse) {
-    history.lock().watch_response(id, Trace::now(), WatchResponse::from(resp));
+/// The newest revision a response promises the watch has delivered everything up to: its last event's,
+/// or a progress notification's header revision.
+fn vouched(resp: &pb::WatchResponse) -> i64 {
+    match resp.events.last() {
+        Some(e) => e.kv.as_ref().map_or(0, |kv| kv.mod_revision),
+        None if !resp.created && !resp.canceled && resp.compact_revision == 0 => {
+            resp.header.as_ref().map_or(0, |h| h.revision)
+        }
+        None => 0,
+    }
+}
+
+/// Files the response in the history (moving it, no copy) and traces it.
+fn record(history: &SharedHistory, trace: &Trace, name: &str, id: WatchId, resp: pb::WatchResponse) {
     let rev = resp.header.as_ref().map_or(0, |h| h.revision);
     if resp.created {
-        trace.event(name, format!("{id} created rev={rev}"));
+        trace.event(name, format_args!("{id} created rev={rev}"));
     }
     if resp.canceled {
-        trace.event(name, format!("{id} canceled compact={} {:?}", resp.compact_revision, resp.cancel_reason));
+        trace.event(name, format_args!("{id} canceled compact={} {:?}", resp.compact_revision, resp.cancel_reason));
     }
     if !resp.created && !resp.canceled && resp.events.is_empty() {
-        trace.event(name, format!("{id} progress rev={rev}"));
+        trace.event(name, format_args!("{id} progress rev={rev}"));
     }
     for e in &resp.events {
         let kind = if e.r#type() == EventType::Delete { "delete" } else { "put" };
-        let (key, mod_rev) = e.kv.as_ref().map_or((Vec::new(), 0), |kv| (kv.key.clone(), kv.mod_revision));
-        trace.event(name, format!("{id} event {kind} {} rev={mod_rev}", String::from_utf8_lossy(&key)));
+        let (key, mod_rev) = e.kv.as_ref().map_or((&[][..], 0), |kv| (&kv.key[..], kv.mod_revision));
+        trace.event(name, format_args!("{id} event {kind} {} rev={mod_rev}", String::from_utf8_lossy(key)));
     }
+    history.lock().watch_response(id, Trace::now(), WatchResponse::from(resp));
 }

@@ -4,13 +4,15 @@
 //!
 //! What madsim gives us, and so what each fault means: a clogged link drops datagrams and makes new
 //! connections fail at once, while established streams stall until the link heals; loss and latency are
-//! one global setting; kill drops every task of a node and restart re-runs its init.
+//! one global setting; kill drops every task of a node and restart re-runs its init. `Release` is the
+//! other half of a failpoint armed with `hold`: it lets the held requests go.
 
 pub mod nemesis;
 
 use std::fmt;
 use std::time::Duration;
 
+use fake_etcd::failpoint::Point;
 use madsim::net::NetSim;
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
@@ -58,6 +60,11 @@ pub enum Fault {
     Restart(String),
     Pause(String),
     Resume(String),
+    /// Lets go of every request held at a failpoint armed with `hold` on a member (the point stays armed).
+    Release {
+        node: String,
+        point: String,
+    },
 }
 
 fn list(names: &[String]) -> String {
@@ -82,6 +89,7 @@ impl fmt::Display for Fault {
             Fault::Restart(n) => write!(f, "restart {n}"),
             Fault::Pause(n) => write!(f, "pause {n}"),
             Fault::Resume(n) => write!(f, "resume {n}"),
+            Fault::Release { node, point } => write!(f, "release {node} {point}"),
         }
     }
 }
@@ -99,7 +107,8 @@ impl Fault {
             | Fault::Kill(n)
             | Fault::Restart(n)
             | Fault::Pause(n)
-            | Fault::Resume(n) => vec![n],
+            | Fault::Resume(n)
+            | Fault::Release { node: n, .. } => vec![n],
             Fault::Heal | Fault::PacketLoss { .. } | Fault::Latency { .. } => vec![],
         }
     }
@@ -121,6 +130,15 @@ impl Fault {
                 value: format!("{min_ms}..{max_ms}ms"),
                 allowed: "min below max".into(),
             }),
+            Fault::Release { node, point } => {
+                if !spec.member_names().contains(node) {
+                    return Err(SimError::FailpointOnClient { node: node.clone(), failpoint: point.clone() });
+                }
+                point.parse::<Point>().map(|_| ()).map_err(|e| SimError::UnknownFailpoint {
+                    name: e.0,
+                    known: Point::ALL.iter().map(|p| p.name().to_string()).collect(),
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -168,6 +186,10 @@ impl Fault {
             Fault::Restart(n) => Handle::current().restart(id(n)),
             Fault::Pause(n) => Handle::current().pause(id(n)),
             Fault::Resume(n) => Handle::current().resume(id(n)),
+            Fault::Release { node, point } => {
+                let member = cluster.member(node).unwrap_or_else(|| panic!("release names unknown member {node}"));
+                member.failpoints.release(point.parse().expect("validated before the run"));
+            }
         }
     }
 }

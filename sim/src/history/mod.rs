@@ -93,6 +93,12 @@ impl From<fake_etcd::LeaseId> for LeaseId {
 #[serde(transparent)]
 pub struct ClientId(pub u32);
 
+impl ClientId {
+    /// Not a client: the members themselves, for what they do on their own (a lease expiry is filed as a
+    /// revoke by `c0`). Simulated clients are numbered from 1.
+    pub const MEMBERS: ClientId = ClientId(0);
+}
+
 impl fmt::Display for ClientId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "c{}", self.0)

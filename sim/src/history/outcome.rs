@@ -12,6 +12,8 @@ pub enum Outcome {
     Err(ErrorStatus),
     /// No answer: the client timed out or lost its connection. The request may or may not have taken effect.
     Unknown { reason: String },
+    /// The request never left the client (no connection could be made), so it certainly took no effect.
+    NotSent { reason: String },
 }
 
 /// A gRPC error as the client saw it: the code, and the message text etcd clients match on.

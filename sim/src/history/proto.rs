@@ -35,6 +35,31 @@ impl From<&mvccpb::Event> for Event {
     }
 }
 
+/// The owned conversions move the bytes instead of copying them: the watch recorder files thousands of
+/// events per run and has no further use for the wire message.
+impl From<mvccpb::KeyValue> for KeyValue {
+    fn from(kv: mvccpb::KeyValue) -> KeyValue {
+        KeyValue {
+            key: Bytes(kv.key),
+            create_revision: Revision(kv.create_revision),
+            mod_revision: Revision(kv.mod_revision),
+            version: kv.version,
+            value: Bytes(kv.value),
+            lease: LeaseId(kv.lease),
+        }
+    }
+}
+
+impl From<mvccpb::Event> for Event {
+    fn from(ev: mvccpb::Event) -> Event {
+        let kind = match ev.r#type() {
+            mvccpb::event::EventType::Put => EventKind::Put,
+            mvccpb::event::EventType::Delete => EventKind::Delete,
+        };
+        Event { kind, kv: ev.kv.map(KeyValue::from).unwrap_or_default(), prev_kv: ev.prev_kv.map(KeyValue::from) }
+    }
+}
+
 fn header_revision(header: &Option<pb::ResponseHeader>) -> Revision {
     Revision(header.as_ref().map_or(0, |h| h.revision))
 }
@@ -273,6 +298,21 @@ impl From<&pb::WatchResponse> for WatchResponse {
             cancel_reason: r.cancel_reason.clone(),
             fragment: r.fragment,
             events: r.events.iter().map(Event::from).collect(),
+        }
+    }
+}
+
+impl From<pb::WatchResponse> for WatchResponse {
+    fn from(r: pb::WatchResponse) -> WatchResponse {
+        WatchResponse {
+            header_revision: header_revision(&r.header),
+            watch_id: r.watch_id,
+            created: r.created,
+            canceled: r.canceled,
+            compact_revision: Revision(r.compact_revision),
+            cancel_reason: r.cancel_reason,
+            fragment: r.fragment,
+            events: r.events.into_iter().map(Event::from).collect(),
         }
     }
 }

@@ -60,5 +60,8 @@ pub(crate) fn spawn_watch(
     open_for: Duration,
 ) -> madsim::task::JoinHandle<()> {
     let spec = WatchSpec { client: client.id, endpoint: client.endpoint().to_string(), create, open_for };
-    madsim::task::spawn(record_watch(spec, client.history().clone(), client.trace().clone()))
+    let (history, trace) = (client.history().clone(), client.trace().clone());
+    madsim::task::spawn(async move {
+        record_watch(spec, history, trace).await;
+    })
 }

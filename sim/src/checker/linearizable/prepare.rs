@@ -8,11 +8,18 @@
 //!   unknown outcome: the op may take effect at any point after its invocation, or never. Unknown reads
 //!   are dropped (they cannot change anything), and so is an unknown `LeaseGrant` that left the id to the
 //!   server: nobody can have learned its id, so nothing observable depends on it.
+//! - A request that never left the client (`Outcome::NotSent`) is dropped: it did nothing.
+//! - So is the members' revoke of an expired lease (`ClientId::MEMBERS`) that no response ever named: its
+//!   grant is one of the dropped unknown grants, so no key can be attached to it and its revoke changes
+//!   nothing anyone can observe.
+
+use std::collections::BTreeSet;
 
 use fake_etcd::EtcdError;
 
 use crate::history::{
-    ErrorStatus, History, OpId, Outcome, Request, Response, ResponseBody, Revision, TxnOpResult, TxnResult,
+    ClientId, ErrorStatus, History, LeaseId, OpId, Outcome, Request, Response, ResponseBody, Revision, TxnOpResult,
+    TxnResult,
 };
 
 /// What an entry must show when the search linearizes it.
@@ -47,13 +54,21 @@ impl Entry<'_> {
 
 /// The entries of `history`, in invocation order.
 pub(super) fn entries(history: &History) -> Vec<Entry<'_>> {
+    let named = named_leases(history);
     let mut entries: Vec<Entry<'_>> = history
         .ops
         .iter()
         .enumerate()
         .filter_map(|(i, op)| {
+            if op.client == ClientId::MEMBERS
+                && matches!(&op.request, Request::LeaseRevoke(r) if !named.contains(&r.id))
+            {
+                return None;
+            }
             let serializable = matches!(&op.request, Request::Range(r) if r.serializable);
             let expect = match op.outcome() {
+                // A request that never left the client did nothing.
+                Outcome::NotSent { .. } => return None,
                 Outcome::Ok(response) if serializable => Expect::StaleRead(response),
                 Outcome::Ok(response) => Expect::Response(response),
                 Outcome::Err(status) if !serializable && is_predictable(status) => Expect::Error(status),
@@ -122,4 +137,20 @@ fn txn_wrote(t: &TxnResult) -> bool {
         TxnOpResult::Txn(inner) => txn_wrote(inner),
         TxnOpResult::Range(_) => false,
     })
+}
+
+/// The lease ids some grant named: chosen by the client, or shown in a grant's response.
+fn named_leases(history: &History) -> BTreeSet<LeaseId> {
+    let mut named = BTreeSet::new();
+    for op in &history.ops {
+        if let Request::LeaseGrant(g) = &op.request {
+            if !g.id.is_none() {
+                named.insert(g.id);
+            }
+        }
+        if let Outcome::Ok(Response { body: ResponseBody::LeaseGrant(g), .. }) = op.outcome() {
+            named.insert(g.id);
+        }
+    }
+    named
 }

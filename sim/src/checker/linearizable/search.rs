@@ -392,5 +392,6 @@ pub(super) fn describe_outcome(outcome: &Outcome) -> String {
         Outcome::Ok(r) => describe_response(r),
         Outcome::Err(s) => format!("error {:?} {:?}", s.code, s.message),
         Outcome::Unknown { reason } => format!("unknown ({reason})"),
+        Outcome::NotSent { reason } => format!("not sent ({reason})"),
     }
 }
