@@ -57,6 +57,9 @@ pub enum StorageError {
     /// A watch from a compacted revision.
     #[error("The resourceVersion for the provided watch is too old.")]
     WatchExpired,
+    /// A watch-cache watch from a resourceVersion older than its history holds.
+    #[error("too old resource version: {requested} ({oldest_servable})")]
+    TooOldResourceVersion { requested: u64, oldest_servable: u64 },
     /// Something inside this layer went wrong (kube-apiserver's `storage.InternalError`).
     #[error("{0}")]
     Internal(String),
@@ -96,6 +99,7 @@ impl StorageError {
             | StorageError::ListExpired
             | StorageError::ContinueExpired { .. }
             | StorageError::WatchExpired
+            | StorageError::TooOldResourceVersion { .. }
             | StorageError::Internal(_)
             | StorageError::Backend(_)
             | StorageError::Caller(_) => false,

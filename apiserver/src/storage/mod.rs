@@ -13,7 +13,9 @@
 //! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns.
 //! - [`interface`]: the [`Storage`] trait every backend implements (the etcd3 store now, the Cacher later).
 //! - [`etcd3`]: [`etcd3::Etcd3Store`], the implementation over etcd v3 gRPC clients.
+//! - [`cacher`]: the watch cache; so far its sans-IO core [`cacher::watch_cache::WatchCache`].
 
+pub mod cacher;
 pub mod continue_token;
 pub mod error;
 pub mod etcd3;

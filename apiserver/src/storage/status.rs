@@ -85,7 +85,7 @@ impl StorageError {
             }
             (E::InvalidContinue(_) | E::ResourceVersionWithContinue, _) => bad_request(&self.to_string()),
             (E::TooLargeResourceVersion { retry_after_s, .. }, _) => too_large_resource_version(&self.to_string(), *retry_after_s),
-            (E::ListExpired | E::WatchExpired, _) => expired(&self.to_string(), None),
+            (E::ListExpired | E::WatchExpired | E::TooOldResourceVersion { .. }, _) => expired(&self.to_string(), None),
             (E::ContinueExpired { continue_token }, _) => expired(&self.to_string(), Some(continue_token.clone())),
             (E::Caller(status), _) => (**status).clone(),
             // A bare storage conflict is a 409 with no reason; everything else uninterpreted is a 500.
