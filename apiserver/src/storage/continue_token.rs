@@ -119,9 +119,18 @@ mod tests {
         let b64 = |s: &str| URL_SAFE_NO_PAD.encode(s);
         let cases = [
             ("!!!".to_string(), "continue key is not valid: illegal base64 data at input byte 0"),
-            (b64(r#"{"v":"meta.k8s.io/v2","rv":1,"start":"a"}"#), "continue key is not valid: server does not recognize this encoded version meta.k8s.io/v2"),
-            (b64(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#), "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"),
-            (b64(r#"{"v":"meta.k8s.io/v1","rv":3,"start":""}"#), "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"),
+            (
+                b64(r#"{"v":"meta.k8s.io/v2","rv":1,"start":"a"}"#),
+                "continue key is not valid: server does not recognize this encoded version meta.k8s.io/v2",
+            ),
+            (
+                b64(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"a"}"#),
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            ),
+            (
+                b64(r#"{"v":"meta.k8s.io/v1","rv":3,"start":""}"#),
+                "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)",
+            ),
             (b64(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"../secrets/x"}"#), "continue key is not valid: ../secrets/x"),
             (b64(r#"{"v":"meta.k8s.io/v1","rv":3,"start":"a/./b"}"#), "continue key is not valid: a/./b"),
         ];

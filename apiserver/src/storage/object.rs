@@ -58,7 +58,9 @@ impl Object for Value {
         if !meta.is_object() {
             *meta = Value::Object(Map::new());
         }
-        meta.as_object_mut().expect("made an object above").insert("resourceVersion".into(), Value::String(rv.to_string()));
+        meta.as_object_mut()
+            .expect("made an object above")
+            .insert("resourceVersion".into(), Value::String(rv.to_string()));
     }
 
     fn encode_for_storage(&self) -> Vec<u8> {

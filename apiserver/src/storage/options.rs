@@ -36,6 +36,9 @@ pub struct ListOptions {
     pub progress_notify: bool,
 }
 
+/// The label/field selector hook: whether an object is selected.
+pub type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+
 /// Which objects a list or watch returns, and how many per page.
 #[derive(Clone, Default)]
 pub struct SelectionPredicate {
@@ -44,7 +47,7 @@ pub struct SelectionPredicate {
     /// The continue token of the previous page, "" for the first.
     pub continue_token: String,
     /// The label/field selector hook; `None` matches everything.
-    pub matcher: Option<Arc<dyn Fn(&Value) -> bool + Send + Sync>>,
+    pub matcher: Option<Matcher>,
 }
 
 impl SelectionPredicate {
@@ -87,7 +90,10 @@ impl Preconditions {
             if uid != obj.uid() {
                 return Err(StorageError::InvalidObj {
                     key: key.to_string(),
-                    message: format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", obj.uid()),
+                    message: format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        obj.uid()
+                    ),
                 });
             }
         }

@@ -76,15 +76,18 @@ impl StorageError {
                 E::ResourceVersionConflicts { .. } | E::KeyExists { .. } | E::InvalidObj { .. },
                 Operation::Update | Operation::Delete,
             ) => conflict(resource, name, &self.to_string()),
-            (E::Unreachable { .. }, Operation::Get | Operation::List | Operation::Create | Operation::Update | Operation::Delete) => {
-                server_timeout(resource, op.verb(), UNREACHABLE_RETRY_AFTER_S)
-            }
+            (
+                E::Unreachable { .. },
+                Operation::Get | Operation::List | Operation::Create | Operation::Update | Operation::Delete,
+            ) => server_timeout(resource, op.verb(), UNREACHABLE_RETRY_AFTER_S),
             (E::Internal(message), _) => internal_error(message),
             (E::InvalidResourceVersion { .. }, Operation::Get | Operation::List) => {
                 bad_request(&format!("invalid resource version: {self}"))
             }
             (E::InvalidContinue(_) | E::ResourceVersionWithContinue, _) => bad_request(&self.to_string()),
-            (E::TooLargeResourceVersion { retry_after_s, .. }, _) => too_large_resource_version(&self.to_string(), *retry_after_s),
+            (E::TooLargeResourceVersion { retry_after_s, .. }, _) => {
+                too_large_resource_version(&self.to_string(), *retry_after_s)
+            }
             (E::ListExpired | E::WatchExpired | E::TooOldResourceVersion { .. }, _) => expired(&self.to_string(), None),
             (E::ContinueExpired { continue_token }, _) => expired(&self.to_string(), Some(continue_token.clone())),
             (E::Caller(status), _) => (**status).clone(),
@@ -223,7 +226,10 @@ mod tests {
                        "message":"deployments.apps \"x\" already exists","details":{"group":"apps","kind":"deployments","name":"x"}}),
             ),
             (
-                StorageError::InvalidObj { key: key.clone(), message: "Precondition failed: UID in precondition: a, UID in object meta: b".into() },
+                StorageError::InvalidObj {
+                    key: key.clone(),
+                    message: "Precondition failed: UID in precondition: a, UID in object meta: b".into(),
+                },
                 Operation::Delete,
                 &cm,
                 json!({"apiVersion":"v1","kind":"Status","metadata":{},"status":"Failure","code":409,"reason":"Conflict",
@@ -261,7 +267,10 @@ mod tests {
                        "message":"resourceVersion should not be set on objects to be created"}),
             ),
             (
-                StorageError::InvalidResourceVersion { value: "x".into(), reason: "strconv.ParseUint: parsing \"x\": invalid syntax".into() },
+                StorageError::InvalidResourceVersion {
+                    value: "x".into(),
+                    reason: "strconv.ParseUint: parsing \"x\": invalid syntax".into(),
+                },
                 Operation::List,
                 &cm,
                 json!({"apiVersion":"v1","kind":"Status","metadata":{},"status":"Failure","code":400,"reason":"BadRequest",

@@ -18,8 +18,8 @@ pub enum WatchEvent {
     Deleted(Value),
     /// Every event up to this resourceVersion has been delivered.
     Bookmark(ResourceVersion),
-    /// The watch failed; nothing follows.
-    Error(Status),
+    /// The watch failed; nothing follows. (Boxed: a Status is much larger than the other variants.)
+    Error(Box<Status>),
 }
 
 /// The receiving end of a watch. Dropping it stops the watch.

@@ -103,7 +103,9 @@ async fn get_resource_version_semantics(ctx: Ctx) {
     assert_eq!((status.code, status.reason.as_deref()), (Some(400), Some("BadRequest")));
     assert_eq!(
         status.message.as_deref(),
-        Some(r#"invalid resource version: resourceVersion: Invalid value: "x1": strconv.ParseUint: parsing "x1": invalid syntax"#)
+        Some(
+            r#"invalid resource version: resourceVersion: Invalid value: "x1": strconv.ParseUint: parsing "x1": invalid syntax"#
+        )
     );
     let err = ctx.store.get(&key("missing"), &GetOptions::default()).await.unwrap_err();
     assert!(matches!(err, StorageError::KeyNotFound { .. }), "{err:?}");
@@ -205,7 +207,11 @@ async fn update_of_a_missing_key(ctx: Ctx) {
 async fn update_checks_preconditions(ctx: Ctx) {
     let created = ctx.store.create(&key("a"), configmap("a", "1")).await.unwrap();
     let wrong_uid = Preconditions { uid: Some("other".into()), resource_version: None };
-    let err = ctx.store.guaranteed_update(&key("a"), false, Some(&wrong_uid), |o, _| Ok(set_data(o, "2")), None).await.unwrap_err();
+    let err = ctx
+        .store
+        .guaranteed_update(&key("a"), false, Some(&wrong_uid), |o, _| Ok(set_data(o, "2")), None)
+        .await
+        .unwrap_err();
     let etcd_key = format!("{}configmaps/ns/a", ctx.prefix);
     assert_eq!(
         err,
@@ -221,13 +227,18 @@ async fn update_checks_preconditions(ctx: Ctx) {
         Some(format!("Operation cannot be fulfilled on configmaps \"a\": StorageError: invalid object, Code: 4, Key: {etcd_key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: other, UID in object meta: uid-a"))
     );
     let wrong_rv = Preconditions { uid: None, resource_version: Some("1".into()) };
-    let err = ctx.store.guaranteed_update(&key("a"), false, Some(&wrong_rv), |o, _| Ok(set_data(o, "2")), None).await.unwrap_err();
+    let err = ctx
+        .store
+        .guaranteed_update(&key("a"), false, Some(&wrong_rv), |o, _| Ok(set_data(o, "2")), None)
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, StorageError::InvalidObj { message, .. } if *message == format!("Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: {}", rv_of(&created))),
         "{err:?}"
     );
     let right = Preconditions { uid: Some("uid-a".into()), resource_version: Some(rv_of(&created).to_string()) };
-    let updated = ctx.store.guaranteed_update(&key("a"), false, Some(&right), |o, _| Ok(set_data(o, "2")), None).await.unwrap();
+    let updated =
+        ctx.store.guaranteed_update(&key("a"), false, Some(&right), |o, _| Ok(set_data(o, "2")), None).await.unwrap();
     assert_eq!(data_of(&updated), "2");
 }
 
@@ -245,7 +256,11 @@ async fn update_with_stale_suggestion_retries_on_fresh_data(ctx: Ctx) {
             None,
             move |o, _| {
                 if o.resource_version() != client_rv {
-                    return Err(StorageError::Caller(Box::new(status::conflict(&cm(), "a", "the object has been modified; please apply your changes to the latest version and try again"))));
+                    return Err(StorageError::Caller(Box::new(status::conflict(
+                        &cm(),
+                        "a",
+                        "the object has been modified; please apply your changes to the latest version and try again",
+                    ))));
                 }
                 Ok(set_data(o, "3"))
             },
@@ -260,11 +275,7 @@ async fn update_no_op_with_stale_suggestion_returns_the_current_object(ctx: Ctx)
     let created = ctx.store.create(&key("a"), configmap("a", "1")).await.unwrap();
     let latest = ctx.store.guaranteed_update(&key("a"), false, None, |o, _| Ok(set_data(o, "2")), None).await.unwrap();
     // The function leaves "1" as "1": unchanged relative to the stale copy, but not relative to etcd.
-    let result = ctx
-        .store
-        .guaranteed_update(&key("a"), false, None, |o, _| Ok(o), Some(created))
-        .await
-        .unwrap();
+    let result = ctx.store.guaranteed_update(&key("a"), false, None, |o, _| Ok(o), Some(created)).await.unwrap();
     assert_eq!(result, latest);
 }
 
@@ -297,10 +308,16 @@ async fn update_error_from_current_suggestion_is_returned(ctx: Ctx) {
 async fn conditional_delete(ctx: Ctx) {
     let created = ctx.store.create(&key("a"), configmap("a", "1")).await.unwrap();
     let cases = [
-        (Preconditions { uid: Some("x".into()), resource_version: None }, "Precondition failed: UID in precondition: x, UID in object meta: uid-a".to_string()),
+        (
+            Preconditions { uid: Some("x".into()), resource_version: None },
+            "Precondition failed: UID in precondition: x, UID in object meta: uid-a".to_string(),
+        ),
         (
             Preconditions { uid: None, resource_version: Some("1".into()) },
-            format!("Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: {}", rv_of(&created)),
+            format!(
+                "Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: {}",
+                rv_of(&created)
+            ),
         ),
     ];
     for (pre, want) in cases {
@@ -391,8 +408,11 @@ async fn count_counts_objects_under_a_prefix(ctx: Ctx) {
     ctx.store.create("/configmaps/ns2/y", configmap("y", "1")).await.unwrap();
     assert_eq!(ctx.store.count("/configmaps/ns").await.unwrap(), 3);
     assert_eq!(ctx.store.count("/configmaps").await.unwrap(), 5);
-    let other = Etcd3Store::connect(&ctx.endpoint, Etcd3Config { path_prefix: format!("{}elsewhere", ctx.prefix), resource: cm() })
-        .await
-        .unwrap();
+    let other = Etcd3Store::connect(
+        &ctx.endpoint,
+        Etcd3Config { path_prefix: format!("{}elsewhere", ctx.prefix), resource: cm() },
+    )
+    .await
+    .unwrap();
     assert_eq!(other.count("/configmaps").await.unwrap(), 0);
 }

@@ -76,7 +76,13 @@ pub fn run_all(server: Server) {
             }
         }
         eprintln!("{server:?}: {} cases, {} failed", cases.len(), failures.len());
-        assert!(failures.is_empty(), "{server:?}: {} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{server:?}: {} of {} cases failed:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
         drop(running);
     });
 }
@@ -118,7 +124,12 @@ async fn start(server: Server) -> Running {
     let endpoint = format!("http://127.0.0.1:{port}");
     let guard = match server {
         Server::FakeEtcd => {
-            let config = MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], "conformance");
+            let config = MemberConfig::single(
+                "fake",
+                vec!["http://127.0.0.1:2380".into()],
+                vec![endpoint.clone()],
+                "conformance",
+            );
             let member = Member::new(config, 0);
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let addr = format!("127.0.0.1:{port}").parse().unwrap();

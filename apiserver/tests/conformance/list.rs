@@ -71,7 +71,8 @@ async fn list_resource_version_matrix(ctx: Ctx) {
     let future = current + 100;
     use ResourceVersionMatch::{Exact, NotOlderThan};
     // (resourceVersion, match, limit) -> Ok((names, list revision)) or the error.
-    let cases: Vec<(String, Option<ResourceVersionMatch>, i64, Result<(Vec<&str>, u64), StorageError>)> = vec![
+    type Want = Result<(Vec<&'static str>, u64), StorageError>;
+    let cases: Vec<(String, Option<ResourceVersionMatch>, i64, Want)> = vec![
         (String::new(), None, 0, Ok((vec!["a", "b", "c"], current))),
         ("0".into(), None, 0, Ok((vec!["a", "b", "c"], current))),
         // Not older than N: the latest state.
@@ -119,14 +120,30 @@ async fn list_pages_share_the_first_page_revision(ctx: Ctx) {
     let token = first.continue_token.clone().expect("more pages");
     // Writes after page 1: a new object, a change to one not yet listed, a deletion of one not yet listed.
     ctx.store.create(&key("bb"), configmap("bb", "1")).await.unwrap();
-    ctx.store.guaranteed_update(&key("d"), false, None, |mut o, _| { o["data"]["k"] = json!("2"); Ok(o) }, None).await.unwrap();
+    ctx.store
+        .guaranteed_update(
+            &key("d"),
+            false,
+            None,
+            |mut o, _| {
+                o["data"]["k"] = json!("2");
+                Ok(o)
+            },
+            None,
+        )
+        .await
+        .unwrap();
     ctx.store.delete(&key("e"), None, |_| Ok(()), None).await.unwrap();
     let second = ctx.store.get_list("/configmaps/ns", &opts("", None, 2, &token)).await.unwrap();
     assert_eq!(names(&second.items), vec!["c", "d"]);
     assert_eq!(data_of(&second.items[1]), "1", "page 2 shows page 1's snapshot");
     assert_eq!(second.resource_version, first.resource_version);
     assert_eq!(second.remaining_item_count, Some(1));
-    let third = ctx.store.get_list("/configmaps/ns", &opts("0", None, 2, second.continue_token.as_deref().unwrap())).await.unwrap();
+    let third = ctx
+        .store
+        .get_list("/configmaps/ns", &opts("0", None, 2, second.continue_token.as_deref().unwrap()))
+        .await
+        .unwrap();
     assert_eq!(names(&third.items), vec!["e"]);
     assert_eq!(third.resource_version, first.resource_version);
     assert_eq!((third.continue_token, third.remaining_item_count), (None, None));
@@ -146,7 +163,8 @@ async fn list_with_selector_fills_pages_and_omits_remaining_count(ctx: Ctx) {
         let n = o["metadata"]["name"].as_str().unwrap_or("");
         n.starts_with('b') || n.starts_with('d')
     });
-    let mut options = ListOptions { predicate: SelectionPredicate { limit: 2, ..only_b_or_d }, ..ListOptions::default() };
+    let mut options =
+        ListOptions { predicate: SelectionPredicate { limit: 2, ..only_b_or_d }, ..ListOptions::default() };
     let mut pages = Vec::new();
     loop {
         let page = ctx.store.get_list("/configmaps/ns", &options).await.unwrap();
@@ -168,7 +186,19 @@ async fn list_inconsistent_continuation_after_compaction(ctx: Ctx) {
     let first = ctx.store.get_list("/configmaps/ns", &opts("", None, 1, "")).await.unwrap();
     let token = first.continue_token.unwrap();
     ctx.store.create(&key("d"), configmap("d", "1")).await.unwrap();
-    ctx.store.guaranteed_update(&key("b"), false, None, |mut o, _| { o["data"]["k"] = json!("2"); Ok(o) }, None).await.unwrap();
+    ctx.store
+        .guaranteed_update(
+            &key("b"),
+            false,
+            None,
+            |mut o, _| {
+                o["data"]["k"] = json!("2");
+                Ok(o)
+            },
+            None,
+        )
+        .await
+        .unwrap();
     compact(&ctx, current_revision(&ctx).await).await;
     let err = ctx.store.get_list("/configmaps/ns", &opts("", None, 1, &token)).await.unwrap_err();
     let StorageError::ContinueExpired { continue_token } = &err else { panic!("want ContinueExpired, got {err:?}") };
@@ -177,7 +207,10 @@ async fn list_inconsistent_continuation_after_compaction(ctx: Ctx) {
     let status = err.to_status(Operation::List, &cm(), "");
     assert_eq!((status.code, status.reason.as_deref()), (Some(410), Some("Expired")));
     assert_eq!(status.metadata.continue_.as_deref(), Some(continue_token.as_str()));
-    assert!(status.message.unwrap().starts_with("The provided continue parameter is too old to display a consistent list result."));
+    assert!(status
+        .message
+        .unwrap()
+        .starts_with("The provided continue parameter is too old to display a consistent list result."));
     // The inconsistent token continues at the latest revision: later writes show up.
     let mut rest = Vec::new();
     let mut token = continue_token.clone();

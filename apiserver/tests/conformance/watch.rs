@@ -44,7 +44,11 @@ async fn watch_from_zero_sends_current_state_first(ctx: Ctx) {
     let a = ctx.store.create(&key("a"), configmap("a", "1")).await.unwrap();
     let b = ctx.store.create(&key("b"), configmap("b", "1")).await.unwrap();
     for rv in ["0", ""] {
-        let mut w = ctx.store.watch("/configmaps/ns", &ListOptions { resource_version: rv.into(), ..ListOptions::default() }).await.unwrap();
+        let mut w = ctx
+            .store
+            .watch("/configmaps/ns", &ListOptions { resource_version: rv.into(), ..ListOptions::default() })
+            .await
+            .unwrap();
         assert_eq!(next_event(&mut w).await, WatchEvent::Added(a.clone()), "rv {rv:?}");
         assert_eq!(next_event(&mut w).await, WatchEvent::Added(b.clone()), "rv {rv:?}");
         expect_quiet(&mut w).await;

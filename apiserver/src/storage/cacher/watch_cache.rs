@@ -199,7 +199,10 @@ mod tests {
         cache.apply(event(EventKind::Added, "a", 4)).unwrap();
         cache.apply(event(EventKind::Deleted, "b", 5)).unwrap();
         let state = cache.events_after(ResourceVersion(0)).unwrap();
-        assert_eq!(state.iter().map(|e| (e.kind, e.key.as_str())).collect::<Vec<_>>(), vec![(EventKind::Added, "/pods/ns/a")]);
+        assert_eq!(
+            state.iter().map(|e| (e.kind, e.key.as_str())).collect::<Vec<_>>(),
+            vec![(EventKind::Added, "/pods/ns/a")]
+        );
         assert!(cache.get("/pods/ns/b").is_none());
     }
 

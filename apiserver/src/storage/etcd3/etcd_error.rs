@@ -36,7 +36,9 @@ impl EtcdFailure {
     /// The storage error for an operation that gives compaction and future revisions no special meaning.
     pub(super) fn into_storage_error(self) -> StorageError {
         match self {
-            EtcdFailure::Compacted => StorageError::Backend("etcdserver: mvcc: required revision has been compacted".into()),
+            EtcdFailure::Compacted => {
+                StorageError::Backend("etcdserver: mvcc: required revision has been compacted".into())
+            }
             EtcdFailure::FutureRevision => {
                 StorageError::Backend("etcdserver: mvcc: required revision is a future revision".into())
             }

@@ -54,7 +54,8 @@ impl Etcd3Store {
 
     /// Connects to the etcd endpoint `endpoint` (`http://host:port`).
     pub async fn connect(endpoint: &str, config: Etcd3Config) -> Result<Etcd3Store, StorageError> {
-        let unreachable = |e: tonic::transport::Error| StorageError::Unreachable { key: String::new(), message: e.to_string() };
+        let unreachable =
+            |e: tonic::transport::Error| StorageError::Unreachable { key: String::new(), message: e.to_string() };
         let kv = KvClient::connect(endpoint.to_string()).await.map_err(unreachable)?;
         let watch = WatchClient::connect(endpoint.to_string()).await.map_err(unreachable)?;
         Ok(Etcd3Store::new(kv, watch, config))

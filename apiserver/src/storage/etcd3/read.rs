@@ -103,13 +103,19 @@ impl Etcd3Store {
             limit = (limit * 2).min(MAX_PAGE_ITEMS).max(limit);
         }
         let (continue_token, remaining_item_count) = if has_more {
-            let token = continue_token::encode(&format!("{}\0", String::from_utf8_lossy(&last_key)), &key_prefix, with_rev)?;
+            let token =
+                continue_token::encode(&format!("{}\0", String::from_utf8_lossy(&last_key)), &key_prefix, with_rev)?;
             // etcd counts objects the selector would drop, so the count is only reported without one.
             (Some(token), pred.is_empty().then(|| count - pred.limit))
         } else {
             (None, None)
         };
-        Ok(ObjectList { items, resource_version: ResourceVersion::from_revision(with_rev), continue_token, remaining_item_count })
+        Ok(ObjectList {
+            items,
+            resource_version: ResourceVersion::from_revision(with_rev),
+            continue_token,
+            remaining_item_count,
+        })
     }
 
     pub(super) async fn count_objects(&self, key: &str) -> Result<i64, StorageError> {
@@ -171,7 +177,11 @@ fn validate_minimum_resource_version(requested: &str, revision: i64) -> Result<(
     let minimum = ResourceVersion::parse(requested)?;
     let current = ResourceVersion::from_revision(revision);
     if minimum > current {
-        return Err(StorageError::TooLargeResourceVersion { requested: minimum.0, current: current.0, retry_after_s: 0 });
+        return Err(StorageError::TooLargeResourceVersion {
+            requested: minimum.0,
+            current: current.0,
+            retry_after_s: 0,
+        });
     }
     Ok(())
 }

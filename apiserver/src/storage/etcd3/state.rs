@@ -30,7 +30,9 @@ pub(super) fn decode(key: &str, data: &[u8], rev: i64) -> Result<Value, StorageE
 /// The state of `key` from a read: `kv` is what etcd returned (`None` if the key is absent).
 pub(super) fn from_kv(key: &str, kv: Option<&KeyValue>, ignore_not_found: bool) -> Result<ObjState, StorageError> {
     match kv {
-        Some(kv) => Ok(ObjState { obj: decode(key, &kv.value, kv.mod_revision)?, data: kv.value.clone(), rev: kv.mod_revision }),
+        Some(kv) => {
+            Ok(ObjState { obj: decode(key, &kv.value, kv.mod_revision)?, data: kv.value.clone(), rev: kv.mod_revision })
+        }
         None if ignore_not_found => Ok(ObjState { obj: Value::Null, data: Vec::new(), rev: 0 }),
         None => Err(StorageError::KeyNotFound { key: key.to_string(), rv: 0 }),
     }

@@ -9,7 +9,9 @@
 //! notifications (periodic or requested) become bookmarks when the watch asked for them.
 
 use etcd_proto::etcdserverpb::watch_client::WatchClient;
-use etcd_proto::etcdserverpb::{watch_request, RangeRequest, WatchCreateRequest, WatchProgressRequest, WatchRequest, WatchResponse};
+use etcd_proto::etcdserverpb::{
+    watch_request, RangeRequest, WatchCreateRequest, WatchProgressRequest, WatchRequest, WatchResponse,
+};
 use etcd_proto::mvccpb::event::EventType;
 use etcd_proto::mvccpb::Event;
 use serde_json::Value;
@@ -75,13 +77,14 @@ impl WatchTask {
             Ok(()) | Err(Stop::Gone) => {}
             Err(Stop::Failed(e)) => {
                 let status = e.to_status(Operation::Watch, &self.resource, "");
-                let _ = self.out.send(WatchEvent::Error(status)).await;
+                let _ = self.out.send(WatchEvent::Error(Box::new(status))).await;
             }
         }
     }
 
     async fn stream(&self, mut progress: mpsc::UnboundedReceiver<()>) -> Result<(), Stop> {
-        let start_revision = if self.start.0 == 0 { self.initial_events().await? + 1 } else { self.start.revision() + 1 };
+        let start_revision =
+            if self.start.0 == 0 { self.initial_events().await? + 1 } else { self.start.revision() + 1 };
         let (requests, outbound) = futures::channel::mpsc::unbounded();
         let create = WatchCreateRequest {
             key: self.key_prefix.clone().into_bytes(),
@@ -160,7 +163,10 @@ impl WatchTask {
             return Err(Stop::Failed(StorageError::WatchExpired));
         }
         if response.canceled {
-            return Err(Stop::Failed(StorageError::Backend(format!("etcd canceled the watch: {}", response.cancel_reason))));
+            return Err(Stop::Failed(StorageError::Backend(format!(
+                "etcd canceled the watch: {}",
+                response.cancel_reason
+            ))));
         }
         if response.created {
             return Ok(());
@@ -192,7 +198,8 @@ impl WatchTask {
         };
         let prev_matches = prev.as_ref().is_some_and(|p| self.predicate.matches(p));
         if event.r#type == EventType::Delete as i32 {
-            let prev = prev.ok_or_else(|| StorageError::Internal(format!("etcd event received with PrevKv=nil (key={key:?})")))?;
+            let prev = prev
+                .ok_or_else(|| StorageError::Internal(format!("etcd event received with PrevKv=nil (key={key:?})")))?;
             return Ok(prev_matches.then_some(WatchEvent::Deleted(prev)));
         }
         let cur: Value = decode(&key, &kv.value, kv.mod_revision)?;

@@ -6,7 +6,9 @@
 use etcd_proto::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use etcd_proto::etcdserverpb::request_op::Request;
 use etcd_proto::etcdserverpb::response_op::Response;
-use etcd_proto::etcdserverpb::{Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, TxnResponse};
+use etcd_proto::etcdserverpb::{
+    Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, TxnResponse,
+};
 use etcd_proto::mvccpb::KeyValue;
 use serde_json::Value;
 
@@ -91,7 +93,8 @@ impl Etcd3Store {
                 return decode(&etcd_key, &state.data, state.rev);
             }
             let put = RequestOp { request: Some(Request::RequestPut(put_request(&etcd_key, &data))) };
-            let response = self.txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![put], vec![get_op(&etcd_key)]).await?;
+            let response =
+                self.txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![put], vec![get_op(&etcd_key)]).await?;
             if !response.succeeded {
                 state = from_kv(&etcd_key, else_branch_kv(&response), ignore_not_found)?;
                 current = true;
@@ -141,7 +144,9 @@ impl Etcd3Store {
                     ..DeleteRangeRequest::default()
                 })),
             };
-            let response = self.txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![delete], vec![get_op(&etcd_key)]).await?;
+            let response = self
+                .txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![delete], vec![get_op(&etcd_key)])
+                .await?;
             if !response.succeeded {
                 // Deleted or rewritten meanwhile (or the cached copy was stale): retry on what etcd has.
                 state = from_kv(&etcd_key, else_branch_kv(&response), false)?;
@@ -160,7 +165,13 @@ impl Etcd3Store {
         from_kv(etcd_key, response.kvs.first(), ignore_not_found)
     }
 
-    async fn txn(&self, etcd_key: &str, compare: Compare, success: Vec<RequestOp>, failure: Vec<RequestOp>) -> Result<TxnResponse, StorageError> {
+    async fn txn(
+        &self,
+        etcd_key: &str,
+        compare: Compare,
+        success: Vec<RequestOp>,
+        failure: Vec<RequestOp>,
+    ) -> Result<TxnResponse, StorageError> {
         let request = TxnRequest { compare: vec![compare], success, failure };
         Ok(self.kv.clone().txn(request).await.map_err(|s| storage_error(s, etcd_key))?.into_inner())
     }
@@ -181,7 +192,12 @@ fn put_request(etcd_key: &str, data: &[u8]) -> PutRequest {
 }
 
 fn get_op(etcd_key: &str) -> RequestOp {
-    RequestOp { request: Some(Request::RequestRange(RangeRequest { key: etcd_key.as_bytes().to_vec(), ..RangeRequest::default() })) }
+    RequestOp {
+        request: Some(Request::RequestRange(RangeRequest {
+            key: etcd_key.as_bytes().to_vec(),
+            ..RangeRequest::default()
+        })),
+    }
 }
 
 /// The key-value the else-branch Get of a failed txn read (`None` if the key is gone).
