@@ -56,6 +56,10 @@ pub enum EtcdError {
     AuthNotEnabled,
     #[error("etcdserver: root user does not exist")]
     RootUserNotExist,
+    #[error("etcdserver: user name not found")]
+    UserNotFound,
+    #[error("etcdserver: role name not found")]
+    RoleNotFound,
     #[error("etcdserver: bad leader transferee")]
     BadLeaderTransferee,
     #[error("etcdserver: member not found")]
@@ -74,7 +78,8 @@ impl EtcdError {
             Compacted | FutureRev | LeaseTtlTooLarge => Code::OutOfRange,
             NoSpace => Code::ResourceExhausted,
             LeaseNotFound | MemberNotFound => Code::NotFound,
-            LeaseExist | NotLeader | AuthNotEnabled | RootUserNotExist | BadLeaderTransferee => {
+            LeaseExist | NotLeader | AuthNotEnabled | RootUserNotExist | UserNotFound | RoleNotFound
+            | BadLeaderTransferee => {
                 Code::FailedPrecondition
             }
             NoLeader | LeaderChanged | Timeout => Code::Unavailable,

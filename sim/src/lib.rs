@@ -1,3 +1,6 @@
 //! kubesim's deterministic testbed. Today: the smallest simulation that proves fake-etcd serves its gRPC API
-//! over madsim's simulated network (see `tests/`). The cluster builder, faults, trace, history and checkers
+//! over madsim's simulated network ([`demo`]). The cluster builder, faults, trace, history and checkers
 //! come with the sim-harness issue.
+
+#[cfg(madsim)]
+pub mod demo;

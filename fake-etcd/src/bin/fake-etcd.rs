@@ -1,3 +1,227 @@
-//! The `fake-etcd` binary: serves one member on real sockets.
+//! The `fake-etcd` binary: one member on real sockets, configured with etcd's flag names.
+//!
+//! Flags that only matter to a real etcd (data dir, peer listeners) are accepted so that scripts written for
+//! etcd run unchanged; the member keeps its state in memory. Under `--cfg madsim` members are built by the
+//! `sim` crate instead, and this binary only says so.
 
-fn main() {}
+#[cfg(not(madsim))]
+mod real {
+    use std::net::{SocketAddr, ToSocketAddrs};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use clap::Parser;
+    use fake_etcd::service::identity::DEFAULT_CLUSTER_TOKEN;
+    use fake_etcd::service::{serve, Member, MemberConfig};
+
+    #[derive(Parser, Debug)]
+    #[command(name = "fake-etcd", version, about = "An etcd v3 compatible key-value server (single member, in memory)")]
+    struct Args {
+        /// Human-readable name for this member.
+        #[arg(long, default_value = "default")]
+        name: String,
+        /// Accepted for compatibility; fake-etcd keeps its data in memory.
+        #[arg(long)]
+        data_dir: Option<String>,
+        /// URLs to listen on for client traffic (comma-separated, http only).
+        #[arg(long, default_value = "http://127.0.0.1:2379")]
+        listen_client_urls: String,
+        /// Client URLs to advertise to the rest of the cluster (defaults to the listen URLs).
+        #[arg(long)]
+        advertise_client_urls: Option<String>,
+        /// Accepted for compatibility; a single member has no peers to listen for.
+        #[arg(long, default_value = "http://localhost:2380")]
+        listen_peer_urls: String,
+        /// This member's peer URLs; with the cluster token they determine the member id, as in etcd.
+        #[arg(long, default_value = "http://localhost:2380")]
+        initial_advertise_peer_urls: String,
+        /// Initial cluster configuration; only a single member naming this one is supported.
+        #[arg(long)]
+        initial_cluster: Option<String>,
+        /// Accepted for compatibility ("new" or "existing").
+        #[arg(long, default_value = "new")]
+        initial_cluster_state: String,
+        #[arg(long, default_value = DEFAULT_CLUSTER_TOKEN)]
+        initial_cluster_token: String,
+        /// Maximum client request size in bytes the server will accept.
+        #[arg(long, default_value_t = etcd_proto::DEFAULT_MAX_REQUEST_BYTES)]
+        max_request_bytes: usize,
+        /// Maximum number of operations permitted in a transaction.
+        #[arg(long, default_value_t = fake_etcd::apply::validate::DEFAULT_MAX_TXN_OPS)]
+        max_txn_ops: usize,
+        /// Time (in milliseconds) for an election to time out; sets the minimum lease TTL.
+        #[arg(long, default_value_t = 1000)]
+        election_timeout: u64,
+        /// Accepted for compatibility (milliseconds).
+        #[arg(long, default_value_t = 100)]
+        heartbeat_interval: u64,
+        /// Duration of periodic watch progress notifications (e.g. "10m", "500ms").
+        #[arg(long, default_value = "10m")]
+        experimental_watch_progress_notify_interval: humantime::Duration,
+        /// Log level: debug, info, warn, error.
+        #[arg(long, default_value = "info")]
+        log_level: String,
+        /// Accepted for compatibility; fake-etcd always logs through `tracing`.
+        #[arg(long)]
+        logger: Option<String>,
+    }
+
+    fn split_urls(list: &str) -> Vec<String> {
+        list.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    }
+
+    /// Resolves an etcd listen URL (`http://host:port`) to socket addresses.
+    fn listen_addrs(url: &str) -> Result<Vec<SocketAddr>, String> {
+        let rest = url.strip_prefix("http://").ok_or_else(|| {
+            if url.starts_with("https://") {
+                format!("listen URL {url:?}: TLS is not supported by fake-etcd; use http://")
+            } else {
+                format!("listen URL {url:?} must start with http://")
+            }
+        })?;
+        let host_port = rest.trim_end_matches('/');
+        let addrs: Vec<SocketAddr> = host_port
+            .to_socket_addrs()
+            .map_err(|e| format!("listen URL {url:?}: {e}"))?
+            .collect();
+        // "localhost" resolves to both families; etcd listens on the first, and so do we.
+        addrs.into_iter().next().map(|a| vec![a]).ok_or_else(|| format!("listen URL {url:?} resolves to nothing"))
+    }
+
+    fn check_initial_cluster(args: &Args, peer_urls: &[String]) -> Result<(), String> {
+        let Some(spec) = &args.initial_cluster else { return Ok(()) };
+        let entries: Vec<&str> = spec.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        let mine: Vec<&str> = entries.iter().filter(|e| e.starts_with(&format!("{}=", args.name))).copied().collect();
+        if mine.is_empty() {
+            return Err(format!(
+                "couldn't find local name {:?} in the initial cluster configuration {spec:?}",
+                args.name
+            ));
+        }
+        if entries.len() > 1 {
+            return Err(format!(
+                "--initial-cluster {spec:?} names {} members; fake-etcd serves a single member (Raft \
+                 replication is not built yet)",
+                entries.len()
+            ));
+        }
+        let listed: Vec<String> = mine.iter().map(|e| e.split_once('=').map_or("", |(_, u)| u).to_string()).collect();
+        let mut listed_sorted = listed.clone();
+        listed_sorted.sort();
+        let mut advertised = peer_urls.to_vec();
+        advertised.sort();
+        if listed_sorted != advertised {
+            return Err(format!(
+                "--initial-cluster has {}={:?} but --initial-advertise-peer-urls is {:?}; they must match",
+                args.name, listed, peer_urls
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn main() -> std::process::ExitCode {
+        let args = Args::parse();
+        let filter = tracing_subscriber::EnvFilter::try_new(format!("fake_etcd={0},{0}", args.log_level))
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+        match run(args) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(msg) => {
+                eprintln!("fake-etcd: {msg}");
+                std::process::ExitCode::FAILURE
+            }
+        }
+    }
+
+    fn run(args: Args) -> Result<(), String> {
+        let listen = split_urls(&args.listen_client_urls);
+        let mut addrs = Vec::new();
+        for url in &listen {
+            addrs.extend(listen_addrs(url)?);
+        }
+        if addrs.is_empty() {
+            return Err("--listen-client-urls names no URL".to_string());
+        }
+        let advertise = args.advertise_client_urls.as_deref().map(split_urls).unwrap_or_else(|| listen.clone());
+        let peer_urls = split_urls(&args.initial_advertise_peer_urls);
+        check_initial_cluster(&args, &peer_urls)?;
+
+        let mut config = MemberConfig::single(&args.name, peer_urls, advertise, &args.initial_cluster_token);
+        config.max_request_bytes = args.max_request_bytes;
+        config.max_txn_ops = args.max_txn_ops;
+        config.election_timeout = Duration::from_millis(args.election_timeout);
+        config.progress_notify_interval = *args.experimental_watch_progress_notify_interval;
+        // The real build's lease ids are seeded from the wall clock, as etcd's are, so that a restarted
+        // member does not reuse ids; simulations seed them from simulated time instead.
+        let start_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+
+        let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("starting the runtime: {e}"))?;
+        runtime.block_on(async move {
+            let member = Member::new(config, start_ms);
+            let c = member.config();
+            tracing::info!(
+                name = %c.name, member_id = %c.member_id, cluster_id = format!("{:x}", c.cluster_id.0),
+                data_dir = args.data_dir.as_deref().unwrap_or("(in memory)"), "starting fake-etcd"
+            );
+            let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
+            let mut servers = Vec::new();
+            for addr in addrs {
+                let mut stop = stop_tx.subscribe();
+                let member = member.clone();
+                tracing::info!(%addr, "serving client requests");
+                servers.push(tokio::spawn(async move {
+                    serve(member, addr, async move {
+                        let _ = stop.recv().await;
+                    })
+                    .await
+                    .map_err(|e| format!("serving on {addr}: {e}"))
+                }));
+            }
+            let signal = shutdown_signal();
+            tokio::pin!(signal);
+            let mut first_error = None;
+            tokio::select! {
+                biased;
+                sig = &mut signal => tracing::info!(signal = sig, "shutting down"),
+                res = futures::future::select_all(servers.iter_mut()) => {
+                    first_error = Some(match res.0 {
+                        Ok(Ok(())) => "a server stopped unexpectedly".to_string(),
+                        Ok(Err(e)) => e,
+                        Err(e) => format!("a server task failed: {e}"),
+                    });
+                }
+            }
+            let _ = stop_tx.send(());
+            for s in servers {
+                let _ = s.await;
+            }
+            first_error.map_or(Ok(()), Err)
+        })
+    }
+
+    async fn shutdown_signal() -> &'static str {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return "SIGINT";
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = term.recv() => "SIGTERM",
+        }
+    }
+}
+
+#[cfg(not(madsim))]
+fn main() -> std::process::ExitCode {
+    real::main()
+}
+
+#[cfg(madsim)]
+fn main() {
+    eprintln!("fake-etcd: this binary serves real sockets; under --cfg madsim members are built by the sim crate");
+    std::process::exit(2);
+}

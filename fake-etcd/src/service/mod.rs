@@ -1,4 +1,22 @@
 //! The async gRPC shell around the cores: one member's services (KV, Watch, Lease, Maintenance, Cluster,
 //! Auth), its clock and tickers, and the translation of [`crate::EtcdError`] into gRPC statuses.
+//!
+//! What this layer must not do: decide KV, lease or watch semantics (the cores do), or hold the member lock
+//! across an `.await`.
 
+pub mod auth;
+pub mod cluster;
+pub mod config;
+pub mod identity;
+pub mod kv;
+pub mod lease;
+pub mod maintenance;
+pub mod member;
+pub mod outbox;
+pub mod server;
 pub mod status;
+pub mod watch;
+
+pub use config::MemberConfig;
+pub use member::Member;
+pub use server::serve;

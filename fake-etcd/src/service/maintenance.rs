@@ -1,0 +1,107 @@
+//! The Maintenance service: status, hashes, alarms, defragment and leader moves, as a one-member etcd
+//! answers them.
+
+use std::sync::Arc;
+
+use etcd_proto::etcdserverpb::alarm_request::AlarmAction;
+use etcd_proto::etcdserverpb::maintenance_server::Maintenance;
+use etcd_proto::etcdserverpb::{
+    AlarmRequest, AlarmResponse, DefragmentRequest, DefragmentResponse, HashKvRequest, HashKvResponse,
+    HashRequest, HashResponse, MoveLeaderRequest, MoveLeaderResponse, SnapshotRequest, SnapshotResponse,
+    StatusRequest, StatusResponse,
+};
+use tonic::{Request, Response, Status};
+
+use super::member::Member;
+use super::outbox::ChannelStream;
+use crate::error::EtcdError;
+use crate::types::Revision;
+
+/// The version fake-etcd claims: the etcd release whose behaviour it reproduces.
+pub const ETCD_VERSION: &str = "3.4.23";
+
+/// A fresh bbolt file is 20 KiB before the first key; Status reports file sizes, so ours start there too.
+const EMPTY_DB_SIZE_BYTES: i64 = 20 * 1024;
+
+#[derive(Clone)]
+pub struct MaintenanceService {
+    pub member: Arc<Member>,
+}
+
+#[tonic::async_trait]
+impl Maintenance for MaintenanceService {
+    async fn alarm(&self, req: Request<AlarmRequest>) -> Result<Response<AlarmResponse>, Status> {
+        let req = req.into_inner();
+        // etcd proposes every alarm request through Raft and answers without a header.
+        self.member.consume_log_entry();
+        match AlarmAction::try_from(req.action) {
+            Ok(AlarmAction::Get) => Ok(Response::new(AlarmResponse { header: None, alarms: Vec::new() })),
+            // fake-etcd never runs out of space and never detects corruption, so it raises no alarms; a
+            // client that raises one by hand is told so rather than silently ignored.
+            _ => Err(EtcdError::Unimplemented("activating or deactivating alarms").into()),
+        }
+    }
+
+    async fn status(&self, _req: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {
+        let facts = self.member.status_facts();
+        let db_size = EMPTY_DB_SIZE_BYTES + facts.db_size_bytes;
+        let term = self.member.config().single_member_term.0;
+        Ok(Response::new(StatusResponse {
+            header: Some(self.member.header(facts.revision)),
+            version: ETCD_VERSION.to_string(),
+            db_size,
+            leader: self.member.config().member_id.0,
+            raft_index: facts.raft_index,
+            raft_term: term,
+            raft_applied_index: facts.raft_index,
+            errors: Vec::new(),
+            db_size_in_use: db_size,
+            is_learner: false,
+        }))
+    }
+
+    async fn defragment(&self, _req: Request<DefragmentRequest>) -> Result<Response<DefragmentResponse>, Status> {
+        // Nothing to defragment in memory; the request succeeds as it does on etcd.
+        let revision = self.member.status_facts().revision;
+        Ok(Response::new(DefragmentResponse { header: Some(self.member.header(revision)) }))
+    }
+
+    async fn hash(&self, _req: Request<HashRequest>) -> Result<Response<HashResponse>, Status> {
+        let (hash, revision) = self.member.read(|sm| {
+            let rev = sm.mvcc.current_revision();
+            sm.mvcc.hash_kv(Revision::ZERO).map(|(h, _)| (h, rev.0))
+        })?;
+        Ok(Response::new(HashResponse { header: Some(self.member.header(revision)), hash }))
+    }
+
+    async fn hash_kv(&self, req: Request<HashKvRequest>) -> Result<Response<HashKvResponse>, Status> {
+        let req = req.into_inner();
+        let (hash, compact, revision) = self.member.read(|sm| {
+            let rev = sm.mvcc.current_revision();
+            sm.mvcc.hash_kv(Revision(req.revision)).map(|(h, c)| (h, c, rev.0))
+        })?;
+        Ok(Response::new(HashKvResponse {
+            header: Some(self.member.header(revision)),
+            hash,
+            compact_revision: compact.0,
+            hash_revision: 0,
+        }))
+    }
+
+    type SnapshotStream = ChannelStream<SnapshotResponse>;
+
+    async fn snapshot(&self, _req: Request<SnapshotRequest>) -> Result<Response<Self::SnapshotStream>, Status> {
+        // etcdctl expects a bbolt database file; fake-etcd keeps no such file.
+        Err(EtcdError::Unimplemented("Maintenance.Snapshot (a bbolt database image)").into())
+    }
+
+    async fn move_leader(&self, req: Request<MoveLeaderRequest>) -> Result<Response<MoveLeaderResponse>, Status> {
+        let target = req.into_inner().target_id;
+        // With one member the only valid transferee is the leader itself, which is already leader.
+        if target != self.member.config().member_id.0 {
+            return Err(EtcdError::BadLeaderTransferee.into());
+        }
+        let revision = self.member.status_facts().revision;
+        Ok(Response::new(MoveLeaderResponse { header: Some(self.member.header(revision)) }))
+    }
+}

@@ -1,0 +1,42 @@
+//! The Watch service: one task per gRPC stream feeds client requests to the member's watch hub and
+//! resumes a stalled stream once its client has drained it.
+
+use std::sync::Arc;
+
+use etcd_proto::etcdserverpb::watch_server::Watch;
+use etcd_proto::etcdserverpb::WatchRequest;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::member::Member;
+use super::outbox::OutboundStream;
+
+#[derive(Clone)]
+pub struct WatchService {
+    pub member: Arc<Member>,
+}
+
+#[tonic::async_trait]
+impl Watch for WatchService {
+    type WatchStream = OutboundStream;
+
+    async fn watch(&self, req: Request<Streaming<WatchRequest>>) -> Result<Response<Self::WatchStream>, Status> {
+        let mut inbound = req.into_inner();
+        let (stream, outbound, drained) = self.member.open_watch_stream();
+        let member = self.member.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    msg = inbound.message() => match msg {
+                        Ok(Some(req)) => member.watch_request(stream, req),
+                        // The client closed its side or the connection broke: the stream is over.
+                        Ok(None) | Err(_) => break,
+                    },
+                    _ = drained.notified() => member.watch_drained(stream),
+                }
+            }
+            member.close_watch_stream(stream);
+        });
+        Ok(Response::new(outbound))
+    }
+}
