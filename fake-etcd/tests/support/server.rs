@@ -75,8 +75,8 @@ pub const MEMBER_NAME: &str = "kubesim-1";
 /// How long a member may take to answer its first request (real etcd elects itself after about a second).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How often a start is retried with fresh ports when the process dies before it is ready, which is what a
-/// port taken between probe and bind looks like.
+/// How often a start is tried with fresh ports when the member fails because a port was taken between our
+/// probe and its bind (any other failure is final at once).
 const START_ATTEMPTS: usize = 3;
 
 /// Numbers the directories of this process's servers.
@@ -89,7 +89,13 @@ impl Server {
         for _ in 0..START_ATTEMPTS {
             match Server::try_start(peer, disk) {
                 Ok(server) => return server,
-                Err(failure) => failures.push(failure),
+                Err(failure) => {
+                    let port_taken = failure.to_lowercase().contains("already in use");
+                    failures.push(failure);
+                    if !port_taken {
+                        break;
+                    }
+                }
             }
         }
         panic!("{} did not start:\n{}", peer.label(), failures.join("\n---\n"));
