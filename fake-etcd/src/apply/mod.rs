@@ -9,8 +9,17 @@
 //!
 //! Responses carry a header with only `revision` set; the shell stamps cluster id, member id and term.
 //! What this module must not do: read a clock, pick lease ids, or know about watchers and streams.
+//!
+//! [`Millis`]: crate::types::Millis
 
+mod compare;
+mod range;
 mod state;
+mod txn;
 pub mod validate;
+mod write_ops;
+
+#[cfg(test)]
+mod tests;
 
 pub use state::{Applied, Command, CommandResponse, StateMachine};

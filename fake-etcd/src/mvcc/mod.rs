@@ -12,7 +12,13 @@
 //! What this module must not do: interpret requests (sorting, filters, txn compares, leases are the
 //! `apply` layer's job), or know about watchers (the `watch` hub reads [`MvccStore::events`]).
 
+mod key_index;
+mod record_log;
 mod store;
+mod write_txn;
+
+#[cfg(test)]
+mod tests;
 
 pub use store::{MvccStore, RangeOptions, RangeResult, WriteTxn};
 
@@ -25,7 +31,10 @@ pub use store::{MvccStore, RangeOptions, RangeResult, WriteTxn};
 pub enum KeyRange {
     Single(Vec<u8>),
     /// `end == None` means unbounded above.
-    Span { start: Vec<u8>, end: Option<Vec<u8>> },
+    Span {
+        start: Vec<u8>,
+        end: Option<Vec<u8>>,
+    },
 }
 
 impl KeyRange {
@@ -43,9 +52,7 @@ impl KeyRange {
     pub fn contains(&self, k: &[u8]) -> bool {
         match self {
             KeyRange::Single(key) => key.as_slice() == k,
-            KeyRange::Span { start, end } => {
-                k >= start.as_slice() && end.as_ref().is_none_or(|e| k < e.as_slice())
-            }
+            KeyRange::Span { start, end } => k >= start.as_slice() && end.as_ref().is_none_or(|e| k < e.as_slice()),
         }
     }
 }

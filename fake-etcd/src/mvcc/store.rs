@@ -1,10 +1,15 @@
-//! `MvccStore`: the key index, the revision-ordered record log, and write transactions over them.
+//! `MvccStore`: the key index, the revision-ordered record log, reads at a revision, compaction, and the
+//! event history that watchers replay.
 
 use etcd_proto::mvccpb::{Event, KeyValue};
 
+use super::key_index::{Change, KeyIndex, RevPair};
+use super::record_log::{Record, RecordLog};
 use super::KeyRange;
 use crate::error::EtcdError;
-use crate::types::{LeaseId, Revision};
+use crate::types::Revision;
+
+pub use super::write_txn::WriteTxn;
 
 /// What to read. `rev == Revision(0)` (or negative) means the current revision.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,106 +31,219 @@ pub struct RangeResult {
     pub count: i64,
 }
 
-#[derive(Debug, Default)]
-pub struct MvccStore {}
+#[derive(Debug)]
+pub struct MvccStore {
+    pub(super) index: KeyIndex,
+    pub(super) log: RecordLog,
+    pub(super) current_rev: i64,
+    /// etcd's `compactMainRev`: -1 until the first compaction. etcd lets that first compaction be at
+    /// revision 0, and reports -1 in HashKV before it, so the raw value is kept rather than a clamped one.
+    compact_main_rev: i64,
+}
+
+impl Default for MvccStore {
+    fn default() -> Self {
+        MvccStore::new()
+    }
+}
+
+/// A key live in a read, before its value is fetched: values are only cloned for the kvs actually returned,
+/// so that counting a large range stays cheap.
+pub(super) enum Live<'a> {
+    /// A put already committed to the store, found through the index.
+    Stored(&'a [u8], RevPair),
+    /// A put made earlier in the current write transaction.
+    Pending(&'a KeyValue),
+}
+
+impl Live<'_> {
+    pub(super) fn key(&self) -> &[u8] {
+        match self {
+            Live::Stored(key, _) => key,
+            Live::Pending(kv) => &kv.key,
+        }
+    }
+}
 
 impl MvccStore {
     pub fn new() -> MvccStore {
-        todo!()
+        MvccStore { index: KeyIndex::default(), log: RecordLog::default(), current_rev: 1, compact_main_rev: -1 }
     }
 
     /// The revision of the last committed write; 1 for an empty store.
     pub fn current_revision(&self) -> Revision {
-        todo!()
+        Revision(self.current_rev)
     }
 
     /// The revision of the last compaction; 0 before any.
     pub fn compact_revision(&self) -> Revision {
-        todo!()
+        Revision(self.compact_main_rev.max(0))
+    }
+
+    /// etcd's raw `compactMainRev`: -1 before the first compaction, which may itself be at revision 0.
+    /// HashKV reports this value, and a txn's Range with a negative revision is checked against it
+    /// (`checkRequestRange`), so `revision = -1` is accepted in a txn only before any compaction.
+    pub fn compact_revision_raw(&self) -> Revision {
+        Revision(self.compact_main_rev)
     }
 
     /// Reads `range` at `opts.rev`. Errors: `Compacted` below the compaction revision, `FutureRev` above
     /// the current revision.
     pub fn range(&self, range: &KeyRange, opts: RangeOptions) -> Result<RangeResult, EtcdError> {
-        let _ = (range, opts);
-        todo!()
+        let rev = self.resolve_read_rev(opts.rev, self.current_rev)?;
+        let live = self.index.live(range, rev).map(|(key, at)| Live::Stored(key, at));
+        Ok(self.collect(live, rev, &opts))
     }
 
     /// Starts a write transaction at revision `current + 1`. It commits when [`WriteTxn::end`] is called;
     /// a transaction that changed nothing leaves the revision where it was.
     pub fn write(&mut self) -> WriteTxn<'_> {
-        todo!()
+        WriteTxn::new(self)
     }
 
     /// Compacts history at `rev`. Errors: `Compacted` if `rev <= compact_revision`, `FutureRev` if
     /// `rev > current_revision`. Records at exactly `rev` stay readable for watchers, tombstones included
     /// (the fixed behaviour of etcd #18089 / #19179), but a range at `rev` does not return deleted keys.
     pub fn compact(&mut self, rev: Revision) -> Result<(), EtcdError> {
-        let _ = rev;
-        todo!()
+        if rev.0 <= self.compact_main_rev {
+            return Err(EtcdError::Compacted);
+        }
+        if rev.0 > self.current_rev {
+            return Err(EtcdError::FutureRev);
+        }
+        self.compact_main_rev = rev.0;
+        self.index.compact(rev.0);
+        // A record below `rev` survives only as the newest put of its key at or before `rev`, which the
+        // compacted index still points at (as its oldest change). Records at `rev` and above all stay, so
+        // that a watcher starting at `rev` still sees a delete made at `rev`.
+        let index = &self.index;
+        self.log.retain_below(rev.0, |at, record| {
+            index.get(record.key()).and_then(|history| history.first()).is_some_and(|c| c.rev == at)
+        });
+        Ok(())
     }
 
     /// Every change to a key in `range` with revision in `[from, to]`, in (revision, sub-revision) order, as
     /// watch events: a PUT carries the full kv, a DELETE carries only `key` and `mod_revision`; `prev_kv` is
     /// never filled here. Errors with `Compacted` if `from < compact_revision`.
     pub fn events(&self, range: &KeyRange, from: Revision, to: Revision) -> Result<Vec<Event>, EtcdError> {
-        let _ = (range, from, to);
-        todo!()
+        if from.0 < self.compact_main_rev {
+            return Err(EtcdError::Compacted);
+        }
+        Ok(self
+            .log
+            .between(from.0, to.0)
+            .filter(|(_, record)| range.contains(record.key()))
+            .map(|(at, record)| record.to_event(*at))
+            .collect())
     }
 
     /// A CRC-32C over every record with revision `<= rev` that is still stored (after compaction), in
-    /// revision order, and the compaction revision it covers. `rev == 0` means the current revision.
+    /// revision order, and the compaction revision it covers (-1 before any compaction, as etcd reports).
+    /// `rev == 0` means the current revision. Errors as etcd's `HashByRev`: `Compacted` if
+    /// `0 < rev <= compact_revision`, `FutureRev` if `rev > current_revision`.
     /// Members with the same history hash the same; the value is not comparable with real etcd's.
     pub fn hash_kv(&self, rev: Revision) -> Result<(u32, Revision), EtcdError> {
-        let _ = rev;
-        todo!()
+        if rev.0 > 0 && rev.0 <= self.compact_main_rev {
+            return Err(EtcdError::Compacted);
+        }
+        if rev.0 > self.current_rev {
+            return Err(EtcdError::FutureRev);
+        }
+        let upto = if rev.0 <= 0 { self.current_rev } else { rev.0 };
+        let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+        let mut digest = crc.digest();
+        for (at, record) in self.log.upto(upto) {
+            digest.update(&at.main.to_be_bytes());
+            digest.update(&at.sub.to_be_bytes());
+            match record {
+                Record::Put(kv) => {
+                    digest.update(&[1]);
+                    hash_bytes(&mut digest, &kv.key);
+                    hash_bytes(&mut digest, &kv.value);
+                    digest.update(&kv.create_revision.to_be_bytes());
+                    digest.update(&kv.version.to_be_bytes());
+                    digest.update(&kv.lease.to_be_bytes());
+                }
+                Record::Tombstone(key) => {
+                    digest.update(&[0]);
+                    hash_bytes(&mut digest, key);
+                }
+            }
+        }
+        Ok((digest.finalize(), Revision(self.compact_main_rev)))
     }
 
     /// Approximate bytes held (keys + values of every stored record), for Maintenance.Status's dbSize.
     pub fn size_bytes(&self) -> i64 {
-        todo!()
+        self.log.size_bytes()
+    }
+
+    /// etcd's `rangeKeys` revision rules: above `latest` is a future revision (checked on the raw request),
+    /// zero or negative means `latest`, below the compaction revision is compacted (equal is readable).
+    pub(super) fn resolve_read_rev(&self, requested: Revision, latest: i64) -> Result<i64, EtcdError> {
+        if requested.0 > latest {
+            return Err(EtcdError::FutureRev);
+        }
+        let rev = if requested.0 <= 0 { latest } else { requested.0 };
+        if rev < self.compact_main_rev {
+            return Err(EtcdError::Compacted);
+        }
+        Ok(rev)
+    }
+
+    /// Counts every live key and clones the first `limit` of them (none for `count_only`).
+    pub(super) fn collect<'a>(
+        &'a self,
+        live: impl Iterator<Item = Live<'a>>,
+        rev: i64,
+        opts: &RangeOptions,
+    ) -> RangeResult {
+        let n_wanted = if opts.count_only {
+            0
+        } else if opts.limit > 0 {
+            opts.limit as usize
+        } else {
+            usize::MAX
+        };
+        let mut kvs = Vec::new();
+        let mut count = 0i64;
+        for item in live {
+            count += 1;
+            if kvs.len() < n_wanted {
+                kvs.push(match item {
+                    Live::Stored(key, at) => self.log.put_at(at, key).clone(),
+                    Live::Pending(kv) => kv.clone(),
+                });
+            }
+        }
+        debug_assert!(kvs.windows(2).all(|w| w[0].key < w[1].key), "range results must be in key order");
+        RangeResult { kvs, rev: Revision(rev), count }
+    }
+
+    /// The kv of `key` live at the current revision, if any.
+    pub(super) fn live_kv(&self, key: &[u8]) -> Option<&KeyValue> {
+        let at = self.index.get(key)?.live_at(self.current_rev)?;
+        Some(self.log.put_at(at, key))
+    }
+
+    /// Commits the changes of one write transaction at `current + 1`, sub-revisions in change order.
+    pub(super) fn commit(&mut self, changes: &[Event]) {
+        let rev = self.current_rev + 1;
+        for (sub, event) in changes.iter().enumerate() {
+            let at = RevPair::new(rev, sub as i64);
+            let kv = event.kv.as_ref().expect("events made by a write txn carry a kv");
+            let tombstone = event.r#type == etcd_proto::mvccpb::event::EventType::Delete as i32;
+            self.index.push(&kv.key, Change { rev: at, tombstone });
+            let record = if tombstone { Record::Tombstone(kv.key.clone()) } else { Record::Put(kv.clone()) };
+            self.log.insert(at, record);
+        }
+        self.current_rev = rev;
     }
 }
 
-/// A write transaction: every change gets the same main revision (`store.current + 1`) and increasing
-/// sub-revisions. Reads through it see its own earlier writes.
-pub struct WriteTxn<'a> {
-    store: &'a mut MvccStore,
-}
-
-impl WriteTxn<'_> {
-    /// The revision this transaction writes at.
-    pub fn rev(&self) -> Revision {
-        let _ = &self.store;
-        todo!()
-    }
-
-    /// Reads like [`MvccStore::range`], except that a read at the latest revision sees this transaction's
-    /// changes so far.
-    pub fn range(&self, range: &KeyRange, opts: RangeOptions) -> Result<RangeResult, EtcdError> {
-        let _ = (range, opts);
-        todo!()
-    }
-
-    /// Puts `key = value` with `lease` and returns the previous kv if the key existed.
-    pub fn put(&mut self, key: &[u8], value: Vec<u8>, lease: LeaseId) -> Option<KeyValue> {
-        let _ = (key, value, lease);
-        todo!()
-    }
-
-    /// Deletes every live key in `range` and returns their previous kvs in key order.
-    pub fn delete_range(&mut self, range: &KeyRange) -> Vec<KeyValue> {
-        let _ = range;
-        todo!()
-    }
-
-    /// The changes made so far, as watch events (see [`MvccStore::events`]).
-    pub fn changes(&self) -> &[Event] {
-        todo!()
-    }
-
-    /// Commits: bumps the store revision if anything changed, and returns the changes.
-    pub fn end(self) -> Vec<Event> {
-        todo!()
-    }
+fn hash_bytes(digest: &mut crc::Digest<'_, u32>, bytes: &[u8]) {
+    // Length-prefixed so that ("ab", "c") and ("a", "bc") hash differently.
+    digest.update(&(bytes.len() as u64).to_be_bytes());
+    digest.update(bytes);
 }

@@ -1,16 +1,24 @@
 //! `WatchHub`: streams, watchers, and the responses they are owed.
 
-use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
+use std::collections::BTreeMap;
+
+use etcd_proto::etcdserverpb::watch_request::RequestUnion;
+use etcd_proto::etcdserverpb::{WatchCreateRequest, WatchRequest, WatchResponse};
 use etcd_proto::mvccpb::Event;
 
+use super::catch_up::catch_up;
+use super::respond::{canceled, create_failed, created, deliver, event_rev, progress};
+use super::stream::Stream;
+use super::watcher::{WatchSpec, Watcher};
 use crate::mvcc::MvccStore;
+use crate::types::Revision;
 
 /// Identifies one gRPC Watch stream within a member.
 pub type StreamId = u64;
 
 #[derive(Clone, Copy, Debug)]
 pub struct HubConfig {
-    /// Responses of fragmenting watchers are split above this many encoded bytes (`--max-request-bytes`).
+    /// Responses of fragmenting watchers are split at or above this many encoded bytes (`--max-request-bytes`).
     pub max_request_bytes: usize,
     /// At most this many revisions per catch-up response (etcd's `watchBatchMaxRevs`).
     pub batch_max_revs: usize,
@@ -22,59 +30,185 @@ impl Default for HubConfig {
     }
 }
 
+/// Every call that takes the store expects it to be the one the hub has been notified of: the shell calls
+/// [`WatchHub::notify`] after each commit that changed something, before any other call.
 #[derive(Debug, Default)]
-pub struct WatchHub {}
+pub struct WatchHub {
+    config: HubConfig,
+    /// Ordered, so that responses for several streams go out in stream order.
+    streams: BTreeMap<StreamId, Stream>,
+    next_stream: StreamId,
+}
 
 impl WatchHub {
     pub fn new(config: HubConfig) -> WatchHub {
-        let _ = config;
-        todo!()
+        assert!(config.batch_max_revs > 0, "a catch-up batch must hold at least one revision");
+        WatchHub { config, streams: BTreeMap::new(), next_stream: 0 }
     }
 
     pub fn open_stream(&mut self) -> StreamId {
-        todo!()
+        let id = self.next_stream;
+        self.next_stream += 1;
+        self.streams.insert(id, Stream::default());
+        id
     }
 
     /// Drops the stream and all its watchers.
     pub fn close_stream(&mut self, stream: StreamId) {
-        let _ = stream;
-        todo!()
+        self.streams.remove(&stream);
     }
 
     /// One request received on `stream` (create, cancel or progress); returns what to send on it, in order.
+    ///
+    /// - create: the created response (or a failed create: `created` and `canceled`, watch id -1, etcd's
+    ///   reason), then, on a stream that is not stalled, the catch-up from its start revision or a
+    ///   compaction cancel;
+    /// - cancel: `canceled` for that id; nothing for an id the stream does not know, as etcd;
+    /// - progress: `{watch_id: -1, header.revision: current}` once every watcher on the stream is synced
+    ///   (possibly from a later `notify` or `sync`); nothing on a stream without watchers, as etcd.
     pub fn handle(&mut self, stream: StreamId, req: WatchRequest, store: &MvccStore) -> Vec<WatchResponse> {
-        let _ = (stream, req, store);
-        todo!()
+        let current = store.current_revision();
+        self.check(current);
+        let config = self.config;
+        let Some(s) = self.streams.get_mut(&stream) else {
+            debug_assert!(false, "request on unknown stream {stream}");
+            return Vec::new();
+        };
+        let mut out = match req.request_union {
+            Some(RequestUnion::CreateRequest(create)) => create_watcher(s, &create, store, &config),
+            Some(RequestUnion::CancelRequest(cancel)) => {
+                if s.cancel(cancel.watch_id) {
+                    vec![canceled(cancel.watch_id, current)]
+                } else {
+                    Vec::new()
+                }
+            }
+            Some(RequestUnion::ProgressRequest(_)) => {
+                s.request_progress();
+                Vec::new()
+            }
+            // etcd ignores a request it does not understand rather than failing the stream.
+            None => Vec::new(),
+        };
+        out.extend(s.answer_progress(current));
+        self.check(current);
+        out
     }
 
     /// A write committed `events` (all at one revision, in sub-revision order); returns the responses owed to
     /// synced watchers, grouped per stream in watcher-id order, streams ascending.
     pub fn notify(&mut self, events: &[Event], store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
-        let _ = (events, store);
-        todo!()
+        let Some(first) = events.first() else {
+            return Vec::new();
+        };
+        let rev = event_rev(first);
+        debug_assert!(events.iter().all(|ev| event_rev(ev) == rev), "one commit, one revision");
+        debug_assert_eq!(rev, store.current_revision(), "notify right after the commit");
+        self.check(rev.prev());
+        let max_request_bytes = self.config.max_request_bytes;
+        let mut out = Vec::new();
+        for (&sid, s) in &mut self.streams {
+            for (&id, w) in &mut s.watchers {
+                if !w.synced {
+                    continue;
+                }
+                let owed: Vec<&Event> = events.iter().filter(|ev| w.is_owed(ev)).collect();
+                // Live responses carry the revision of their events.
+                out.extend(deliver(w, id, owed, rev, store, max_request_bytes).into_iter().map(|r| (sid, r)));
+                // A watcher waiting for a future start revision keeps waiting.
+                w.next = w.next.max(rev.next());
+            }
+            out.extend(s.answer_progress(rev).map(|r| (sid, r)));
+        }
+        self.check(rev);
+        out
     }
 
     /// The stream's outbound buffer is full: its watchers stop receiving live events and fall behind.
     pub fn stall(&mut self, stream: StreamId) {
-        let _ = stream;
-        todo!()
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.stall();
+        }
     }
 
     /// Catches up unsynced watchers of streams that are not stalled (and answers progress requests that were
-    /// waiting for them). `unstall` lifts the stall on that stream first.
+    /// waiting for them). `unstall` lifts the stall on that stream first. A watcher that compaction overtook
+    /// while it was behind gets a compaction cancel instead of its events.
     pub fn sync(&mut self, unstall: Option<StreamId>, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
-        let _ = (unstall, store);
-        todo!()
+        let current = store.current_revision();
+        self.check(current);
+        if let Some(s) = unstall.and_then(|sid| self.streams.get_mut(&sid)) {
+            s.stalled = false;
+        }
+        let config = self.config;
+        let mut out = Vec::new();
+        for (&sid, s) in &mut self.streams {
+            if s.stalled {
+                continue;
+            }
+            let behind: Vec<i64> = s.watchers.iter().filter(|(_, w)| !w.synced).map(|(&id, _)| id).collect();
+            for id in behind {
+                out.extend(catch_up(s, id, store, &config).into_iter().map(|r| (sid, r)));
+            }
+            out.extend(s.answer_progress(current).map(|r| (sid, r)));
+        }
+        self.check(current);
+        out
     }
 
-    /// The periodic progress tick (`--experimental-watch-progress-notify-interval`).
+    /// The periodic progress tick (`--experimental-watch-progress-notify-interval`): each watcher created with
+    /// `progress_notify` that is synced and got no events since the previous tick gets an empty response at
+    /// the current revision.
     pub fn progress_tick(&mut self, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
-        let _ = store;
-        todo!()
+        let current = store.current_revision();
+        self.check(current);
+        let mut out = Vec::new();
+        for (&sid, s) in &mut self.streams {
+            for (&id, w) in &mut s.watchers {
+                if !w.spec.progress_notify {
+                    continue;
+                }
+                if w.quiet && w.progress_ready(current) {
+                    out.push((sid, progress(id, current)));
+                }
+                w.quiet = true;
+            }
+        }
+        self.check(current);
+        out
     }
 
     /// How many watchers are registered, over all streams.
     pub fn watcher_count(&self) -> usize {
-        todo!()
+        self.streams.values().map(|s| s.watchers.len()).sum()
     }
+
+    fn check(&self, current: Revision) {
+        if cfg!(debug_assertions) {
+            for s in self.streams.values() {
+                s.check(current);
+            }
+        }
+    }
+}
+
+/// Validates and registers a watcher; returns the created response and whatever it is owed right away.
+fn create_watcher(
+    s: &mut Stream,
+    req: &WatchCreateRequest,
+    store: &MvccStore,
+    config: &HubConfig,
+) -> Vec<WatchResponse> {
+    let current = store.current_revision();
+    let registered = WatchSpec::parse(req).and_then(|spec| Ok((s.allocate_id(req.watch_id)?, spec)));
+    let (id, spec) = match registered {
+        Ok(registered) => registered,
+        Err(err) => return vec![create_failed(err.reason(), current)],
+    };
+    s.watchers.insert(id, Watcher::new(spec, current));
+    let mut out = vec![created(id, current)];
+    if !s.stalled {
+        out.extend(catch_up(s, id, store, config));
+    }
+    out
 }

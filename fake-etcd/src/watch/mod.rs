@@ -15,8 +15,36 @@
 //! - progress: periodic for synced watchers with `progress_notify` that got no event since the last tick;
 //!   on request (`watch_id = -1`) only once every watcher on the stream is synced (etcd #15220, fixed).
 //!
-//! Headers carry only `revision`; the shell stamps cluster id, member id and term.
+//! Details that clients can see, each as etcd 3.4 has it (the fixes of later 3.4 releases included):
+//! - watch ids are per stream; 0 asks for the next free one, and auto ids never go back. A watcher canceled
+//!   by compaction keeps its id taken until the client cancels it (clientv3 does, and gets `canceled`);
+//! - a create is refused for a negative start revision (3.4.38), an empty range, or an id in use, in that
+//!   order; a cancel of an unknown id is not answered;
+//! - catch-up batches count revisions before the NOPUT/NODELETE filters apply, and a response the filters
+//!   leave empty is not sent;
+//! - a watcher whose requested start revision is still above the store's gets no progress notification,
+//!   periodic or requested (#20221, fixed in 3.4.38); a start of 0 never holds progress back;
+//! - several progress requests waiting on one stream get one answer; a stream without watchers gets none;
+//! - a fragmenting watcher's response of at least `max_request_bytes` with two or more events is split
+//!   into pieces below the limit (a piece takes at least one event), `fragment = true` on all but the last.
+//!
+//! Headers carry only `revision`; the shell stamps cluster id, member id and term, so the fragment sizes do
+//! not count those few bytes.
+//!
+//! Invariants, asserted in debug builds on entry to and exit from every call that sees the store: a
+//! watcher's delivered revisions strictly increase; a synced watcher's next revision is `current + 1`
+//! (or its start revision, while that is still in the future); a watcher is synced exactly when its stream
+//! is not stalled; a waiting progress request has a watcher that is not ready for it.
 
+mod catch_up;
+mod fragment;
 mod hub;
+mod respond;
+mod stream;
+mod watcher;
+mod wire_size;
+
+#[cfg(test)]
+mod tests;
 
 pub use hub::{HubConfig, StreamId, WatchHub};
