@@ -48,9 +48,12 @@ fn random_operations_get_the_same_answers_as_from_real_etcd() {
     }
     assert!(
         report.differences.is_empty(),
-        "{} operation(s) answered differently (seed {seed:#x}; the run stops after {MAX_DIFFERENCES}):\n\n{}",
+        "{} operation(s) answered differently (seed {seed:#x}; the run stops after {MAX_DIFFERENCES}):\n\n{}\n\n\
+         {}'s log:\n{}",
         report.differences.len(),
-        report.differences.join("\n\n")
+        report.differences.join("\n\n"),
+        under_test.label(),
+        log_excerpt(&other.log())
     );
     // The mix must have exercised what it claims to, or a passing run would mean little.
     for kind in ["put", "delete", "range", "txn", "compact", "lease grant", "lease revoke"] {
@@ -148,6 +151,20 @@ fn describe(index: usize, op: &Op, model: &Model, real: &Outcome, other: &Outcom
         real.text.replace('\n', "\n    "),
         other.text.replace('\n', "\n    ")
     )
+}
+
+/// The first panic in a server log (the cause; later ones are usually its consequences) and its last lines.
+fn log_excerpt(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let first_panic = lines.iter().position(|l| l.contains("panicked at"));
+    let mut out = String::new();
+    if let Some(at) = first_panic {
+        out.push_str("first panic:\n");
+        out.push_str(&lines[at..(at + 2).min(lines.len())].join("\n"));
+        out.push_str("\nlast lines:\n");
+    }
+    out.push_str(&lines[lines.len().saturating_sub(20)..].join("\n"));
+    out
 }
 
 fn env_number(name: &str) -> Option<u64> {

@@ -148,7 +148,10 @@ impl Server {
             .arg(&peer_url)
             .arg("--initial-cluster")
             .arg(format!("{MEMBER_NAME}={peer_url}"));
+        // A panic's message and location are what a failure report needs; a backtrace would push them out of
+        // the log tail that failure messages quote.
         cmd.env_remove("ETCD_NAME")
+            .env("RUST_BACKTRACE", "0")
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
             .stderr(log);
