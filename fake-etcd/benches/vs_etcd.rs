@@ -7,7 +7,9 @@
 //! compare-and-swap shape) and each client count (1 and 16 connections, each issuing one request at a
 //! time), the servers are loaded for a fixed time in turn, and the table shows ops/s and the ratio
 //! fake-etcd / etcd. `KUBESIM_BENCH_SECS` sets the seconds per measurement (default 3; the whole run takes
-//! about 12 times that plus startup). `KUBESIM_UNDER_TEST=etcd` puts real etcd on both sides.
+//! about 12 times that plus startup). `KUBESIM_UNDER_TEST=etcd` puts real etcd on both sides. Run without
+//! cargo bench's `--bench` argument (as `cargo test --benches` does), it only checks that every workload
+//! runs, with 0.2 s per measurement.
 //!
 //! No timing is asserted: the machine is shared, and the figures are for reading. Any request error fails
 //! the run, because throughput of failing requests would mean nothing.
@@ -63,7 +65,11 @@ mod bench {
         if cfg!(debug_assertions) {
             println!("note: built without optimizations (run through `cargo bench` for release figures)");
         }
-        let secs = std::env::var("KUBESIM_BENCH_SECS").ok().map_or(3.0, |s| s.parse::<f64>().expect("KUBESIM_BENCH_SECS"));
+        let benchmarking = std::env::args().any(|a| a == "--bench");
+        let default_secs = if benchmarking { 3.0 } else { 0.2 };
+        let secs = std::env::var("KUBESIM_BENCH_SECS")
+            .ok()
+            .map_or(default_secs, |s| s.parse::<f64>().expect("KUBESIM_BENCH_SECS"));
         let duration = Duration::from_secs_f64(secs);
         let under_test = Peer::under_test();
         // Servers are started on this thread and stay on it (see support::server).
@@ -72,7 +78,7 @@ mod bench {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
 
         println!("vs_etcd: {secs} s per measurement, loopback, etcd data on tmpfs");
-        println!("{:<8} {:>7} {:>14} {:>14} {:>10}", "workload", "clients", "etcd ops/s", format!("{} ops/s", under_test.label()), "fake/etcd");
+        println!("{:<8} {:>7} {:>14} {:>16} {:>10}", "workload", "clients", "etcd ops/s", format!("{} ops/s", under_test.label()), "fake/etcd");
         let mut failed = Vec::new();
         runtime.block_on(async {
             for server in [&real, &other] {
@@ -84,7 +90,7 @@ mod bench {
                     let b = measure(&other, workload, clients, duration).await;
                     let (ra, rb) = (a.ops as f64 / secs, b.ops as f64 / secs);
                     println!(
-                        "{:<8} {:>7} {:>14.0} {:>14.0} {:>10.2}",
+                        "{:<8} {:>7} {:>14.0} {:>16.0} {:>10.2}",
                         format!("{workload:?}").to_lowercase(),
                         clients,
                         ra,

@@ -18,7 +18,8 @@ pub struct CmdOutput {
 /// short enough that a server that never answers fails the test instead of stalling it.
 const GUARD_SECS: &str = "60";
 
-/// Runs `etcdctl --endpoints=<endpoint> <args>`, feeding `stdin` if given.
+/// Runs `etcdctl --endpoints=<endpoint> <args>`, feeding `stdin` if given; when `args` carry their own
+/// `--endpoints`, those are used instead.
 ///
 /// With `timeout_secs`, the command runs under coreutils `timeout`, exactly as in the recorded transcript
 /// (`timeout 3 etcdctl … watch …`), so a command that is still running then ends with exit code 124.
@@ -31,7 +32,11 @@ pub fn run(endpoint: &str, args: &[String], stdin: Option<&str>, timeout_secs: O
         Some(secs) => cmd.arg(secs),
         None => cmd.args(["-k", "5", GUARD_SECS]),
     };
-    cmd.arg(&etcdctl).arg(format!("--endpoints={endpoint}")).args(args);
+    cmd.arg(&etcdctl);
+    if !args.iter().any(|a| a.starts_with("--endpoints")) {
+        cmd.arg(format!("--endpoints={endpoint}"));
+    }
+    cmd.args(args);
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("ETCDCTL_API", "3")

@@ -27,7 +27,7 @@ const BACKGROUND_DELAY: Duration = Duration::from_secs(1);
 /// Runs `script` against `server` and returns the raw (not yet normalized) transcript.
 pub fn run(script: &Script, server: &Server) -> String {
     let endpoint = server.endpoint();
-    let mut vars: BTreeMap<String, String> = BTreeMap::new();
+    let mut vars: BTreeMap<String, String> = BTreeMap::from([("CLIENT_URL".to_string(), server.url())]);
     let mut transcript = String::new();
     let mut last_stdout = String::new();
     for step in &script.steps {

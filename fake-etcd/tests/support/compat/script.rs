@@ -13,8 +13,10 @@
 //! ! sleep 3.5                        wait (only for lease expiry, which is real time on both sides)
 //! ```
 //!
-//! `${NAME}` is substituted in arguments, standard input and background commands. Arguments are split like
-//! a shell does: by blanks, with '…' and "…" quoting and backslash escapes.
+//! `${NAME}` is substituted in arguments, standard input and background commands; `${CLIENT_URL}` is
+//! preset to the server's `http://127.0.0.1:<port>`. Commands get `--endpoints=127.0.0.1:<port>` unless they
+//! name their own `--endpoints`. Arguments are split like a shell does: by blanks, with '…' and "…" quoting
+//! and backslash escapes.
 
 use std::path::Path;
 
