@@ -5,6 +5,7 @@
 //! - [`lease`]: the lease table (sans IO, time passed in);
 //! - [`apply`]: the state machine committed requests are applied to (sans IO);
 //! - [`watch`]: the watch hub that turns commits into watch responses (sans IO);
+//! - [`raft`]: Raft replication (raft-rs `RawNode`) over a disk model with an explicit sync (sans IO, ticks);
 //! - [`service`]: the async gRPC shell (tonic, or madsim-tonic under `--cfg madsim`) that owns the clock,
 //!   the tickers and the streams.
 
@@ -12,9 +13,10 @@ pub mod apply;
 pub mod error;
 pub mod lease;
 pub mod mvcc;
+pub mod raft;
 pub mod service;
 pub mod types;
 pub mod watch;
 
 pub use error::EtcdError;
-pub use types::{ClusterId, LeaseId, MemberId, Millis, Revision, Term};
+pub use types::{ClusterId, LeaseId, LogIndex, MemberId, Millis, Revision, Term};

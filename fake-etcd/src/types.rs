@@ -28,7 +28,7 @@ impl fmt::Display for Revision {
 }
 
 /// A lease id. 0 means "no lease" on the wire; [`LeaseId::NONE`] names it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LeaseId(pub i64);
 
 impl LeaseId {
@@ -66,11 +66,27 @@ pub struct Term(pub u64);
 
 /// A point on the member's monotonic clock, in milliseconds since the member started. The cores never read a
 /// clock: the async shell passes `now` in (madsim's simulated clock under `--cfg madsim`, the real one otherwise).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Millis(pub u64);
 
 impl Millis {
     pub fn plus_s(self, seconds: i64) -> Millis {
         Millis(self.0.saturating_add((seconds.max(0) as u64).saturating_mul(1000)))
+    }
+}
+
+/// A position in the Raft log. Index 0 is "before the first entry": a fresh log is empty and its last index is 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LogIndex(pub u64);
+
+impl fmt::Display for LogIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }

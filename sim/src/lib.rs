@@ -2,5 +2,7 @@
 //! over madsim's simulated network ([`demo`]). The cluster builder, faults, trace, history and checkers
 //! come with the sim-harness issue.
 
+pub mod checker;
 #[cfg(madsim)]
 pub mod demo;
+pub mod history;

@@ -14,6 +14,7 @@
 
 mod compare;
 mod range;
+mod snapshot;
 mod state;
 mod txn;
 pub mod validate;
@@ -22,4 +23,5 @@ mod write_ops;
 #[cfg(test)]
 mod tests;
 
+pub use snapshot::SnapshotError;
 pub use state::{Applied, Command, CommandResponse, StateMachine};

@@ -45,7 +45,8 @@ impl KvRead for WriteTxn<'_> {
 }
 
 /// Serves one Range request:
-/// 1. with a sort order or a min/max filter, read everything; otherwise read `limit + 1` to learn `more`;
+/// 1. with a sort order or a min/max filter, read everything; otherwise read `limit + 1` to learn `more`
+///    (the raw order decides: a sort target with order NONE sorts only those `limit + 1` keys, as etcd does);
 /// 2. drop kvs outside the mod/create revision bounds;
 /// 3. sort (a target other than KEY with order NONE sorts ascending);
 /// 4. cut to `limit`, setting `more` if anything was cut;

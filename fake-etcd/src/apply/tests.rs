@@ -364,6 +364,22 @@ fn range_sort_filter_limit_count() {
         // Ties keep key order, both ways.
         ("version ascend", sort(SortTarget::Version, SortOrder::Ascend), &["a", "c", "d", "f", "b", "e"], 6, false),
         ("version descend", sort(SortTarget::Version, SortOrder::Descend), &["b", "e", "a", "c", "d", "f"], 6, false),
+        // etcd reads everything only if the raw sort order is set: a target with order NONE sorts just the
+        // first limit + 1 keys (measured on etcd 3.4.23).
+        (
+            "value, order NONE, limited",
+            RangeRequest { limit: 2, ..sort(SortTarget::Value, SortOrder::None) },
+            &["c", "b"],
+            6,
+            true,
+        ),
+        (
+            "value ascend, limited",
+            RangeRequest { limit: 2, ..sort(SortTarget::Value, SortOrder::Ascend) },
+            &["f", "e"],
+            6,
+            true,
+        ),
         (
             "sorted then limited",
             RangeRequest { limit: 2, ..sort(SortTarget::Mod, SortOrder::Descend) },

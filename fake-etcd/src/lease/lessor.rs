@@ -17,7 +17,7 @@ pub struct TimeToLive {
 }
 
 /// One granted lease.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Lease {
     /// The TTL in force (the requested one, raised to the minimum).
     ttl_s: i64,
@@ -32,7 +32,8 @@ impl Lease {
     }
 }
 
-#[derive(Debug, Default)]
+/// Serialisable for state-machine snapshots (`apply::StateMachine::snapshot`); the layout is internal.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Lessor {
     min_ttl_s: i64,
     leases: BTreeMap<LeaseId, Lease>,

@@ -10,7 +10,7 @@ use super::KeyRange;
 
 /// A (main, sub) revision: `main` is the store revision of the write transaction, `sub` the position of the
 /// change inside it. Ordered lexicographically, as etcd orders its backend keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RevPair {
     pub main: i64,
     pub sub: i64,
@@ -23,14 +23,14 @@ impl RevPair {
 }
 
 /// One change of one key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Change {
     pub rev: RevPair,
     pub tombstone: bool,
 }
 
 /// Every change of one key still needed for reads, oldest first.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct KeyHistory {
     changes: Vec<Change>,
 }
@@ -83,7 +83,7 @@ impl KeyHistory {
 }
 
 /// The index of every key with history still reachable by reads.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct KeyIndex {
     keys: BTreeMap<Vec<u8>, KeyHistory>,
 }

@@ -9,10 +9,10 @@ use etcd_proto::mvccpb::{event::EventType, Event, KeyValue};
 use super::key_index::RevPair;
 
 /// One stored change.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Record {
     /// The full key-value pair as of this put.
-    Put(KeyValue),
+    Put(#[serde(with = "kv_as_protobuf")] KeyValue),
     /// A deletion of this key.
     Tombstone(Vec<u8>),
 }
@@ -45,7 +45,7 @@ impl Record {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RecordLog {
     records: BTreeMap<RevPair, Record>,
     size_bytes: i64,
@@ -108,5 +108,22 @@ impl RecordLog {
 
     pub fn size_bytes(&self) -> i64 {
         self.size_bytes
+    }
+}
+
+/// A `KeyValue` in a state-machine snapshot, as its protobuf bytes: the wire type has no serde derives, and
+/// its own encoding is the one etcd stores in its backend too.
+mod kv_as_protobuf {
+    use etcd_proto::mvccpb::KeyValue;
+    use prost::Message as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(kv: &KeyValue, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&kv.encode_to_vec())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<KeyValue, D::Error> {
+        let bytes = <Vec<u8>>::deserialize(d)?;
+        KeyValue::decode(bytes.as_slice()).map_err(serde::de::Error::custom)
     }
 }

@@ -31,7 +31,8 @@ pub struct RangeResult {
     pub count: i64,
 }
 
-#[derive(Debug)]
+/// Serialisable for state-machine snapshots (`apply::StateMachine::snapshot`); the layout is internal.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct MvccStore {
     pub(super) index: KeyIndex,
     pub(super) log: RecordLog,

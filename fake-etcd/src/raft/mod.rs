@@ -1,0 +1,43 @@
+//! Raft replication for fake-etcd: raft-rs's `RawNode` (a port of etcd-raft) over a disk model with an
+//! explicit sync. Sans IO like the other cores: time comes in as ticks, messages come in through
+//! [`RaftNode::step`] and go out in an [`Output`]; nothing here is async, reads a clock, draws randomness or
+//! spawns a thread. The async shell (the service) owns timers, the peer transport and the state machine.
+//!
+//! Parts, one job each:
+//! - [`disk`]: the durable-state model. Writes are buffered until [`Disk::sync`]; a crash (re-opening from
+//!   the [`DurableDisk`] handle) loses everything not synced. A fault switch makes `sync` a silent no-op.
+//! - `storage`: raft-rs's `Storage` trait on top of [`Disk`].
+//! - [`config`]: [`RaftConfig`], etcd 3.4's settings by default, with the election timeout fixed per node
+//!   by the caller so that raft-rs's `thread_rng` never decides anything (DESIGN.md §4).
+//! - [`node`]: [`RaftNode`], the Ready loop in the order raft-rs 0.7 documents (persist, sync, send, apply),
+//!   folded into one call that returns plain data.
+//! - [`output`]: what one turn of the loop produced.
+//! - [`entry`]: how a [`Command`](crate::apply::Command) travels in a log entry, and the proposal id in the
+//!   entry context that lets the proposing member find the client waiting for it.
+//! - [`codec`]: Raft messages as bytes for the peer transport.
+//! - [`error`]: [`RaftError`], the one error type of this layer.
+//!
+//! Determinism: raft-rs draws each election timeout from `thread_rng`, which madsim does not intercept on
+//! Linux. [`RaftConfig::election_timeout_tick`] pins the draw to one value (`min = e`, `max = e + 1`), and
+//! the caller derives `e` from the simulation seed. raft-rs's own maps hash with a fixed FxHasher, so its
+//! message order is a function of its inputs.
+
+pub mod codec;
+pub mod config;
+pub mod disk;
+pub mod entry;
+pub mod error;
+pub mod node;
+pub mod output;
+mod storage;
+
+pub use config::RaftConfig;
+pub use disk::{Disk, DiskOptions, DiskState, DurableDisk};
+pub use entry::{decode_command, encode_command, ProposalId};
+pub use error::RaftError;
+pub use node::{NodeStatus, RaftNode};
+pub use output::{CommittedEntry, EntryKind, HardStateView, Output, Role, SnapshotData, SoftStateView};
+
+/// raft-rs's wire and log types, re-exported so that the shell and the tests name one version of them.
+pub use ::raft::eraftpb::{Entry, Message, MessageType, Snapshot};
+pub use ::raft::ReadState;
