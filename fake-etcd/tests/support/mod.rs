@@ -3,6 +3,8 @@
 //!
 //! Each test crate (and the benchmark, through `#[path]`) compiles this module on its own and uses a
 //! different part of it, so items unused by one crate are expected.
+// Real processes and sockets only: the simulation build has nothing to run here.
+#![cfg(not(madsim))]
 #![allow(dead_code)]
 
 pub mod etcdctl;

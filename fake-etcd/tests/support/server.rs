@@ -6,6 +6,9 @@
 //! dies (PR_SET_PDEATHSIG), so not even a killed test process leaves an etcd behind. Keep a `Server` on the
 //! thread that started it.
 
+// Real processes, real sockets, real time: the simulation build never compiles this.
+#![cfg(not(madsim))]
+
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
