@@ -4,8 +4,9 @@
 //! their cluster, member and lease ids, timings, database sizes and hashes, and the timestamps and
 //! connection names in clientv3's warn-log lines. Ids become `<id1>`, `<id2>`, … in order of first
 //! appearance (hex and decimal spellings of one id get one placeholder), so that which ids are equal is
-//! still checked. Everything else, revisions, raft terms and indexes, TTLs and error texts included,
-//! must match exactly.
+//! still checked. The keys attached to a lease are listed in sorted order, because etcd lists them from a Go
+//! map, in an order that changes from run to run. Everything else, revisions, raft terms and indexes, TTLs
+//! and error texts included, must match exactly.
 
 use std::collections::BTreeMap;
 
@@ -23,7 +24,21 @@ pub fn normalize(raw: &str, ports: &Ports) -> String {
     let text = normalize_log_lines(&text);
     let text = normalize_measurements(&text);
     let text = normalize_ids(&text);
+    let text = sort_lease_keys(&text);
     normalize_tables(&text)
+}
+
+/// `lease timetolive --keys` prints the attached keys as `"keys":[…]` (json) or `attached keys([…])`.
+fn sort_lease_keys(text: &str) -> String {
+    let json = Regex::new(r#""keys":\[([^\]]*)\]"#).unwrap();
+    let simple = Regex::new(r"attached keys\(\[([^\]]*)\]\)").unwrap();
+    let sorted = |list: &str, sep: &str| {
+        let mut items: Vec<&str> = list.split(sep).collect();
+        items.sort_unstable();
+        items.join(sep)
+    };
+    let text = json.replace_all(text, |c: &Captures| format!(r#""keys":[{}]"#, sorted(&c[1], ",")));
+    simple.replace_all(&text, |c: &Captures| format!("attached keys([{}])", sorted(&c[1], " "))).into_owned()
 }
 
 /// Each server's own ports become `<client-port>` and `<peer-port>`.
