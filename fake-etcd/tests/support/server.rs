@@ -125,6 +125,9 @@ impl Server {
             Disk::Tmpfs => PathBuf::from("/dev/shm"),
         };
         let seq = SERVER_SEQ.fetch_add(1, Ordering::Relaxed);
+        if seq == 0 {
+            remove_stale_dirs(&base);
+        }
         let root = base.join(format!("kubesim-peer-{}-{seq}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
@@ -205,5 +208,19 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Removes the directories of servers whose test process is gone: a test killed with SIGKILL takes its
+/// members with it (PR_SET_PDEATHSIG) but cannot run their drops.
+fn remove_stale_dirs(base: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("kubesim-peer-")) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
