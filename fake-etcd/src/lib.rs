@@ -5,12 +5,14 @@
 //! - [`lease`]: the lease table (sans IO, time passed in);
 //! - [`apply`]: the state machine committed requests are applied to (sans IO);
 //! - [`watch`]: the watch hub that turns commits into watch responses (sans IO);
+//! - [`failpoint`]: named failure-injection points for test harnesses, one registry per member;
 //! - [`raft`]: Raft replication (raft-rs `RawNode`) over a disk model with an explicit sync (sans IO, ticks);
 //! - [`service`]: the async gRPC shell (tonic, or madsim-tonic under `--cfg madsim`) that owns the clock,
 //!   the tickers and the streams.
 
 pub mod apply;
 pub mod error;
+pub mod failpoint;
 pub mod lease;
 pub mod mvcc;
 pub mod raft;

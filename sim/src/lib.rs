@@ -1,8 +1,32 @@
-//! kubesim's deterministic testbed. Today: the smallest simulation that proves fake-etcd serves its gRPC API
-//! over madsim's simulated network ([`demo`]). The cluster builder, faults, trace, history and checkers
-//! come with the sim-harness issue.
+//! kubesim's deterministic testbed: a fake-etcd cluster and recording clients on madsim's simulated
+//! network, faults and failpoints, a trace of what happened, the history of what clients saw, and the
+//! checkers that judge it.
+//!
+//! - [`cluster`]: nodes, names, addresses, seeds; [`fault`]: faults and the random nemesis;
+//! - [`client`]: the recording client; [`workload`]: traffic generators; [`trace`]: the event trace;
+//! - [`run`]: one run from description to verdicts; [`history`] and [`checker`]: what was seen, and the
+//!   guarantees it must keep;
+//! - [`demo`]: the smallest simulation, one member and one client.
+//!
+//! Everything that touches madsim's runtime exists only in the simulation build (`--cfg madsim`).
 
 pub mod checker;
+pub mod error;
+pub mod history;
+
+#[cfg(madsim)]
+pub mod client;
+#[cfg(madsim)]
+pub mod cluster;
 #[cfg(madsim)]
 pub mod demo;
-pub mod history;
+#[cfg(madsim)]
+pub mod fault;
+#[cfg(madsim)]
+pub mod run;
+#[cfg(madsim)]
+pub mod trace;
+#[cfg(madsim)]
+pub mod workload;
+
+pub use error::SimError;

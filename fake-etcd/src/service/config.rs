@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::apply::validate::DEFAULT_MAX_TXN_OPS;
+use crate::failpoint::Failpoints;
 use crate::types::{ClusterId, MemberId, Term};
 
 use super::identity;
@@ -27,6 +28,8 @@ pub struct MemberConfig {
     pub lease_check_interval: Duration,
     /// The term a member without Raft reports: a fresh single-member etcd elects itself in term 2.
     pub single_member_term: Term,
+    /// This member's failpoint registry; nothing is armed unless a test harness arms it.
+    pub failpoints: Failpoints,
 }
 
 impl MemberConfig {
@@ -45,6 +48,7 @@ impl MemberConfig {
             progress_notify_interval: Duration::from_secs(600),
             lease_check_interval: Duration::from_millis(500),
             single_member_term: Term(2),
+            failpoints: Failpoints::new(),
         }
     }
 

@@ -13,6 +13,7 @@ use tonic::{Request, Response, Status};
 use super::member::Member;
 use crate::apply::{validate, Command, CommandResponse};
 use crate::error::EtcdError;
+use crate::failpoint::Point;
 
 #[derive(Clone)]
 pub struct KvService {
@@ -29,7 +30,10 @@ impl KvService {
     }
 
     async fn propose(&self, cmd: Command) -> Result<CommandResponse, Status> {
-        Ok(self.member.propose(cmd).await?)
+        let resp = self.member.propose(cmd).await?;
+        let point = Point::BeforeWriteAck;
+        self.member.failpoints().eval(point).await.map_err(|e| e.status(point))?;
+        Ok(resp)
     }
 }
 
@@ -91,6 +95,8 @@ impl Kv for KvService {
 
     async fn compact(&self, req: Request<CompactionRequest>) -> Result<Response<CompactionResponse>, Status> {
         let req = req.into_inner();
+        let point = Point::BeforeCompact;
+        self.member.failpoints().eval(point).await.map_err(|e| e.status(point))?;
         // `physical` asks to wait for the backend compaction; ours finishes within the apply, so every
         // compaction is already physical when the response is sent.
         match self.propose(Command::Compact(req)).await? {

@@ -19,6 +19,7 @@ use super::config::MemberConfig;
 use super::outbox::{Outbound, OutboundStream};
 use crate::apply::{Command, CommandResponse, StateMachine};
 use crate::error::EtcdError;
+use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
 use crate::types::{LeaseId, Millis};
 use crate::watch::{HubConfig, StreamId, WatchHub};
@@ -78,6 +79,10 @@ impl Member {
 
     pub fn config(&self) -> &MemberConfig {
         &self.config
+    }
+
+    pub fn failpoints(&self) -> &Failpoints {
+        &self.config.failpoints
     }
 
     /// Milliseconds since the member started, on the runtime's clock (simulated under madsim).

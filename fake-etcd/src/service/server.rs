@@ -15,6 +15,7 @@ use etcd_proto::etcdserverpb::watch_server::WatchServer;
 use tonic::transport::Server;
 
 use super::auth::AuthService;
+use crate::failpoint::Point;
 use super::cluster::ClusterService;
 use super::kv::KvService;
 use super::lease::LeaseService;
@@ -65,7 +66,9 @@ fn spawn_tickers(member: Arc<Member>) -> Vec<tokio::task::JoinHandle<()>> {
         tick.tick().await;
         loop {
             tick.tick().await;
-            member.progress_tick();
+            if member.failpoints().eval(Point::BeforeProgressNotify).await.is_ok() {
+                member.progress_tick();
+            }
         }
     });
     vec![leases, progress]

@@ -4,11 +4,15 @@
 use std::sync::Arc;
 
 use etcd_proto::etcdserverpb::watch_server::Watch;
-use etcd_proto::etcdserverpb::WatchRequest;
+use std::pin::Pin;
+
+use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
+use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
 use super::member::Member;
 use super::outbox::OutboundStream;
+use crate::failpoint::{Failpoints, Injected, Point};
 
 #[derive(Clone)]
 pub struct WatchService {
@@ -17,7 +21,7 @@ pub struct WatchService {
 
 #[tonic::async_trait]
 impl Watch for WatchService {
-    type WatchStream = OutboundStream;
+    type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchResponse, Status>> + Send>>;
 
     async fn watch(&self, req: Request<Streaming<WatchRequest>>) -> Result<Response<Self::WatchStream>, Status> {
         let mut inbound = req.into_inner();
@@ -37,6 +41,21 @@ impl Watch for WatchService {
             }
             member.close_watch_stream(stream);
         });
-        Ok(Response::new(outbound))
+        Ok(Response::new(with_send_failpoint(outbound, self.member.failpoints().clone())))
     }
+}
+
+/// Passes every response through [`Point::BeforeWatchResponseSend`] on its way to gRPC.
+fn with_send_failpoint(outbound: OutboundStream, failpoints: Failpoints) -> <WatchService as Watch>::WatchStream {
+    let point = Point::BeforeWatchResponseSend;
+    Box::pin(outbound.filter_map(move |item| {
+        let failpoints = failpoints.clone();
+        async move {
+            match failpoints.eval(point).await {
+                Ok(()) => Some(item),
+                Err(Injected::Drop) => None,
+                Err(e @ Injected::Error) => Some(Err(e.status(point))),
+            }
+        }
+    }))
 }

@@ -1,0 +1,118 @@
+//! The random nemesis: a seeded schedule of faults over a run. Each round picks one pattern, applies it,
+//! holds it for a while and undoes it, then leaves the cluster quiet for a while; every step is a fault
+//! line in the trace. Patterns:
+//! - a symmetric partition of all nodes into two random sides;
+//! - a one-way partition between a member and some clients;
+//! - one clogged node;
+//! - swizzle-clogging (FoundationDB's pattern): clog a random subset of nodes one by one, hold, then
+//!   unclog them one by one in a different random order;
+//! - packet loss; added latency;
+//! - kill a member and restart it; pause a member and resume it.
+//!
+//! All randomness comes from the stream the caller derives from the root seed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::Fault;
+use crate::cluster::Cluster;
+
+async fn sleep_ms(rng: &mut ChaCha8Rng, lo: u64, hi: u64) {
+    madsim::time::sleep(Duration::from_millis(rng.random_range(lo..hi))).await;
+}
+
+/// Runs rounds until `stop` is set, then heals everything it broke.
+pub async fn run(cluster: Arc<Cluster>, mut rng: ChaCha8Rng, stop: Arc<AtomicBool>) {
+    // Let the clients get going before the first fault.
+    sleep_ms(&mut rng, 100, 600).await;
+    while !stop.load(Ordering::SeqCst) {
+        round(&cluster, &mut rng).await;
+        sleep_ms(&mut rng, 200, 1500).await;
+    }
+    Fault::Heal.apply(&cluster);
+}
+
+async fn round(cluster: &Cluster, rng: &mut ChaCha8Rng) {
+    let members = cluster.member_names();
+    let clients = cluster.client_names();
+    let mut all = members.clone();
+    all.extend(clients.iter().cloned());
+    let member = members.choose(rng).expect("a cluster has members").clone();
+    match rng.random_range(0..8) {
+        0 => {
+            all.shuffle(rng);
+            let cut = rng.random_range(1..all.len().max(2));
+            let (left, right) = all.split_at(cut.min(all.len()));
+            let (mut left, mut right) = (left.to_vec(), right.to_vec());
+            left.sort();
+            right.sort();
+            Fault::Partition { left, right }.apply(cluster);
+            sleep_ms(rng, 300, 3000).await;
+            Fault::Heal.apply(cluster);
+        }
+        1 => {
+            let mut some: Vec<String> = clients.iter().filter(|_| rng.random_bool(0.5)).cloned().collect();
+            if some.is_empty() {
+                some.push(clients.choose(rng).expect("a run has clients").clone());
+            }
+            let fault = if rng.random_bool(0.5) {
+                Fault::PartitionOneWay { from: vec![member], to: some }
+            } else {
+                Fault::PartitionOneWay { from: some, to: vec![member] }
+            };
+            fault.apply(cluster);
+            sleep_ms(rng, 300, 3000).await;
+            Fault::Heal.apply(cluster);
+        }
+        2 => {
+            let node = all.choose(rng).expect("nodes").clone();
+            Fault::ClogNode(node.clone()).apply(cluster);
+            sleep_ms(rng, 300, 2000).await;
+            Fault::UnclogNode(node).apply(cluster);
+        }
+        3 => swizzle(cluster, rng, all).await,
+        4 => {
+            Fault::PacketLoss { loss_permille: rng.random_range(50..400) }.apply(cluster);
+            sleep_ms(rng, 300, 2000).await;
+            Fault::Heal.apply(cluster);
+        }
+        5 => {
+            let min_ms = rng.random_range(1..20);
+            Fault::Latency { min_ms, max_ms: min_ms + rng.random_range(10..300) }.apply(cluster);
+            sleep_ms(rng, 300, 2000).await;
+            Fault::Heal.apply(cluster);
+        }
+        6 => {
+            Fault::Kill(member.clone()).apply(cluster);
+            sleep_ms(rng, 200, 2000).await;
+            Fault::Restart(member).apply(cluster);
+        }
+        _ => {
+            Fault::Pause(member.clone()).apply(cluster);
+            sleep_ms(rng, 200, 2000).await;
+            Fault::Resume(member).apply(cluster);
+        }
+    }
+}
+
+/// Clog a random subset one node at a time, hold, unclog one at a time in another random order.
+async fn swizzle(cluster: &Cluster, rng: &mut ChaCha8Rng, mut nodes: Vec<String>) {
+    nodes.shuffle(rng);
+    let count = rng.random_range(1..=nodes.len());
+    let mut chosen: Vec<String> = nodes.into_iter().take(count).collect();
+    for n in &chosen {
+        Fault::ClogNode(n.clone()).apply(cluster);
+        sleep_ms(rng, 50, 500).await;
+    }
+    sleep_ms(rng, 200, 1500).await;
+    chosen.shuffle(rng);
+    for n in chosen {
+        Fault::UnclogNode(n).apply(cluster);
+        sleep_ms(rng, 50, 500).await;
+    }
+}

@@ -1,0 +1,234 @@
+//! A run: validate the description, build the cluster on a fresh madsim runtime seeded with the root seed,
+//! arm the failpoints, start the clients' workloads, the scheduled faults and the nemesis, wait for the
+//! clients to finish, heal, and hand back the trace and the history. [`run`] then runs every checker.
+//!
+//! Simulation and checking are separate steps ([`simulate`], [`check`]) so that a benchmark can time them
+//! apart; both are deterministic, and only the trace and the history cross between them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_etcd::failpoint::{Action, Arm, Point};
+use madsim::runtime::Runtime;
+
+use crate::checker::{self, linearizable};
+use crate::client::{RecordingClient, SharedHistory};
+use crate::cluster::seeds::fnv1a;
+use crate::cluster::{Cluster, ClusterSpec, Seeds};
+use crate::error::SimError;
+use crate::fault::{nemesis, ScheduledFault};
+use crate::history::History;
+use crate::trace::Trace;
+use crate::workload::{run_client, Workload};
+
+/// A failpoint to arm on one member before the clients start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailpointSpec {
+    pub node: String,
+    /// The point's name as fake-etcd spells it (`before-watch-response-send`); checked before the run.
+    pub point: String,
+    pub arm: Arm,
+}
+
+/// Everything a run needs; [`RunConfig::standard`] is the benchmark's standard run.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub cluster: ClusterSpec,
+    pub workload: Workload,
+    /// Requests over all clients, shared out evenly.
+    pub ops: usize,
+    pub nemesis: bool,
+    pub faults: Vec<ScheduledFault>,
+    pub failpoints: Vec<FailpointSpec>,
+    /// A request with no answer within this time has an unknown outcome.
+    pub request_timeout_ms: u64,
+}
+
+impl RunConfig {
+    /// 1 member, 8 clients, 1,000 Kubernetes-like requests, the random nemesis.
+    pub fn standard(seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            cluster: ClusterSpec::new(1, 8),
+            workload: Workload::Kubernetes,
+            ops: 1000,
+            nemesis: true,
+            faults: Vec::new(),
+            failpoints: Vec::new(),
+            request_timeout_ms: 1000,
+        }
+    }
+
+    /// Rejects a description that cannot work, naming the problem.
+    pub fn validate(&self) -> Result<(), SimError> {
+        self.cluster.validate()?;
+        for f in &self.faults {
+            f.fault.validate(&self.cluster)?;
+        }
+        for fp in &self.failpoints {
+            let context = format!("failpoint {}", fp.point);
+            self.cluster.check_node(&fp.node, &context)?;
+            if !self.cluster.member_names().contains(&fp.node) {
+                return Err(SimError::FailpointOnClient { node: fp.node.clone(), failpoint: fp.point.clone() });
+            }
+            fp.point.parse::<Point>().map_err(|e| SimError::UnknownFailpoint {
+                name: e.0,
+                known: Point::ALL.iter().map(|p| p.name().to_string()).collect(),
+            })?;
+        }
+        if self.request_timeout_ms == 0 {
+            return Err(SimError::OutOfRange {
+                what: "request_timeout_ms".into(),
+                value: "0".into(),
+                allowed: "at least 1".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What a simulation produced, before checking.
+#[derive(Clone, Debug)]
+pub struct Simulated {
+    pub seed: u64,
+    pub trace: Vec<String>,
+    pub history: History,
+    /// Simulated time the run took.
+    pub sim_time: Duration,
+}
+
+impl Simulated {
+    /// A stable hash of the trace (FNV-1a over its lines), printed as 16 hex digits.
+    pub fn trace_hash(&self) -> String {
+        format!("{:016x}", fnv1a(self.trace.join("\n").as_bytes()))
+    }
+}
+
+/// A checked run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub run: Simulated,
+    pub checks: checker::Report,
+}
+
+impl RunReport {
+    pub fn passed(&self) -> bool {
+        self.checks.all_pass()
+    }
+
+    /// One line per guarantee: `Linearizable pass`.
+    pub fn verdict_lines(&self) -> Vec<String> {
+        self.checks.verdicts.iter().map(|(g, v)| format!("{g} {v}")).collect()
+    }
+}
+
+/// Simulates and checks.
+pub fn run(config: &RunConfig) -> Result<RunReport, SimError> {
+    let run = simulate(config)?;
+    let checks = check(&run.history);
+    Ok(RunReport { run, checks })
+}
+
+/// Runs every checker on a history.
+pub fn check(history: &History) -> checker::Report {
+    checker::check_all(history, &linearizable::Options::default())
+}
+
+/// Runs the simulation described by `config` on a fresh runtime.
+pub fn simulate(config: &RunConfig) -> Result<Simulated, SimError> {
+    config.validate()?;
+    let mut runtime = Runtime::with_seed_and_config(config.seed, madsim::Config::default());
+    // A run that does not finish in this much simulated time is stuck, which is a bug.
+    runtime.set_time_limit(Duration::from_secs(3600));
+    let config = config.clone();
+    Ok(runtime.block_on(async move { drive(&config).await }))
+}
+
+async fn drive(config: &RunConfig) -> Simulated {
+    let seeds = Seeds::new(config.seed);
+    let trace = Trace::new();
+    let history = SharedHistory::default();
+    let cluster = Arc::new(Cluster::build(&config.cluster, &trace));
+    trace.event(
+        "sim",
+        format!("start seed={} members={} clients={}", config.seed, cluster.members.len(), cluster.clients.len()),
+    );
+    for fp in &config.failpoints {
+        let point: Point = fp.point.parse().expect("validated before the run");
+        let member = cluster.member(&fp.node).expect("validated before the run");
+        trace.event(&fp.node, format!("arm {point} {}{}", fp.arm.action, describe_arm(&fp.arm)));
+        member.failpoints.arm(point, fp.arm.clone());
+    }
+
+    // Give the members a moment to bind before the first request.
+    madsim::time::sleep(Duration::from_millis(50)).await;
+
+    let endpoints = cluster.endpoints();
+    let timeout = Duration::from_millis(config.request_timeout_ms);
+    let per_client = config.ops / cluster.clients.len();
+    let extra = config.ops % cluster.clients.len();
+    let mut clients = Vec::new();
+    for (i, c) in cluster.clients.iter().enumerate() {
+        // Clients spread over the members, as clients pinned to single members do in etcd's tests.
+        let endpoint = &endpoints[i % endpoints.len()];
+        let client = RecordingClient::new(c.client, endpoint, history.clone(), trace.clone(), timeout);
+        let rng = seeds.rng(&format!("workload/{}", c.name));
+        let ops = per_client + usize::from(i < extra);
+        clients.push(c.node.spawn(run_client(config.workload, client, rng, ops)));
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut background = Vec::new();
+    for f in config.faults.clone() {
+        let cluster = cluster.clone();
+        background.push(cluster.control.clone().spawn(async move {
+            madsim::time::sleep(Duration::from_millis(f.at_ms)).await;
+            f.fault.apply(&cluster);
+        }));
+    }
+    let nemesis = config.nemesis.then(|| {
+        let rng = seeds.rng("nemesis");
+        cluster.control.spawn(nemesis::run(cluster.clone(), rng, stop.clone()))
+    });
+
+    for c in clients {
+        // A client task ends when its requests are done; a join error means it panicked, which is a bug.
+        c.await.expect("client task panicked");
+    }
+    stop.store(true, Ordering::SeqCst);
+    if let Some(n) = nemesis {
+        n.await.expect("nemesis task panicked");
+    }
+    for b in background {
+        // Scheduled faults past the end of the workload are not applied.
+        b.abort();
+    }
+    // Let held failpoints go, so that nothing waits forever past the run.
+    for m in &cluster.members {
+        for p in Point::ALL {
+            m.failpoints.disarm(p);
+        }
+    }
+    cluster.wait_for_restarts().await;
+    trace.event("sim", "end");
+    let sim_time = madsim::time::TimeHandle::current().elapsed();
+    Simulated { seed: config.seed, trace: trace.lines(), history: history.snapshot(), sim_time }
+}
+
+fn describe_arm(arm: &Arm) -> String {
+    let mut s = String::new();
+    if arm.skip > 0 {
+        s.push_str(&format!(" after {} hits", arm.skip));
+    }
+    if let Some(t) = arm.times {
+        s.push_str(&format!(" {t} times"));
+    }
+    s
+}
+
+/// Shorthand for a failpoint spec that fires `times` times after `skip` hits.
+pub fn failpoint(node: &str, point: &str, action: Action, skip: u32, times: Option<u32>) -> FailpointSpec {
+    FailpointSpec { node: node.into(), point: point.into(), arm: Arm { action, skip, times } }
+}
