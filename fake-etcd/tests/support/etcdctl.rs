@@ -28,8 +28,10 @@ const GUARD_SECS: &str = "60";
 pub fn run(endpoint: &str, args: &[String], stdin: Option<&str>, timeout_secs: Option<&str>) -> CmdOutput {
     let etcdctl = tools::etcdctl();
     let mut cmd = Command::new("timeout");
+    // `-k 5`: a command that ignores the SIGTERM (etcdctl elect resigns first, and hangs if its server is
+    // gone) is killed 5 s later, so no etcdctl outlives its test.
     match timeout_secs {
-        Some(secs) => cmd.arg(secs),
+        Some(secs) => cmd.args(["-k", "5", secs]),
         None => cmd.args(["-k", "5", GUARD_SECS]),
     };
     cmd.arg(&etcdctl);
