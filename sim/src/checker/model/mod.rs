@@ -14,7 +14,8 @@
 //! 128-bit fingerprint, which the search memoises on instead of comparing whole states.
 //!
 //! What the model leaves out: lease TTLs and expiry (no clock: an expiry is a `LeaseRevoke` the harness
-//! records with an unknown outcome), auth, and request-size limits.
+//! records for the member, with the revision the member reports once it is applied, and an unknown outcome
+//! until then), auth, and request-size limits.
 
 mod apply;
 mod fingerprint;
