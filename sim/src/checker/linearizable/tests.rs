@@ -178,6 +178,36 @@ fn unknown_outcome_may_never_take_effect() {
 }
 
 #[test]
+fn a_request_never_sent_cannot_fill_a_revision_gap() {
+    // As in the test below, a gap at revision 2 that only `put a=1` could fill; but it never left the client.
+    let mut s = Script::default();
+    let unsent = s.call(1, put("a", "1"));
+    let t = s.tick();
+    s.h.complete(unsent, t, Outcome::NotSent { reason: "transport error".to_string() });
+    s.put(2, "b", "1", 3);
+    s.get(2, "a", 3, vec![kv("a", "1", 2, 2, 1)]);
+    assert!(s.check().is_fail(), "a request that was never sent took effect");
+}
+
+#[test]
+fn an_expiry_of_a_lease_nobody_learned_of_is_left_out() {
+    // A grant whose answer was lost leaves its id to the server; the member's later expiry names that id.
+    let mut s = Script::default();
+    let grant = s.call(1, Request::LeaseGrant(LeaseGrantRequest { ttl_s: 2, id: LeaseId::NONE }));
+    s.lost(grant);
+    let expiry = s.call(0, Request::LeaseRevoke(LeaseRevokeRequest { id: LeaseId(42) }));
+    s.ok(expiry, 1, ResponseBody::LeaseRevoke);
+    s.put(2, "a", "1", 2);
+    assert_eq!(s.check(), Verdict::Pass);
+
+    // A client's revoke of an unknown lease is still held to etcd's error.
+    let mut s = Script::default();
+    let revoke = s.call(1, Request::LeaseRevoke(LeaseRevokeRequest { id: LeaseId(42) }));
+    s.ok(revoke, 1, ResponseBody::LeaseRevoke);
+    assert_fails_at(&s.check(), revoke);
+}
+
+#[test]
 fn a_revision_gap_needs_an_unknown_write_to_fill_it() {
     let mut with_unknown = Script::default();
     let lost = with_unknown.call(1, put("a", "1"));
