@@ -150,7 +150,7 @@ async fn drive(config: &RunConfig) -> Simulated {
     let seeds = Seeds::new(config.seed);
     let trace = Trace::new();
     let history = SharedHistory::default();
-    let cluster = Arc::new(Cluster::build(&config.cluster, &trace));
+    let cluster = Arc::new(Cluster::build(&config.cluster, &trace, seeds));
     trace.event(
         "sim",
         format!("start seed={} members={} clients={}", config.seed, cluster.members.len(), cluster.clients.len()),
