@@ -33,30 +33,47 @@ fn all_rust_files() -> Vec<PathBuf> {
     files
 }
 
-/// The workspace dependencies a crate's Cargo.toml names, in [dependencies] and [dev-dependencies].
-fn workspace_deps(manifest: &str) -> Vec<String> {
+/// The workspace dependencies a crate's Cargo.toml names in `section` ("dependencies" or "dev-dependencies").
+fn workspace_deps(manifest: &str, section: &str) -> Vec<String> {
     let text = fs::read_to_string(repo_root().join(manifest)).unwrap();
     let crates = ["etcd-proto", "fake-etcd", "apiserver", "sim"];
-    text.lines()
-        .filter_map(|l| l.split(['=', '.']).next().map(str::trim))
-        .filter(|name| crates.contains(name))
-        .map(str::to_string)
-        .collect()
+    let header = format!("[{section}]");
+    let mut in_section = false;
+    let mut deps = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_section = line == header;
+            continue;
+        }
+        if !in_section {
+            continue;
+        }
+        if let Some(name) = line.split(['=', '.']).next().map(str::trim) {
+            if crates.contains(&name) {
+                deps.push(name.to_string());
+            }
+        }
+    }
+    deps
 }
 
 #[test]
 fn crate_dependencies_point_the_right_way() {
-    let cases: &[(&str, &[&str])] = &[
+    // (manifest, allowed in [dependencies], allowed in [dev-dependencies]).
+    let cases: &[(&str, &[&str], &[&str])] = &[
         // fake-etcd depends on no workspace crate but the wire contract.
-        ("fake-etcd/Cargo.toml", &["etcd-proto"]),
+        ("fake-etcd/Cargo.toml", &["etcd-proto"], &["etcd-proto"]),
         // The wire contract depends on nothing of ours.
-        ("fake-etcd/proto/Cargo.toml", &[]),
-        // The apiserver reaches its store only through the wire API, never through fake-etcd.
-        ("apiserver/Cargo.toml", &["etcd-proto"]),
+        ("fake-etcd/proto/Cargo.toml", &[], &[]),
+        // The apiserver reaches its store only through the wire API, never through fake-etcd; only its
+        // tests may start a fake-etcd member in-process.
+        ("apiserver/Cargo.toml", &["etcd-proto"], &["etcd-proto", "fake-etcd"]),
     ];
-    for (manifest, allowed) in cases {
-        for dep in workspace_deps(manifest) {
-            assert!(allowed.contains(&dep.as_str()), "{manifest} depends on {dep}; allowed: {allowed:?}");
+    for (manifest, allowed, allowed_dev) in cases {
+        for (section, allowed) in [("dependencies", allowed), ("dev-dependencies", allowed_dev)] {
+            for dep in workspace_deps(manifest, section) {
+                assert!(allowed.contains(&dep.as_str()), "{manifest} [{section}] has {dep}; allowed: {allowed:?}");
+            }
         }
     }
 }
@@ -86,16 +103,12 @@ const BANNED: &[(&str, &[(&str, &str)], bool)] = &[
     ("std::thread::spawn", &[], false),
     // std's clock is real in both builds (madsim's and tokio's are simulated under --cfg madsim); any
     // line naming both `std::time` and `Instant` counts, whatever the import form.
-    (
-        "std::time::Instant",
-        &[
-            // The checker's timing test prints how long a check takes and asserts nothing on it.
-            ("sim/src/checker/linearizable/timing.rs", "prints the checker's wall time"),
-            // `kubesim bench` measures seeds per second on the real clock, outside any simulation.
-            ("sim/src/bin/kubesim.rs", "benchmark timing only"),
-        ],
-        false,
-    ),
+    ("std::time::Instant", &[
+        // The checker's timing test prints how long a check takes and asserts nothing on it.
+        ("sim/src/checker/linearizable/timing.rs", "prints the checker's wall time"),
+        // `kubesim bench` measures seeds per second on the real clock, outside any simulation.
+        ("sim/src/bin/kubesim.rs", "benchmark timing only"),
+    ], false),
     // The real binary seeds lease ids from the wall clock, as etcd does; simulations never run it.
     ("SystemTime", &[("fake-etcd/src/bin/fake-etcd.rs", "real-build binary")], false),
 ];
