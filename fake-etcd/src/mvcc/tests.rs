@@ -374,6 +374,14 @@ fn compaction_errors_leave_the_store_unchanged() {
     }
 }
 
+/// etcdctl prints the `hash` field only when it is non-zero, and real etcd's never is.
+#[test]
+fn hash_kv_of_an_empty_store_is_not_zero() {
+    let (hash, compact) = MvccStore::new().hash_kv(Revision(0)).unwrap();
+    assert_ne!(hash, 0);
+    assert_eq!(compact, Revision(-1));
+}
+
 #[test]
 fn hash_kv_is_a_function_of_history() {
     let a = sample();

@@ -458,11 +458,13 @@ impl State {
         for (stream, mut resp) in responses {
             let Some(outbox) = self.outboxes.get_mut(&stream) else { continue };
             member.stamp(&mut resp.header);
+            // Counted before it is sent: the gRPC side may take it off the queue (and count it down) on
+            // another thread before `send` even returns, and the count must never go below zero.
+            let queued = outbox.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             if outbox.tx.send(resp).is_err() {
                 gone.push(stream);
                 continue;
             }
-            let queued = outbox.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             if queued >= STALL_AT && !outbox.stalled {
                 outbox.stalled = true;
                 self.hub.stall(stream);

@@ -1,0 +1,220 @@
+//! [`WatchCache`]: the watch cache's core, without IO: the current state of every object, a bounded
+//! history of recent events, and the answer to "which events follow resourceVersion N?".
+//!
+//! Semantics (reference/apiserver-semantics.md W2, W3, W5, C1, C2): a watch from N gets every event with a
+//! resourceVersion above N; from 0, the current state as ADDED events; from a resourceVersion older than
+//! the history holds, 410 Expired `too old resource version: N (M)` with M the oldest servable version − 1.
+//! Right after a (re)list at X, X itself is still servable (nothing was evicted since), even though no
+//! event at X is in the buffer.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde_json::Value;
+
+use crate::storage::error::StorageError;
+use crate::storage::resource_version::ResourceVersion;
+
+/// What happened to an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change in the history. `object` carries its resourceVersion; for a deletion, the last state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedEvent {
+    pub kind: EventKind,
+    pub key: String,
+    pub object: Value,
+    pub prev_object: Option<Value>,
+    pub resource_version: ResourceVersion,
+}
+
+/// The watch cache's state. Not thread-safe by design: its shell owns it.
+#[derive(Debug)]
+pub struct WatchCache {
+    capacity: usize,
+    events: VecDeque<CachedEvent>,
+    objects: BTreeMap<String, Value>,
+    /// Everything up to here has been applied (events or progress notifications).
+    resource_version: ResourceVersion,
+    /// The revision of the last (re)list, 0 before the first.
+    list_resource_version: ResourceVersion,
+    /// Whether an event has been evicted since the last (re)list.
+    evicted_since_list: bool,
+}
+
+impl WatchCache {
+    /// An empty, uninitialized cache that keeps at most `capacity` events (at least one).
+    pub fn new(capacity: usize) -> WatchCache {
+        WatchCache {
+            capacity: capacity.max(1),
+            events: VecDeque::new(),
+            objects: BTreeMap::new(),
+            resource_version: ResourceVersion(0),
+            list_resource_version: ResourceVersion(0),
+            evicted_since_list: false,
+        }
+    }
+
+    /// (Re)initializes from a list of (key, object) read at `rv`: the history starts over.
+    pub fn replace(&mut self, items: Vec<(String, Value)>, rv: ResourceVersion) {
+        self.objects = items.into_iter().collect();
+        self.events.clear();
+        self.resource_version = rv;
+        self.list_resource_version = rv;
+        self.evicted_since_list = false;
+    }
+
+    /// Applies one event from the store. Events must come in resourceVersion order.
+    pub fn apply(&mut self, event: CachedEvent) -> Result<(), StorageError> {
+        if event.resource_version <= self.resource_version {
+            return Err(StorageError::Internal(format!(
+                "watch cache: event at resourceVersion {} does not follow {}",
+                event.resource_version, self.resource_version
+            )));
+        }
+        match event.kind {
+            EventKind::Deleted => {
+                self.objects.remove(&event.key);
+            }
+            EventKind::Added | EventKind::Modified => {
+                self.objects.insert(event.key.clone(), event.object.clone());
+            }
+        }
+        self.resource_version = event.resource_version;
+        if self.events.len() == self.capacity {
+            self.events.pop_front();
+            self.evicted_since_list = true;
+        }
+        self.events.push_back(event);
+        Ok(())
+    }
+
+    /// A progress notification: every event up to `rv` has been applied.
+    pub fn progress(&mut self, rv: ResourceVersion) {
+        self.resource_version = self.resource_version.max(rv);
+    }
+
+    /// The resourceVersion the cache is at.
+    pub fn resource_version(&self) -> ResourceVersion {
+        self.resource_version
+    }
+
+    /// The current object at `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.objects.get(key)
+    }
+
+    /// The events a watch from `rv` starts with: from 0 the current state as ADDED (in key order), else
+    /// every buffered event above `rv` (none yet if `rv` is in the future: the watch waits).
+    pub fn events_after(&self, rv: ResourceVersion) -> Result<Vec<CachedEvent>, StorageError> {
+        let oldest = if self.list_resource_version.0 > 0 && !self.evicted_since_list {
+            ResourceVersion(self.list_resource_version.0 + 1)
+        } else if let Some(first) = self.events.front() {
+            first.resource_version
+        } else {
+            return Err(StorageError::Internal("watch cache isn't correctly initialized".into()));
+        };
+        if rv.0 == 0 {
+            return Ok(self
+                .objects
+                .iter()
+                .map(|(key, obj)| CachedEvent {
+                    kind: EventKind::Added,
+                    key: key.clone(),
+                    object: obj.clone(),
+                    prev_object: None,
+                    resource_version: self.resource_version,
+                })
+                .collect());
+        }
+        if rv.0 < oldest.0 - 1 {
+            return Err(StorageError::TooOldResourceVersion { requested: rv.0, oldest_servable: oldest.0 - 1 });
+        }
+        Ok(self.events.iter().filter(|e| e.resource_version > rv).cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::storage::status::{GroupResource, Operation};
+
+    fn event(kind: EventKind, name: &str, rv: u64) -> CachedEvent {
+        CachedEvent {
+            kind,
+            key: format!("/pods/ns/{name}"),
+            object: json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}}),
+            prev_object: None,
+            resource_version: ResourceVersion(rv),
+        }
+    }
+
+    fn rvs(events: &[CachedEvent]) -> Vec<u64> {
+        events.iter().map(|e| e.resource_version.0).collect()
+    }
+
+    #[test]
+    fn serves_events_strictly_after_the_requested_version() {
+        let mut cache = WatchCache::new(10);
+        cache.replace(vec![], ResourceVersion(5));
+        for rv in [6, 8, 9] {
+            cache.apply(event(EventKind::Added, &format!("p{rv}"), rv)).unwrap();
+        }
+        let cases: &[(u64, &[u64])] = &[(5, &[6, 8, 9]), (6, &[8, 9]), (7, &[8, 9]), (9, &[]), (20, &[])];
+        for (from, want) in cases {
+            assert_eq!(rvs(&cache.events_after(ResourceVersion(*from)).unwrap()), *want, "from {from}");
+        }
+    }
+
+    #[test]
+    fn list_version_stays_servable_until_something_is_evicted() {
+        let mut cache = WatchCache::new(2);
+        cache.replace(vec![], ResourceVersion(10));
+        // Empty buffer right after the list: watching from the list version works (no missed ADDED).
+        assert_eq!(rvs(&cache.events_after(ResourceVersion(10)).unwrap()), Vec::<u64>::new());
+        let err = cache.events_after(ResourceVersion(9)).unwrap_err();
+        assert_eq!(err, StorageError::TooOldResourceVersion { requested: 9, oldest_servable: 10 });
+        cache.apply(event(EventKind::Added, "a", 11)).unwrap();
+        cache.apply(event(EventKind::Modified, "a", 12)).unwrap();
+        assert_eq!(rvs(&cache.events_after(ResourceVersion(10)).unwrap()), vec![11, 12]);
+        // The third event evicts rv 11: now 11 is the oldest servable start (events after 11).
+        cache.apply(event(EventKind::Modified, "a", 13)).unwrap();
+        assert_eq!(rvs(&cache.events_after(ResourceVersion(11)).unwrap()), vec![12, 13]);
+        let err = cache.events_after(ResourceVersion(10)).unwrap_err();
+        let status = err.to_status(Operation::Watch, &GroupResource::new("", "pods"), "");
+        assert_eq!((status.code, status.reason.as_deref()), (Some(410), Some("Expired")));
+        assert_eq!(status.message.as_deref(), Some("too old resource version: 10 (11)"));
+    }
+
+    #[test]
+    fn from_zero_is_the_current_state_as_added() {
+        let mut cache = WatchCache::new(10);
+        cache.replace(vec![("/pods/ns/b".into(), json!({"b": 1}))], ResourceVersion(3));
+        cache.apply(event(EventKind::Added, "a", 4)).unwrap();
+        cache.apply(event(EventKind::Deleted, "b", 5)).unwrap();
+        let state = cache.events_after(ResourceVersion(0)).unwrap();
+        assert_eq!(
+            state.iter().map(|e| (e.kind, e.key.as_str())).collect::<Vec<_>>(),
+            vec![(EventKind::Added, "/pods/ns/a")]
+        );
+        assert!(cache.get("/pods/ns/b").is_none());
+    }
+
+    #[test]
+    fn refuses_out_of_order_events_and_tracks_progress() {
+        let mut cache = WatchCache::new(10);
+        assert!(cache.events_after(ResourceVersion(1)).is_err(), "uninitialized");
+        cache.replace(vec![], ResourceVersion(5));
+        assert!(cache.apply(event(EventKind::Added, "a", 5)).is_err());
+        cache.progress(ResourceVersion(8));
+        assert_eq!(cache.resource_version(), ResourceVersion(8));
+        assert!(cache.apply(event(EventKind::Added, "a", 7)).is_err());
+        cache.apply(event(EventKind::Added, "a", 9)).unwrap();
+    }
+}

@@ -1,0 +1,219 @@
+//! Watch streams: one etcd watch (own gRPC stream) per storage watch, driven by a task that turns etcd
+//! events into [`WatchEvent`]s.
+//!
+//! From resourceVersion N the etcd watch starts at N+1 (the event at N is not re-delivered); from "" or "0"
+//! the task first lists the current state as ADDED events and watches from the list's revision + 1. The etcd
+//! watch asks for previous values, so DELETED events carry the object's last state (at the deletion
+//! revision) and a selector can turn an update into ADDED or DELETED when an object starts or stops
+//! matching. A compacted start revision ends the watch with one ERROR event (410 Expired). Progress
+//! notifications (periodic or requested) become bookmarks when the watch asked for them.
+
+use etcd_proto::etcdserverpb::watch_client::WatchClient;
+use etcd_proto::etcdserverpb::{
+    watch_request, RangeRequest, WatchCreateRequest, WatchProgressRequest, WatchRequest, WatchResponse,
+};
+use etcd_proto::mvccpb::event::EventType;
+use etcd_proto::mvccpb::Event;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tonic::transport::Channel;
+
+use super::etcd_error::{storage_error, EtcdFailure};
+use super::state::decode;
+use super::{prefix_range_end, Etcd3Store};
+use crate::storage::error::StorageError;
+use crate::storage::options::{ListOptions, SelectionPredicate};
+use crate::storage::resource_version::ResourceVersion;
+use crate::storage::status::{GroupResource, Operation};
+use crate::storage::watch::{WatchEvent, Watcher};
+
+/// Events buffered between the etcd stream and a slow consumer before the task waits for it.
+const EVENT_BUFFER: usize = 100;
+
+/// Everything the watch task needs, moved into it.
+struct WatchTask {
+    kv: etcd_proto::etcdserverpb::kv_client::KvClient<Channel>,
+    watch: WatchClient<Channel>,
+    key_prefix: String,
+    start: ResourceVersion,
+    predicate: SelectionPredicate,
+    progress_notify: bool,
+    resource: GroupResource,
+    out: mpsc::Sender<WatchEvent>,
+}
+
+impl Etcd3Store {
+    pub(super) fn watch_objects(&self, key: &str, opts: &ListOptions) -> Result<Watcher, StorageError> {
+        // A bad resourceVersion fails the request itself, before any stream starts.
+        let start = ResourceVersion::parse(&opts.resource_version)?;
+        let (out, events) = mpsc::channel(EVENT_BUFFER);
+        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
+        let task = WatchTask {
+            kv: self.kv.clone(),
+            watch: self.watch.clone(),
+            key_prefix: self.etcd_prefix(key),
+            start,
+            predicate: opts.predicate.clone(),
+            progress_notify: opts.progress_notify,
+            resource: self.resource.clone(),
+            out,
+        };
+        tokio::spawn(task.run(progress_rx));
+        Ok(Watcher::new(events, progress_tx))
+    }
+}
+
+/// Why the task stopped early.
+enum Stop {
+    /// The consumer dropped its watcher.
+    Gone,
+    /// The watch failed; the error goes to the consumer as an ERROR event.
+    Failed(StorageError),
+}
+
+impl WatchTask {
+    async fn run(self, progress: mpsc::UnboundedReceiver<()>) {
+        match self.stream(progress).await {
+            Ok(()) | Err(Stop::Gone) => {}
+            Err(Stop::Failed(e)) => {
+                let status = e.to_status(Operation::Watch, &self.resource, "");
+                let _ = self.out.send(WatchEvent::Error(Box::new(status))).await;
+            }
+        }
+    }
+
+    async fn stream(&self, mut progress: mpsc::UnboundedReceiver<()>) -> Result<(), Stop> {
+        let start_revision =
+            if self.start.0 == 0 { self.initial_events().await? + 1 } else { self.start.revision() + 1 };
+        let (requests, outbound) = futures::channel::mpsc::unbounded();
+        let create = WatchCreateRequest {
+            key: self.key_prefix.clone().into_bytes(),
+            range_end: prefix_range_end(self.key_prefix.as_bytes()),
+            start_revision,
+            progress_notify: self.progress_notify,
+            prev_kv: true,
+            ..WatchCreateRequest::default()
+        };
+        let send = |r: watch_request::RequestUnion| requests.unbounded_send(WatchRequest { request_union: Some(r) });
+        let _ = send(watch_request::RequestUnion::CreateRequest(create));
+        let mut responses = self
+            .watch
+            .clone()
+            .watch(outbound)
+            .await
+            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?
+            .into_inner();
+        let mut progress_open = true;
+        loop {
+            tokio::select! {
+                biased;
+                asked = progress.recv(), if progress_open => match asked {
+                    Some(()) => {
+                        let _ = send(watch_request::RequestUnion::ProgressRequest(WatchProgressRequest {}));
+                    }
+                    // The consumer dropped its watcher: stop watching.
+                    None => {
+                        progress_open = false;
+                        if self.out.is_closed() {
+                            return Err(Stop::Gone);
+                        }
+                    }
+                },
+                message = responses.message() => match message {
+                    Ok(Some(response)) => self.deliver(response).await?,
+                    Ok(None) => return Err(Stop::Failed(StorageError::Unreachable {
+                        key: self.key_prefix.clone(),
+                        message: "etcd closed the watch stream".into(),
+                    })),
+                    Err(status) => return Err(Stop::Failed(match EtcdFailure::from_status(&status, &self.key_prefix) {
+                        EtcdFailure::Compacted => StorageError::WatchExpired,
+                        other => other.into_storage_error(),
+                    })),
+                },
+                () = self.out.closed() => return Err(Stop::Gone),
+            }
+        }
+    }
+
+    /// Sends the current state as ADDED events and returns the revision it was read at.
+    async fn initial_events(&self) -> Result<i64, Stop> {
+        let request = RangeRequest {
+            key: self.key_prefix.clone().into_bytes(),
+            range_end: prefix_range_end(self.key_prefix.as_bytes()),
+            ..RangeRequest::default()
+        };
+        let response = self
+            .kv
+            .clone()
+            .range(request)
+            .await
+            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?
+            .into_inner();
+        for kv in &response.kvs {
+            let obj = decode(&String::from_utf8_lossy(&kv.key), &kv.value, kv.mod_revision).map_err(Stop::Failed)?;
+            if self.predicate.matches(&obj) {
+                self.emit(WatchEvent::Added(obj)).await?;
+            }
+        }
+        Ok(response.header.map_or(0, |h| h.revision))
+    }
+
+    async fn deliver(&self, response: WatchResponse) -> Result<(), Stop> {
+        if response.compact_revision > 0 {
+            return Err(Stop::Failed(StorageError::WatchExpired));
+        }
+        if response.canceled {
+            return Err(Stop::Failed(StorageError::Backend(format!(
+                "etcd canceled the watch: {}",
+                response.cancel_reason
+            ))));
+        }
+        if response.created {
+            return Ok(());
+        }
+        if response.events.is_empty() {
+            // A progress notification: everything up to the header revision has been sent.
+            if self.progress_notify {
+                let rv = ResourceVersion::from_revision(response.header.map_or(0, |h| h.revision));
+                self.emit(WatchEvent::Bookmark(rv)).await?;
+            }
+            return Ok(());
+        }
+        for event in &response.events {
+            if let Some(out) = self.translate(event).map_err(Stop::Failed)? {
+                self.emit(out).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The watch event an etcd event becomes for this watch's predicate, if any.
+    fn translate(&self, event: &Event) -> Result<Option<WatchEvent>, StorageError> {
+        let kv = event.kv.as_ref().ok_or_else(|| StorageError::Internal("etcd event without a key-value".into()))?;
+        let key = String::from_utf8_lossy(&kv.key).into_owned();
+        // The previous state, at this event's revision (a DELETED object is reported "as of" its deletion).
+        let prev = match &event.prev_kv {
+            Some(p) if !p.value.is_empty() => Some(decode(&key, &p.value, kv.mod_revision)?),
+            _ => None,
+        };
+        let prev_matches = prev.as_ref().is_some_and(|p| self.predicate.matches(p));
+        if event.r#type == EventType::Delete as i32 {
+            let prev = prev
+                .ok_or_else(|| StorageError::Internal(format!("etcd event received with PrevKv=nil (key={key:?})")))?;
+            return Ok(prev_matches.then_some(WatchEvent::Deleted(prev)));
+        }
+        let cur: Value = decode(&key, &kv.value, kv.mod_revision)?;
+        let cur_matches = self.predicate.matches(&cur);
+        let created = kv.create_revision == kv.mod_revision;
+        Ok(match (cur_matches, prev_matches && !created) {
+            (true, true) => Some(WatchEvent::Modified(cur)),
+            (true, false) => Some(WatchEvent::Added(cur)),
+            (false, true) => Some(WatchEvent::Deleted(prev.expect("prev matched, so it exists"))),
+            (false, false) => None,
+        })
+    }
+
+    async fn emit(&self, event: WatchEvent) -> Result<(), Stop> {
+        self.out.send(event).await.map_err(|_| Stop::Gone)
+    }
+}

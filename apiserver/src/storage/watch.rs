@@ -1,0 +1,48 @@
+//! What a watch delivers: [`WatchEvent`]s through a [`Watcher`] handle.
+//!
+//! A failure after the watch has started is not a `Result`: it is one [`WatchEvent::Error`] carrying the
+//! `Status` (kube-apiserver sends it as an ERROR event on a 200 stream), after which the stream ends.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::storage::resource_version::ResourceVersion;
+
+/// One event of a watch. Objects carry their resourceVersion; a deleted object carries its last state with
+/// the deletion's resourceVersion.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchEvent {
+    Added(Value),
+    Modified(Value),
+    Deleted(Value),
+    /// Every event up to this resourceVersion has been delivered.
+    Bookmark(ResourceVersion),
+    /// The watch failed; nothing follows. (Boxed: a Status is much larger than the other variants.)
+    Error(Box<Status>),
+}
+
+/// The receiving end of a watch. Dropping it stops the watch.
+pub struct Watcher {
+    events: mpsc::Receiver<WatchEvent>,
+    progress: mpsc::UnboundedSender<()>,
+}
+
+impl Watcher {
+    /// A watcher over `events`; `progress` carries progress requests to whatever drives the watch.
+    pub fn new(events: mpsc::Receiver<WatchEvent>, progress: mpsc::UnboundedSender<()>) -> Watcher {
+        Watcher { events, progress }
+    }
+
+    /// The next event, or `None` once the watch has ended.
+    pub async fn next(&mut self) -> Option<WatchEvent> {
+        self.events.recv().await
+    }
+
+    /// Asks the store to report progress: a [`WatchEvent::Bookmark`] follows once every event up to the
+    /// store's current revision has been delivered (etcd's progress request, when the watch was opened with
+    /// `progress_notify`). Ignored if the watch has ended.
+    pub fn request_progress(&self) {
+        let _ = self.progress.send(());
+    }
+}

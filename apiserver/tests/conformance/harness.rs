@@ -1,0 +1,225 @@
+//! Starting servers (a fake-etcd member in-process, or a real etcd process killed on drop), giving each case
+//! a store under its own key prefix, and running every case with a time limit, collecting all failures.
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
+use apiserver::storage::{GroupResource, WatchEvent, Watcher};
+use etcd_proto::etcdserverpb::kv_client::KvClient;
+use etcd_proto::etcdserverpb::{CompactionRequest, RangeRequest};
+use fake_etcd::service::{serve, Member, MemberConfig};
+use futures::FutureExt;
+use serde_json::{json, Value};
+use tonic::transport::Channel;
+
+/// The etcd a suite runs against.
+#[derive(Clone, Copy, Debug)]
+pub enum Server {
+    FakeEtcd,
+    RealEtcd,
+}
+
+/// What a case gets: a store under its own prefix, a raw etcd client (to compact or to look at stored
+/// bytes), and the endpoint (to make more stores).
+#[derive(Clone)]
+pub struct Ctx {
+    pub store: Etcd3Store,
+    pub kv: KvClient<Channel>,
+    pub endpoint: String,
+    pub prefix: String,
+}
+
+pub type CaseFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A named case.
+pub struct Case {
+    pub name: &'static str,
+    pub run: CaseFn,
+}
+
+/// Every case of the suite.
+fn all_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    cases.extend(super::crud::cases());
+    cases.extend(super::list::cases());
+    cases.extend(super::watch::cases());
+    cases
+}
+
+/// The longest a case may take; a watch that never delivers must fail, not hang.
+const CASE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs every case against `server` and fails with the list of failed cases.
+pub fn run_all(server: Server) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let running = start(server).await;
+        let endpoint = running.endpoint.clone();
+        let kv = KvClient::connect(endpoint.clone()).await.unwrap();
+        let cases = all_cases();
+        let mut failures = Vec::new();
+        for case in &cases {
+            let prefix = format!("/registry-{}/", case.name);
+            let config = Etcd3Config { path_prefix: prefix.clone(), resource: GroupResource::new("", "configmaps") };
+            let store = Etcd3Store::connect(&endpoint, config).await.unwrap();
+            let ctx = Ctx { store, kv: kv.clone(), endpoint: endpoint.clone(), prefix };
+            let outcome = tokio::time::timeout(CASE_TIMEOUT, AssertUnwindSafe((case.run)(ctx)).catch_unwind()).await;
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(panic)) => failures.push(format!("{}: {}", case.name, panic_text(&panic))),
+                Err(_) => failures.push(format!("{}: timed out after {CASE_TIMEOUT:?}", case.name)),
+            }
+        }
+        eprintln!("{server:?}: {} cases, {} failed", cases.len(), failures.len());
+        assert!(
+            failures.is_empty(),
+            "{server:?}: {} of {} cases failed:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+        drop(running);
+    });
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+}
+
+/// A server that stops when dropped.
+struct Running {
+    endpoint: String,
+    _guard: Guard,
+}
+
+enum Guard {
+    Fake(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>),
+    Real(Child, #[allow(dead_code)] tempfile::TempDir),
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Guard::Real(child, _) = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn start(server: Server) -> Running {
+    let port = free_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let guard = match server {
+        Server::FakeEtcd => {
+            let config = MemberConfig::single(
+                "fake",
+                vec!["http://127.0.0.1:2380".into()],
+                vec![endpoint.clone()],
+                "conformance",
+            );
+            let member = Member::new(config, 0);
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let addr = format!("127.0.0.1:{port}").parse().unwrap();
+            tokio::spawn(async move {
+                serve(member, addr, async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+            });
+            Guard::Fake(stop)
+        }
+        Server::RealEtcd => {
+            let binary = "/usr/bin/etcd";
+            assert!(
+                std::path::Path::new(binary).exists(),
+                "{binary} is missing: install Debian's etcd-server package (apt-get install etcd-server), version 3.4.23"
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let peer = format!("http://127.0.0.1:{}", free_port());
+            let child = Command::new(binary)
+                .args(["--name", "conformance", "--data-dir"])
+                .arg(dir.path().join("data"))
+                .args(["--listen-client-urls", &endpoint, "--advertise-client-urls", &endpoint])
+                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+                .args(["--initial-cluster", &format!("conformance={peer}"), "--log-level", "error"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            Guard::Real(child, dir)
+        }
+    };
+    // Wait until the server answers a read.
+    for _ in 0..200 {
+        if let Ok(mut kv) = KvClient::connect(endpoint.clone()).await {
+            if kv.range(RangeRequest { key: b"probe".to_vec(), ..RangeRequest::default() }).await.is_ok() {
+                return Running { endpoint, _guard: guard };
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{server:?} never answered on {endpoint}");
+}
+
+// ---- helpers for cases ----
+
+/// A ConfigMap named `name` in namespace "ns" with one data entry.
+pub fn configmap(name: &str, value: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}")}, "data": {"k": value}})
+}
+
+/// The key of a ConfigMap `name` in "ns".
+pub fn key(name: &str) -> String {
+    format!("/configmaps/ns/{name}")
+}
+
+/// The object's `metadata.resourceVersion` as a number.
+pub fn rv_of(obj: &Value) -> u64 {
+    obj["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
+}
+
+/// The store's current revision, read from etcd.
+pub async fn current_revision(ctx: &Ctx) -> u64 {
+    let r = ctx.kv.clone().range(RangeRequest { key: b"probe".to_vec(), ..RangeRequest::default() }).await.unwrap();
+    r.into_inner().header.unwrap().revision as u64
+}
+
+/// Compacts etcd's history up to `revision` and waits for it to take effect.
+pub async fn compact(ctx: &Ctx, revision: u64) {
+    ctx.kv.clone().compact(CompactionRequest { revision: revision as i64, physical: true }).await.unwrap();
+}
+
+/// The next watch event, failing the case if none comes within 5 s.
+pub async fn next_event(w: &mut Watcher) -> WatchEvent {
+    match tokio::time::timeout(Duration::from_secs(5), w.next()).await {
+        Ok(Some(e)) => e,
+        Ok(None) => panic!("the watch ended while an event was expected"),
+        Err(_) => panic!("no watch event within 5 s"),
+    }
+}
+
+/// Asserts no event arrives within a short while.
+pub async fn expect_quiet(w: &mut Watcher) {
+    if let Ok(e) = tokio::time::timeout(Duration::from_millis(300), w.next()).await {
+        panic!("expected no watch event, got {e:?}");
+    }
+}
+
+/// The object's data value "k".
+pub fn data_of(obj: &Value) -> &str {
+    obj["data"]["k"].as_str().unwrap_or("")
+}
