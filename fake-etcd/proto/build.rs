@@ -10,7 +10,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // SAFETY: build scripts are single-threaded; nothing else reads the environment concurrently.
         unsafe { std::env::set_var("PROTOC", protoc) };
     }
-    let protos = ["proto/etcd/kv.proto", "proto/etcd/auth.proto", "proto/etcd/rpc.proto"];
+    // `kubesim/peer.proto` is fake-etcd's own member-to-member protocol, not part of etcd's contract.
+    let protos = ["proto/etcd/kv.proto", "proto/etcd/auth.proto", "proto/etcd/rpc.proto", "proto/kubesim/peer.proto"];
     tonic_build::configure()
         .build_client(true)
         .build_server(true)

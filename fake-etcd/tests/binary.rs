@@ -24,13 +24,22 @@ fn refuses_flags_that_cannot_work() {
         (&["--listen-client-urls", ""], "names no URL"),
         (&["--name", "a", "--initial-cluster", "b=http://127.0.0.1:2380"], "couldn't find local name \"a\""),
         (
-            &["--name", "a", "--initial-advertise-peer-urls", "http://127.0.0.1:2380", "--initial-cluster", "a=http://127.0.0.1:9"],
+            &[
+                "--name",
+                "a",
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:2380",
+                "--initial-cluster",
+                "a=http://127.0.0.1:9",
+            ],
             "must match",
         ),
         (
-            &["--name", "a", "--initial-cluster", "a=http://localhost:2380,b=http://localhost:2381"],
-            "names 2 members",
+            &["--name", "a", "--initial-cluster", "a=http://localhost:2380,b=http://localhost:2380"],
+            "more than one member",
         ),
+        (&["--name", "a", "--initial-cluster", "a=localhost:2380"], "must start with http://"),
+        (&["--name", "a", "--initial-cluster", "a"], "name=url"),
     ];
     for (flags, phrase) in cases {
         let out = fake_etcd().args(*flags).output().unwrap();

@@ -37,7 +37,7 @@ pub fn transcript(seed: u64) -> Vec<String> {
                     "etcd-cluster",
                 );
                 let start_ms = madsim::time::Instant::now().elapsed().as_millis() as u64;
-                let member = Member::new(config, start_ms);
+                let member = Member::new(config, start_ms).expect("a fresh member opens");
                 let addr: SocketAddr = MEMBER_ADDR.parse().unwrap();
                 serve(member, addr, pending()).await.unwrap();
             })
@@ -65,7 +65,12 @@ pub fn transcript(seed: u64) -> Vec<String> {
                 let outbound = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
                 let mut events = watch.watch(outbound).await.unwrap().into_inner();
                 let created = events.message().await.unwrap().unwrap();
-                seen.push(format!("watch created={} id={} rev={}", created.created, created.watch_id, created.header.unwrap().revision));
+                seen.push(format!(
+                    "watch created={} id={} rev={}",
+                    created.created,
+                    created.watch_id,
+                    created.header.unwrap().revision
+                ));
 
                 for (k, v) in [("a1", "x"), ("a2", "y"), ("a1", "z")] {
                     let r = kv
@@ -103,4 +108,3 @@ pub fn transcript(seed: u64) -> Vec<String> {
             .unwrap()
     })
 }
-

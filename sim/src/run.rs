@@ -151,13 +151,13 @@ async fn drive(config: &RunConfig) -> Simulated {
     let seeds = Seeds::new(config.seed);
     let trace = Trace::new();
     let history = SharedHistory::default();
-    let cluster = Arc::new(Cluster::build(&config.cluster, &trace));
+    let cluster = Arc::new(Cluster::build(&config.cluster, &trace, seeds));
     trace.event(
         "sim",
         format!("start seed={} members={} clients={}", config.seed, cluster.members.len(), cluster.clients.len()),
     );
     for m in &cluster.members {
-        observe(&m.name, &m.observer, &trace, &history);
+        observe(&m.name, &m.events, &trace, &history);
     }
     for fp in &config.failpoints {
         let point: Point = fp.point.parse().expect("validated before the run");
@@ -232,7 +232,7 @@ async fn drive(config: &RunConfig) -> Simulated {
 /// tried every subset of them at every dead end and gave up (2,000,000 steps) on one seed in ten. The
 /// member's report is as trustworthy as a client's response, and no weaker a check: the model still has to
 /// produce the revoke's revision and every read around it.
-fn observe(name: &str, observer: &fake_etcd::service::Observer, trace: &Trace, history: &SharedHistory) {
+fn observe(name: &str, observer: &fake_etcd::service::EventObserver, trace: &Trace, history: &SharedHistory) {
     let (name, trace, history) = (name.to_string(), trace.clone(), history.clone());
     // Expiries invoked and not yet applied, by lease.
     let pending = std::sync::Mutex::new(std::collections::BTreeMap::new());

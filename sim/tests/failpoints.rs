@@ -23,8 +23,9 @@ fn dropping_a_watch_response_breaks_reliable_delivery() {
     assert!(clean.passed(), "without the failpoint the run must pass: {:?}", clean.verdict_lines());
 
     let mut c = quiet(seed);
-    // Skip the first responses (the created ones), then lose a few that carry events.
-    c.failpoints = vec![failpoint("etcd-1", "before-watch-response-send", Action::Drop, 8, Some(3))];
+    // Skip the first responses (the created ones and the first of each informer's stream), then lose a few
+    // that carry events mid-stream.
+    c.failpoints = vec![failpoint("etcd-1", "before-watch-response-send", Action::Drop, 20, Some(3))];
     let report = run(&c).unwrap();
     assert!(report.run.trace.iter().any(|l| l.contains("failpoint before-watch-response-send drop")));
     let reliable = &report.checks.verdicts[&Guarantee::Reliable];

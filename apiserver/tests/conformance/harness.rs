@@ -130,7 +130,7 @@ async fn start(server: Server) -> Running {
                 vec![endpoint.clone()],
                 "conformance",
             );
-            let member = Member::new(config, 0);
+            let member = Member::new(config, 0).expect("a fresh single member opens");
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let addr = format!("127.0.0.1:{port}").parse().unwrap();
             tokio::spawn(async move {

@@ -23,6 +23,12 @@ pub mod etcdserverpb {
     tonic::include_proto!("etcdserverpb");
 }
 
+/// fake-etcd's own member-to-member protocol (Raft messages, forwarded lease renewals). Not etcd's contract:
+/// etcd's peers speak rafthttp; only fake-etcd members speak this.
+pub mod kubesimpeer {
+    tonic::include_proto!("kubesimpeer");
+}
+
 /// The largest request etcd accepts by default (`--max-request-bytes`, 1.5 MiB).
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1536 * 1024;
 

@@ -1,7 +1,9 @@
-//! The `fake-etcd` binary: one member on real sockets, configured with etcd's flag names.
+//! The `fake-etcd` binary: one member on real sockets, configured with etcd's flag names. With
+//! `--initial-cluster a=URL,b=URL,...` members form a Raft cluster over their peer listeners
+//! (`--listen-peer-urls`), as etcd's do.
 //!
-//! Flags that only matter to a real etcd (data dir, peer listeners) are accepted so that scripts written for
-//! etcd run unchanged; the member keeps its state in memory. Under `--cfg madsim` members are built by the
+//! Flags that only matter to a real etcd (data dir) are accepted so that scripts written for etcd run
+//! unchanged; the member keeps its state in memory, so a restarted process starts empty. Under `--cfg madsim` members are built by the
 //! `sim` crate instead, and this binary only says so.
 
 #[cfg(not(madsim))]
@@ -11,10 +13,10 @@ mod real {
 
     use clap::Parser;
     use fake_etcd::service::identity::DEFAULT_CLUSTER_TOKEN;
-    use fake_etcd::service::{serve, Member, MemberConfig};
+    use fake_etcd::service::{serve, serve_peers, Member, MemberConfig};
 
     #[derive(Parser, Debug)]
-    #[command(name = "fake-etcd", version, about = "An etcd v3 compatible key-value server (single member, in memory)")]
+    #[command(name = "fake-etcd", version, about = "An etcd v3 compatible key-value server (in memory)")]
     struct Args {
         /// Human-readable name for this member.
         #[arg(long, default_value = "default")]
@@ -28,13 +30,13 @@ mod real {
         /// Client URLs to advertise to the rest of the cluster (defaults to the listen URLs).
         #[arg(long)]
         advertise_client_urls: Option<String>,
-        /// Accepted for compatibility; a single member has no peers to listen for.
+        /// URLs to listen on for peer traffic (used when the initial cluster has more than one member).
         #[arg(long, default_value = "http://localhost:2380")]
         listen_peer_urls: String,
         /// This member's peer URLs; with the cluster token they determine the member id, as in etcd.
         #[arg(long, default_value = "http://localhost:2380")]
         initial_advertise_peer_urls: String,
-        /// Initial cluster configuration; only a single member naming this one is supported.
+        /// Initial cluster configuration: `name=peer-url,...`, this member included.
         #[arg(long)]
         initial_cluster: Option<String>,
         /// Accepted for compatibility ("new" or "existing").
@@ -51,9 +53,12 @@ mod real {
         /// Time (in milliseconds) for an election to time out; sets the minimum lease TTL.
         #[arg(long, default_value_t = 1000)]
         election_timeout: u64,
-        /// Accepted for compatibility (milliseconds).
+        /// Time (in milliseconds) of a heartbeat interval: one Raft tick.
         #[arg(long, default_value_t = 100)]
         heartbeat_interval: u64,
+        /// Enable the Raft pre-vote algorithm to prevent disruption when a partitioned member rejoins.
+        #[arg(long, default_value_t = false)]
+        pre_vote: bool,
         /// Duration of periodic watch progress notifications (e.g. "10m", "500ms").
         #[arg(long, default_value = "10m")]
         experimental_watch_progress_notify_interval: humantime::Duration,
@@ -79,43 +84,58 @@ mod real {
             }
         })?;
         let host_port = rest.trim_end_matches('/');
-        let addrs: Vec<SocketAddr> = host_port
-            .to_socket_addrs()
-            .map_err(|e| format!("listen URL {url:?}: {e}"))?
-            .collect();
+        let addrs: Vec<SocketAddr> =
+            host_port.to_socket_addrs().map_err(|e| format!("listen URL {url:?}: {e}"))?.collect();
         // "localhost" resolves to both families; etcd listens on the first, and so do we.
         addrs.into_iter().next().map(|a| vec![a]).ok_or_else(|| format!("listen URL {url:?} resolves to nothing"))
     }
 
-    fn check_initial_cluster(args: &Args, peer_urls: &[String]) -> Result<(), String> {
-        let Some(spec) = &args.initial_cluster else { return Ok(()) };
-        let entries: Vec<&str> = spec.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-        let mine: Vec<&str> = entries.iter().filter(|e| e.starts_with(&format!("{}=", args.name))).copied().collect();
-        if mine.is_empty() {
+    /// The initial cluster as (name, peer URLs, client URLs) per member, in the order first named. Checks what
+    /// etcd checks at start-up: this member is listed, with exactly the peer URLs it advertises.
+    fn initial_cluster(
+        args: &Args,
+        peer_urls: &[String],
+        client_urls: &[String],
+    ) -> Result<Vec<(String, Vec<String>, Vec<String>)>, String> {
+        let Some(spec) = &args.initial_cluster else {
+            return Ok(vec![(args.name.clone(), peer_urls.to_vec(), client_urls.to_vec())]);
+        };
+        let mut members: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+        for entry in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, url) = entry
+                .split_once('=')
+                .ok_or_else(|| format!("--initial-cluster entry {entry:?} is not of the form name=url"))?;
+            if !url.starts_with("http://") {
+                return Err(format!("--initial-cluster entry {entry:?}: peer URLs must start with http://"));
+            }
+            match members.iter_mut().find(|m| m.0 == name) {
+                Some(m) => m.1.push(url.to_string()),
+                None => members.push((name.to_string(), vec![url.to_string()], Vec::new())),
+            }
+        }
+        let Some(mine) = members.iter_mut().find(|m| m.0 == args.name) else {
             return Err(format!(
                 "couldn't find local name {:?} in the initial cluster configuration {spec:?}",
                 args.name
             ));
-        }
-        if entries.len() > 1 {
-            return Err(format!(
-                "--initial-cluster {spec:?} names {} members; fake-etcd serves a single member (Raft \
-                 replication is not built yet)",
-                entries.len()
-            ));
-        }
-        let listed: Vec<String> = mine.iter().map(|e| e.split_once('=').map_or("", |(_, u)| u).to_string()).collect();
-        let mut listed_sorted = listed.clone();
+        };
+        let mut listed_sorted = mine.1.clone();
         listed_sorted.sort();
         let mut advertised = peer_urls.to_vec();
         advertised.sort();
         if listed_sorted != advertised {
             return Err(format!(
                 "--initial-cluster has {}={:?} but --initial-advertise-peer-urls is {:?}; they must match",
-                args.name, listed, peer_urls
+                args.name, mine.1, peer_urls
             ));
         }
-        Ok(())
+        mine.2 = client_urls.to_vec();
+        let mut all_urls: Vec<&String> = members.iter().flat_map(|m| &m.1).collect();
+        all_urls.sort();
+        if let Some(w) = all_urls.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("--initial-cluster names peer URL {} for more than one member", w[0]));
+        }
+        Ok(members)
     }
 
     pub fn main() -> std::process::ExitCode {
@@ -143,9 +163,19 @@ mod real {
         }
         let advertise = args.advertise_client_urls.as_deref().map(split_urls).unwrap_or_else(|| listen.clone());
         let peer_urls = split_urls(&args.initial_advertise_peer_urls);
-        check_initial_cluster(&args, &peer_urls)?;
+        let cluster = initial_cluster(&args, &peer_urls, &advertise)?;
+        let multi = cluster.len() > 1;
+        let mut peer_addrs = Vec::new();
+        if multi {
+            for url in split_urls(&args.listen_peer_urls) {
+                peer_addrs.extend(listen_addrs(&url)?);
+            }
+            if peer_addrs.is_empty() {
+                return Err("--listen-peer-urls names no URL".to_string());
+            }
+        }
 
-        let mut config = MemberConfig::single(&args.name, peer_urls, advertise, &args.initial_cluster_token);
+        let mut config = MemberConfig::member_of(&args.name, &cluster, &args.initial_cluster_token)?;
         config.max_request_bytes = args.max_request_bytes;
         config.max_txn_ops = args.max_txn_ops;
         config.election_timeout = Duration::from_millis(args.election_timeout);
@@ -154,9 +184,24 @@ mod real {
         // member does not reuse ids; simulations seed them from simulated time instead.
         let start_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
 
+        if args.heartbeat_interval == 0 || args.election_timeout < 5 * args.heartbeat_interval {
+            return Err(format!(
+                "--election-timeout[{}ms] should be at least 5 times as --heartbeat-interval[{}ms]",
+                args.election_timeout, args.heartbeat_interval
+            ));
+        }
+        config.raft.tick_interval = Duration::from_millis(args.heartbeat_interval);
+        config.raft.election_tick = (args.election_timeout / args.heartbeat_interval) as usize;
+        // Members started together must not all time out together: spread the fixed timeout over
+        // [election_tick, 2 * election_tick) by the start time, as raft-rs would by chance.
+        config.raft.election_timeout_tick = config.raft.election_tick + (start_ms as usize % config.raft.election_tick);
+        config.raft.pre_vote = args.pre_vote;
+        // Role changes go to the log, as etcd logs "elected leader".
+        config.observer = fake_etcd::service::RaftObserver::new(|line| tracing::info!("raft: {line}"));
+
         let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("starting the runtime: {e}"))?;
         runtime.block_on(async move {
-            let member = Member::new(config, start_ms);
+            let member = Member::new(config, start_ms).map_err(|e| format!("starting the member: {e}"))?;
             let c = member.config();
             tracing::info!(
                 name = %c.name, member_id = %c.member_id, cluster_id = format!("{:x}", c.cluster_id.0),
@@ -174,6 +219,18 @@ mod real {
                     })
                     .await
                     .map_err(|e| format!("serving on {addr}: {e}"))
+                }));
+            }
+            for addr in peer_addrs {
+                let mut stop = stop_tx.subscribe();
+                let member = member.clone();
+                tracing::info!(%addr, "serving peer traffic");
+                servers.push(tokio::spawn(async move {
+                    serve_peers(member, addr, async move {
+                        let _ = stop.recv().await;
+                    })
+                    .await
+                    .map_err(|e| format!("serving peers on {addr}: {e}"))
                 }));
             }
             let signal = shutdown_signal();

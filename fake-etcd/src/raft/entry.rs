@@ -16,6 +16,32 @@ const TAG_TXN: u8 = 3;
 const TAG_COMPACT: u8 = 4;
 const TAG_LEASE_GRANT: u8 = 5;
 const TAG_LEASE_REVOKE: u8 = 6;
+/// An entry the shell proposes for its own bookkeeping (etcd's member attributes, cluster version, alarms):
+/// opaque to this layer and to the state machine.
+const TAG_INTERNAL: u8 = 0x80;
+
+/// What a normal entry carries: a state-machine command, or the shell's own internal record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Payload {
+    Command(Command),
+    Internal(Vec<u8>),
+}
+
+/// The entry data for an internal record with body `body`.
+pub fn encode_internal(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + body.len());
+    out.push(TAG_INTERNAL);
+    out.extend_from_slice(body);
+    out
+}
+
+/// The payload of an entry's data: a command, or an internal record.
+pub fn decode_payload(data: &[u8]) -> Result<Payload, RaftError> {
+    match data.split_first() {
+        Some((&TAG_INTERNAL, body)) => Ok(Payload::Internal(body.to_vec())),
+        _ => decode_command(data).map(Payload::Command),
+    }
+}
 
 /// Who proposed an entry: the member and its own sequence number. Unique across the cluster as long as each
 /// member never reuses a sequence number (a restarted member starts a new range, e.g. from its term).
@@ -151,5 +177,8 @@ mod tests {
         assert!(decode_command(&[]).is_err());
         assert!(decode_command(&[99, 1]).is_err());
         assert!(decode_command(&[TAG_LEASE_REVOKE, 1, 2]).is_err());
+        assert_eq!(decode_payload(&encode_internal(b"x")).unwrap(), Payload::Internal(b"x".to_vec()));
+        let put = Command::LeaseRevoke(LeaseId(1));
+        assert_eq!(decode_payload(&encode_command(&put)).unwrap(), Payload::Command(put));
     }
 }

@@ -33,7 +33,7 @@ mod storage;
 
 pub use config::RaftConfig;
 pub use disk::{Disk, DiskOptions, DiskState, DurableDisk};
-pub use entry::{decode_command, encode_command, ProposalId};
+pub use entry::{decode_command, decode_payload, encode_command, encode_internal, Payload, ProposalId};
 pub use error::RaftError;
 pub use node::{NodeStatus, RaftNode};
 pub use output::{CommittedEntry, EntryKind, HardStateView, Output, Role, SnapshotData, SoftStateView};

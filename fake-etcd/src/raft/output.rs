@@ -5,7 +5,7 @@
 use ::raft::eraftpb::{Entry, EntryType, Message};
 use ::raft::{ReadState, StateRole};
 
-use super::entry::{decode_command, ProposalId};
+use super::entry::{decode_command, decode_payload, Payload, ProposalId};
 use super::error::RaftError;
 use crate::apply::Command;
 use crate::types::{LogIndex, MemberId, Term};
@@ -91,6 +91,17 @@ impl CommittedEntry {
     pub fn command(&self) -> Result<Option<(ProposalId, Command)>, RaftError> {
         match &self.kind {
             EntryKind::Normal { data, context } => Ok(Some((ProposalId::decode(context)?, decode_command(data)?))),
+            EntryKind::Empty | EntryKind::ConfChange { .. } => Ok(None),
+        }
+    }
+}
+
+impl CommittedEntry {
+    /// The proposal id and payload of a normal entry (a command or an internal record); `None` for the
+    /// empty and configuration entries.
+    pub fn payload(&self) -> Result<Option<(ProposalId, Payload)>, RaftError> {
+        match &self.kind {
+            EntryKind::Normal { data, context } => Ok(Some((ProposalId::decode(context)?, decode_payload(data)?))),
             EntryKind::Empty | EntryKind::ConfChange { .. } => Ok(None),
         }
     }

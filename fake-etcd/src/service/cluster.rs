@@ -1,5 +1,5 @@
-//! The Cluster service: membership as a one-member etcd reports it. Membership changes need Raft and are
-//! refused by name until replication exists.
+//! The Cluster service: the members of the initial cluster, with the client URLs each one published.
+//! Membership changes (add, remove, promote) are not implemented and are refused by name.
 
 use std::sync::Arc;
 
@@ -21,14 +21,17 @@ pub struct ClusterService {
 
 impl ClusterService {
     fn members(&self) -> Vec<PbMember> {
-        let c = self.member.config();
-        vec![PbMember {
-            id: c.member_id.0,
-            name: c.name.clone(),
-            peer_ur_ls: c.peer_urls.clone(),
-            client_ur_ls: c.client_urls.clone(),
-            is_learner: false,
-        }]
+        self.member
+            .members()
+            .into_iter()
+            .map(|m| PbMember {
+                id: m.id.0,
+                name: m.name,
+                peer_ur_ls: m.peer_urls,
+                client_ur_ls: m.client_urls,
+                is_learner: false,
+            })
+            .collect()
     }
 }
 
@@ -38,11 +41,17 @@ impl Cluster for ClusterService {
         Err(EtcdError::Unimplemented("Cluster.MemberAdd").into())
     }
 
-    async fn member_remove(&self, _req: Request<MemberRemoveRequest>) -> Result<Response<MemberRemoveResponse>, Status> {
+    async fn member_remove(
+        &self,
+        _req: Request<MemberRemoveRequest>,
+    ) -> Result<Response<MemberRemoveResponse>, Status> {
         Err(EtcdError::Unimplemented("Cluster.MemberRemove").into())
     }
 
-    async fn member_update(&self, _req: Request<MemberUpdateRequest>) -> Result<Response<MemberUpdateResponse>, Status> {
+    async fn member_update(
+        &self,
+        _req: Request<MemberUpdateRequest>,
+    ) -> Result<Response<MemberUpdateResponse>, Status> {
         Err(EtcdError::Unimplemented("Cluster.MemberUpdate").into())
     }
 

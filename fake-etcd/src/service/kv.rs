@@ -47,7 +47,11 @@ impl Kv for KvService {
     async fn range(&self, req: Request<RangeRequest>) -> Result<Response<RangeResponse>, Status> {
         let req = req.into_inner();
         validate::check_range(&req)?;
-        // One member is always caught up, so linearizable and serializable reads are served alike here.
+        // A linearizable read first waits for the leader's read index to apply here (ReadIndex); a
+        // serializable one is served from whatever this member has applied, stale or not, as etcd does.
+        if !req.serializable {
+            self.member.read_barrier().await?;
+        }
         let mut resp = self.member.read(|sm| sm.range(&req))?;
         self.member.stamp(&mut resp.header);
         Ok(Response::new(resp))

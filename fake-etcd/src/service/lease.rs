@@ -72,13 +72,18 @@ impl Lease for LeaseService {
             while let Ok(Some(req)) = inbound.message().await {
                 let id = LeaseId(req.id);
                 // etcd answers an unknown or expired lease with TTL 0 and no error; clients turn that into
-                // "requested lease not found" themselves.
-                let ttl = svc.member.renew_lease(id).unwrap_or(0);
-                let resp = LeaseKeepAliveResponse {
-                    header: Some(svc.member.header(svc.current_revision())),
-                    id: id.0,
-                    ttl,
+                // "requested lease not found" themselves. Any other failure (no leader, a forward that timed
+                // out) ends the stream with its error, as etcd's does.
+                let ttl = match svc.member.renew_lease(id).await {
+                    Ok(ttl) => ttl,
+                    Err(EtcdError::LeaseNotFound) => 0,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.into()));
+                        break;
+                    }
                 };
+                let resp =
+                    LeaseKeepAliveResponse { header: Some(svc.member.header(svc.current_revision())), id: id.0, ttl };
                 if tx.send(Ok(resp)).is_err() {
                     break;
                 }
@@ -93,7 +98,8 @@ impl Lease for LeaseService {
     ) -> Result<Response<LeaseTimeToLiveResponse>, Status> {
         let req = req.into_inner();
         let now = self.member.now();
-        let (ttl, revision) = self.member.read(|sm| (sm.lessor.time_to_live(LeaseId(req.id), now), sm.mvcc.current_revision().0));
+        let (ttl, revision) =
+            self.member.read(|sm| (sm.lessor.time_to_live(LeaseId(req.id), now), sm.mvcc.current_revision().0));
         // An unknown or expired lease is TTL -1 with no error, as etcd 3.4 answers.
         let resp = match ttl {
             Some(t) => LeaseTimeToLiveResponse {

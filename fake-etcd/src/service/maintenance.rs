@@ -1,21 +1,22 @@
-//! The Maintenance service: status, hashes, alarms, defragment and leader moves, as a one-member etcd
-//! answers them.
+//! The Maintenance service: status (from the member's real Raft state), hashes, alarms, defragment and
+//! leader moves.
 
 use std::sync::Arc;
 
 use etcd_proto::etcdserverpb::alarm_request::AlarmAction;
 use etcd_proto::etcdserverpb::maintenance_server::Maintenance;
 use etcd_proto::etcdserverpb::{
-    AlarmRequest, AlarmResponse, DefragmentRequest, DefragmentResponse, HashKvRequest, HashKvResponse,
-    HashRequest, HashResponse, MoveLeaderRequest, MoveLeaderResponse, SnapshotRequest, SnapshotResponse,
-    StatusRequest, StatusResponse,
+    AlarmRequest, AlarmResponse, DefragmentRequest, DefragmentResponse, HashKvRequest, HashKvResponse, HashRequest,
+    HashResponse, MoveLeaderRequest, MoveLeaderResponse, SnapshotRequest, SnapshotResponse, StatusRequest,
+    StatusResponse,
 };
 use tonic::{Request, Response, Status};
 
+use super::internal::Internal;
 use super::member::Member;
 use super::outbox::ChannelStream;
 use crate::error::EtcdError;
-use crate::types::Revision;
+use crate::types::{MemberId, Revision};
 
 /// The version fake-etcd claims: the etcd release whose behaviour it reproduces.
 pub const ETCD_VERSION: &str = "3.4.23";
@@ -33,7 +34,7 @@ impl Maintenance for MaintenanceService {
     async fn alarm(&self, req: Request<AlarmRequest>) -> Result<Response<AlarmResponse>, Status> {
         let req = req.into_inner();
         // etcd proposes every alarm request through Raft and answers without a header.
-        self.member.consume_log_entry();
+        self.member.propose_internal(Internal::Alarm).await?;
         match AlarmAction::try_from(req.action) {
             Ok(AlarmAction::Get) => Ok(Response::new(AlarmResponse { header: None, alarms: Vec::new() })),
             // fake-etcd never runs out of space and never detects corruption, so it raises no alarms; a
@@ -45,15 +46,15 @@ impl Maintenance for MaintenanceService {
     async fn status(&self, _req: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {
         let facts = self.member.status_facts();
         let db_size = EMPTY_DB_SIZE_BYTES + facts.db_size_bytes;
-        let term = self.member.config().single_member_term.0;
+        let header = self.member.header(facts.revision);
         Ok(Response::new(StatusResponse {
-            header: Some(self.member.header(facts.revision)),
+            raft_term: header.raft_term,
+            header: Some(header),
             version: ETCD_VERSION.to_string(),
             db_size,
-            leader: self.member.config().member_id.0,
-            raft_index: facts.raft_index,
-            raft_term: term,
-            raft_applied_index: facts.raft_index,
+            leader: facts.leader.map_or(0, |l| l.0),
+            raft_index: facts.commit_index.0,
+            raft_applied_index: facts.applied_index.0,
             errors: Vec::new(),
             db_size_in_use: db_size,
             is_learner: false,
@@ -96,11 +97,8 @@ impl Maintenance for MaintenanceService {
     }
 
     async fn move_leader(&self, req: Request<MoveLeaderRequest>) -> Result<Response<MoveLeaderResponse>, Status> {
-        let target = req.into_inner().target_id;
-        // With one member the only valid transferee is the leader itself, which is already leader.
-        if target != self.member.config().member_id.0 {
-            return Err(EtcdError::BadLeaderTransferee.into());
-        }
+        let target = MemberId(req.into_inner().target_id);
+        self.member.move_leader(target).await?;
         let revision = self.member.status_facts().revision;
         Ok(Response::new(MoveLeaderResponse { header: Some(self.member.header(revision)) }))
     }

@@ -1,27 +1,32 @@
-//! One running member: the cores behind a lock, the write path every mutating request takes, the watch
-//! streams' outboxes, and the clock.
+//! One running member: the cores and its Raft node behind a lock, the write path every mutating request takes,
+//! linearizable reads, the watch streams' outboxes, and the clock.
 //!
 //! The lock is a plain mutex that is never held across an `.await`: every core call is synchronous and
-//! short, so requests serialize exactly as they would through etcd's apply loop. [`Member::propose`] is the
-//! single entry for writes; with one member it applies at once, and it is the seam where Raft replication
-//! slots in (propose, wait for commit, apply on every member).
+//! short. [`Member::propose`] is the single entry for writes: it proposes the command to Raft (a follower's
+//! raft-rs forwards it to the leader), and waits until this member has applied the entry carrying its
+//! [`ProposalId`], then answers with what the state machine said. Every member applies every committed
+//! entry (see `replica`), so watches and serializable reads work on every member.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use etcd_proto::etcdserverpb::{ResponseHeader, WatchRequest, WatchResponse};
 use etcd_proto::mvccpb::Event;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
-use super::config::{MemberConfig, MemberEvent};
+use super::config::{MemberConfig, MemberEvent, PeerSpec};
+use super::internal::Internal;
 use super::outbox::{Outbound, OutboundStream};
+use super::replica::{Replica, Reply};
+use super::transport;
 use crate::apply::{Command, CommandResponse, StateMachine};
 use crate::error::EtcdError;
 use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
-use crate::types::{LeaseId, Millis, Revision};
+use crate::raft::{codec, encode_command, encode_internal, Message, RaftError, Role};
+use crate::types::{LeaseId, LogIndex, MemberId, Millis, Revision};
 use crate::watch::{HubConfig, StreamId, WatchHub};
 
 /// A watch stream stops receiving live events once this many responses wait unsent (etcd's per-stream send
@@ -29,26 +34,28 @@ use crate::watch::{HubConfig, StreamId, WatchHub};
 pub const STALL_AT: usize = 128;
 pub const RESUME_BELOW: usize = 64;
 
-/// The raft index a fresh single-member etcd reports after start-up (its own membership entry, the leader's
-/// empty entry, its published attributes and the cluster version).
-const BOOTSTRAP_RAFT_INDEX: u64 = 4;
-
 pub struct Member {
     config: MemberConfig,
     started: Instant,
+    /// The current Raft term, kept outside the lock because every response header carries it and headers
+    /// are stamped while the lock is held.
+    term: AtomicU64,
     state: Mutex<State>,
+    /// Raft messages for other members; the transport task takes the receiver when the member is served.
+    peer_tx: mpsc::UnboundedSender<Message>,
+    peer_rx: Mutex<Option<mpsc::UnboundedReceiver<Message>>>,
+    tasks_started: AtomicBool,
 }
 
-struct State {
-    sm: StateMachine,
-    hub: WatchHub,
-    outboxes: BTreeMap<StreamId, Outbox>,
+pub(super) struct State {
+    pub(super) sm: StateMachine,
+    pub(super) hub: WatchHub,
+    pub(super) outboxes: BTreeMap<StreamId, Outbox>,
     lease_ids: LeaseIdGen,
-    /// Every proposal consumes one log entry, applied successfully or not (etcd logs the failure and moves on).
-    applied_index: u64,
+    pub(super) raft: Replica,
 }
 
-struct Outbox {
+pub(super) struct Outbox {
     tx: mpsc::UnboundedSender<WatchResponse>,
     in_flight: Arc<AtomicUsize>,
     stalled: bool,
@@ -59,22 +66,48 @@ struct Outbox {
 pub struct StatusFacts {
     pub revision: i64,
     pub db_size_bytes: i64,
-    pub raft_index: u64,
+    pub leader: Option<MemberId>,
+    /// The highest index known committed (etcd's `raftIndex`).
+    pub commit_index: LogIndex,
+    pub applied_index: LogIndex,
 }
 
 impl Member {
-    /// `start_ms` seeds the lease id generator (wall-clock milliseconds in the real build, simulated ones
-    /// under madsim), so that a restarted member does not hand out ids it handed out before.
-    pub fn new(config: MemberConfig, start_ms: u64) -> Arc<Member> {
+    /// Opens the member on `config.disk` (empty: a new cluster is bootstrapped; otherwise the log is replayed)
+    /// and runs Raft until it has nothing more to do on its own. A cluster of one elects itself at once.
+    ///
+    /// `start_ms` seeds the lease id generator and the proposal ids (wall-clock milliseconds in the real
+    /// build, simulated ones under madsim), so that a restarted member does not reuse ids of its past life.
+    pub fn new(config: MemberConfig, start_ms: u64) -> Result<Arc<Member>, RaftError> {
         let hub_config = HubConfig { max_request_bytes: config.max_request_bytes, ..HubConfig::default() };
+        let raft = Replica::open(&config, start_ms)?;
         let state = State {
             sm: StateMachine::new(config.min_lease_ttl_s()),
             hub: WatchHub::new(hub_config),
             outboxes: BTreeMap::new(),
             lease_ids: LeaseIdGen::new(config.member_id, start_ms),
-            applied_index: BOOTSTRAP_RAFT_INDEX,
+            raft,
         };
-        Arc::new(Member { config, started: Instant::now(), state: Mutex::new(state) })
+        let (peer_tx, peer_rx) = mpsc::unbounded_channel();
+        let member = Arc::new(Member {
+            config,
+            started: Instant::now(),
+            term: AtomicU64::new(0),
+            state: Mutex::new(state),
+            peer_tx,
+            peer_rx: Mutex::new(Some(peer_rx)),
+            tasks_started: AtomicBool::new(false),
+        });
+        {
+            let mut st = member.lock();
+            if member.config.peers.len() == 1 {
+                // A cluster of one needs no election timeout to know it wins; etcd's takes one, which only
+                // delays start-up.
+                st.raft.node.campaign()?;
+            }
+            st.drive(&member);
+        }
+        Ok(member)
     }
 
     pub fn config(&self) -> &MemberConfig {
@@ -90,10 +123,29 @@ impl Member {
         Millis(self.started.elapsed().as_millis() as u64)
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock means a core panicked mid-request, which is a bug; keep serving what is left is not
         // an option, so the panic propagates.
         self.state.lock().expect("member state lock poisoned")
+    }
+
+    pub(super) fn set_term(&self, term: u64) {
+        self.term.store(term, Ordering::SeqCst);
+    }
+
+    pub(super) fn send_to_peer(&self, msg: Message) {
+        // The receiver is gone only when the member is shutting down; Raft copes with lost messages.
+        let _ = self.peer_tx.send(msg);
+    }
+
+    /// The receiving end of the outgoing Raft messages, once (for the transport task).
+    pub(super) fn take_peer_queue(&self) -> Option<mpsc::UnboundedReceiver<Message>> {
+        self.peer_rx.lock().expect("peer queue lock poisoned").take()
+    }
+
+    /// Whether the member's background tasks were started already (by the first `serve`).
+    pub(super) fn claim_tasks(&self) -> bool {
+        !self.tasks_started.swap(true, Ordering::SeqCst)
     }
 
     /// The header etcd puts on a response produced at `revision` (0 leaves it out, as etcd's JSON shows).
@@ -102,7 +154,7 @@ impl Member {
             cluster_id: self.config.cluster_id.0,
             member_id: self.config.member_id.0,
             revision,
-            raft_term: self.config.single_member_term.0,
+            raft_term: self.term.load(Ordering::SeqCst),
         }
     }
 
@@ -112,27 +164,140 @@ impl Member {
         *header = Some(self.header(revision));
     }
 
-    /// Runs a read against the state machine.
+    /// Runs a read against the state machine as this member has applied it (a serializable read).
     pub fn read<T>(&self, f: impl FnOnce(&StateMachine) -> T) -> T {
         f(&self.lock().sm)
     }
 
+    /// Waits until this member has applied everything committed when the read was asked for, as the leader
+    /// confirms with a quorum (ReadIndex). A read after this returns is linearizable.
+    pub async fn read_barrier(&self) -> Result<(), EtcdError> {
+        let (ctx, rx) = {
+            let mut st = self.lock();
+            let (tx, rx) = oneshot::channel();
+            let ctx = st.raft.next_seq();
+            st.raft.read_waiters.insert(ctx, tx);
+            st.raft.node.read_index(ctx.to_be_bytes().to_vec());
+            st.drive(self);
+            (ctx, rx)
+        };
+        match tokio::time::timeout(self.config.request_timeout, rx).await {
+            Ok(Ok(())) => Ok(()),
+            _ => {
+                // With no leader raft-rs drops the request silently; etcd times such reads out.
+                self.lock().raft.read_waiters.remove(&ctx);
+                Err(EtcdError::Timeout)
+            }
+        }
+    }
+
     /// The write path: every mutating request, lease grants and revokes included.
     pub async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
-        let now = self.now();
-        let compact = match &cmd {
-            Command::Compact(req) => Some(Revision(req.revision)),
-            _ => None,
-        };
-        let mut st = self.lock();
-        st.applied_index += 1;
-        let applied = st.sm.apply(cmd, now)?;
-        st.publish(&applied.events, self);
-        drop(st);
-        if let Some(revision) = compact {
-            self.config.observer.notify(MemberEvent::Compacted { revision });
+        match self.submit(encode_command(&cmd)).await? {
+            Some(resp) => Ok(resp),
+            None => unreachable!("a command entry is answered with the state machine's response"),
         }
-        Ok(applied.response)
+    }
+
+    /// Proposes one of the shell's own records and waits for it to apply.
+    pub async fn propose_internal(&self, record: Internal) -> Result<(), EtcdError> {
+        self.submit(encode_internal(&record.encode())).await.map(|_| ())
+    }
+
+    async fn submit(&self, data: Vec<u8>) -> Result<Option<CommandResponse>, EtcdError> {
+        let proposed = {
+            let mut st = self.lock();
+            let (tx, rx) = oneshot::channel::<Reply>();
+            let seq = st.raft.next_seq();
+            let id = st.raft.proposal_id(seq);
+            match st.raft.node.propose(data, id.encode()) {
+                Ok(()) => {
+                    st.raft.waiters.insert(seq, tx);
+                    st.drive(self);
+                    Some((seq, rx))
+                }
+                Err(RaftError::ProposalDropped) => None,
+                Err(e) => unreachable!("proposing to a local node fails only for want of a leader: {e}"),
+            }
+        };
+        let Some((seq, rx)) = proposed else {
+            // No leader: the proposal will never commit. etcd's client waits out its request timeout in this
+            // state; answering at once would let clients spin.
+            tokio::time::sleep(self.config.request_timeout).await;
+            return Err(EtcdError::NoLeader);
+        };
+        match tokio::time::timeout(self.config.request_timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            _ => {
+                // The entry may still commit later (the leader went away with it, or it is slow); the client
+                // cannot know, exactly as with etcd's "request timed out".
+                self.lock().raft.waiters.remove(&seq);
+                Err(EtcdError::Timeout)
+            }
+        }
+    }
+
+    /// One Raft tick (the heartbeat interval passed).
+    pub fn tick(&self) {
+        let mut st = self.lock();
+        st.raft.node.tick();
+        st.drive(self);
+    }
+
+    /// Raft messages from a peer. Messages that do not decode, or come from a member Raft does not know, are
+    /// dropped: Raft retries what matters.
+    pub fn deliver(&self, messages: &[Vec<u8>]) {
+        let mut st = self.lock();
+        for bytes in messages {
+            let Ok(msg) = codec::decode_message(bytes) else { continue };
+            if msg.to != self.config.member_id.0 {
+                continue;
+            }
+            let _ = st.raft.node.step(msg);
+        }
+        st.drive(self);
+    }
+
+    /// The transport's verdict on messages it could not deliver.
+    pub fn report_undelivered(&self, to: MemberId, snapshot: bool) {
+        let mut st = self.lock();
+        st.raft.node.report_unreachable(to);
+        if snapshot {
+            st.raft.node.report_snapshot(to, false);
+        }
+        st.drive(self);
+    }
+
+    pub fn report_snapshot_delivered(&self, to: MemberId) {
+        let mut st = self.lock();
+        st.raft.node.report_snapshot(to, true);
+        st.drive(self);
+    }
+
+    /// etcd's MoveLeader: only the leader transfers; the call returns once `target` leads, or times out.
+    pub async fn move_leader(&self, target: MemberId) -> Result<(), EtcdError> {
+        {
+            let mut st = self.lock();
+            if !st.raft.node.is_leader() {
+                return Err(EtcdError::NotLeader);
+            }
+            if !self.config.peers.iter().any(|p| p.id == target) {
+                return Err(EtcdError::BadLeaderTransferee);
+            }
+            if target == self.config.member_id {
+                return Ok(());
+            }
+            st.raft.node.transfer_leader(target);
+            st.drive(self);
+        }
+        let deadline = Instant::now() + self.config.request_timeout;
+        while Instant::now() < deadline {
+            if self.lock().raft.leader == Some(target) {
+                return Ok(());
+            }
+            tokio::time::sleep(self.config.raft.tick_interval).await;
+        }
+        Err(EtcdError::Timeout)
     }
 
     /// Picks the id for a LeaseGrant with ID = 0, before the grant is proposed.
@@ -146,25 +311,49 @@ impl Member {
         }
     }
 
-    /// Keep-alive: etcd renews on the leader without going through Raft.
-    pub fn renew_lease(&self, id: LeaseId) -> Result<i64, EtcdError> {
-        let now = self.now();
-        self.lock().sm.lessor.renew(id, now)
+    /// Keep-alive: the leader renews without going through Raft; a follower forwards to the leader, as etcd
+    /// does, because only the leader's deadlines decide expiry.
+    pub async fn renew_lease(&self, id: LeaseId) -> Result<i64, EtcdError> {
+        let leader = {
+            let mut st = self.lock();
+            if st.raft.node.is_leader() {
+                let now = self.now();
+                return st.sm.lessor.renew(id, now);
+            }
+            st.raft.leader
+        };
+        let Some(leader) = leader.and_then(|l| self.peer(l).cloned()) else {
+            return Err(EtcdError::NoLeader);
+        };
+        transport::forward_lease_renew(&leader, self.config.cluster_id, id, self.config.request_timeout).await
     }
 
-    /// Revokes every lease whose deadline passed (what etcd's leader proposes every 500 ms).
+    /// The leader's side of a forwarded keep-alive; `None` when this member does not lead.
+    pub fn renew_lease_as_leader(&self, id: LeaseId) -> Option<Result<i64, EtcdError>> {
+        let now = self.now();
+        let mut st = self.lock();
+        st.raft.node.is_leader().then(|| st.sm.lessor.renew(id, now))
+    }
+
+    /// Revokes every lease whose deadline passed (what etcd's leader proposes every 500 ms; followers never
+    /// expire leases themselves).
     pub async fn revoke_expired_leases(&self) {
         let now = self.now();
-        let expired = self.read(|sm| sm.lessor.expired(now));
+        let expired = {
+            let st = self.lock();
+            if !st.raft.node.is_leader() {
+                return;
+            }
+            st.sm.lessor.expired(now)
+        };
         for id in expired {
-            self.config.observer.notify(MemberEvent::LeaseExpired { id });
+            self.config.events.notify(MemberEvent::LeaseExpired { id });
             match self.propose(Command::LeaseRevoke(id)).await {
                 Ok(resp) => {
-                    let revision = match &resp {
-                        CommandResponse::LeaseRevoke(r) => Revision(r.header.as_ref().map_or(0, |h| h.revision)),
-                        _ => Revision(0),
-                    };
-                    self.config.observer.notify(MemberEvent::LeaseRevoked { id, revision });
+                    if let CommandResponse::LeaseRevoke(r) = &resp {
+                        let revision = Revision(r.header.as_ref().map_or(0, |h| h.revision));
+                        self.config.events.notify(MemberEvent::LeaseRevoked { id, revision });
+                    }
                     tracing::debug!(lease = %id, "lease expired and revoked")
                 }
                 // A client revoked it between the scan and the proposal.
@@ -176,16 +365,35 @@ impl Member {
 
     pub fn status_facts(&self) -> StatusFacts {
         let st = self.lock();
+        let status = st.raft.node.status();
         StatusFacts {
             revision: st.sm.mvcc.current_revision().0,
             db_size_bytes: st.sm.mvcc.size_bytes(),
-            raft_index: st.applied_index,
+            leader: st.raft.leader,
+            commit_index: status.commit,
+            applied_index: st.raft.applied,
         }
     }
 
-    /// Some maintenance requests (Alarm) are proposed through Raft in etcd and consume a log entry.
-    pub fn consume_log_entry(&self) {
-        self.lock().applied_index += 1;
+    pub fn role(&self) -> Role {
+        self.lock().raft.node.role()
+    }
+
+    /// A member of the initial cluster by id.
+    pub fn peer(&self, id: MemberId) -> Option<&PeerSpec> {
+        self.config.peers.iter().find(|p| p.id == id)
+    }
+
+    /// Every member with the client URLs it published (or, before it has, the ones configured for it).
+    pub fn members(&self) -> Vec<PeerSpec> {
+        let st = self.lock();
+        let mut members = self.config.peers.clone();
+        for m in &mut members {
+            if let Some(urls) = st.raft.client_urls.get(&m.id) {
+                m.client_urls = urls.clone();
+            }
+        }
+        members
     }
 
     // ---- watch streams ----
@@ -241,7 +449,7 @@ impl Member {
 
 impl State {
     /// Hands a commit's events to the watch hub and sends what it owes.
-    fn publish(&mut self, events: &[Event], member: &Member) {
+    pub(super) fn publish(&mut self, events: &[Event], member: &Member) {
         if events.is_empty() {
             return;
         }

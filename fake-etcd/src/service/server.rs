@@ -1,5 +1,5 @@
-//! Serving a member: the gRPC router over every service, and the member's tickers (lease expiry, progress
-//! notifications). The same code runs on real sockets and on madsim's simulated network; it never names
+//! Serving a member: the gRPC router over every client service, the peer listener, and the member's
+//! background tasks (Raft ticks, the peer transport, lease expiry, progress notifications). The same code runs on real sockets and on madsim's simulated network; it never names
 //! a server type, because madsim-tonic's differ from tonic's.
 
 use std::future::Future;
@@ -12,16 +12,19 @@ use etcd_proto::etcdserverpb::kv_server::KvServer;
 use etcd_proto::etcdserverpb::lease_server::LeaseServer;
 use etcd_proto::etcdserverpb::maintenance_server::MaintenanceServer;
 use etcd_proto::etcdserverpb::watch_server::WatchServer;
+use etcd_proto::kubesimpeer::peer_server::PeerServer;
 use tonic::transport::Server;
 
 use super::auth::AuthService;
-use crate::failpoint::Point;
 use super::cluster::ClusterService;
 use super::kv::KvService;
 use super::lease::LeaseService;
 use super::maintenance::MaintenanceService;
 use super::member::Member;
+use super::peer::PeerService;
+use super::transport;
 use super::watch::WatchService;
+use crate::failpoint::Point;
 
 /// Serves `member`'s client API on `addr` until `shutdown` resolves, running its tickers meanwhile.
 pub async fn serve(
@@ -29,7 +32,8 @@ pub async fn serve(
     addr: SocketAddr,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
-    let tickers = spawn_tickers(member.clone());
+    // A member served on several client URLs runs its background tasks once.
+    let tickers = if member.claim_tasks() { spawn_tickers(member.clone()) } else { Vec::new() };
     // gRPC itself accepts a little more than etcd's request limit, so that an oversized request reaches
     // etcd's own check and gets etcd's own "request is too large".
     let max = member.config().max_request_bytes + etcd_proto::GRPC_OVERHEAD_BYTES;
@@ -48,8 +52,23 @@ pub async fn serve(
     result
 }
 
+/// Serves `member`'s peer listener (Raft messages, forwarded keep-alives) on `addr` until `shutdown`.
+pub async fn serve_peers(
+    member: Arc<Member>,
+    addr: SocketAddr,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    // Raft batches carry whole entries: allow the largest request plus the framing of a batch.
+    let max = 4 * (member.config().max_request_bytes + etcd_proto::GRPC_OVERHEAD_BYTES);
+    Server::builder()
+        .add_service(PeerServer::new(PeerService { member }).max_decoding_message_size(max))
+        .serve_with_shutdown(addr, shutdown)
+        .await
+}
+
 /// The member's periodic work. Each ticker takes the member lock only briefly, like any request.
 fn spawn_tickers(member: Arc<Member>) -> Vec<tokio::task::JoinHandle<()>> {
+    let member_for_raft = member.clone();
     let lease_member = member.clone();
     let lease_every = member.config().lease_check_interval;
     let leases = tokio::spawn(async move {
@@ -71,5 +90,18 @@ fn spawn_tickers(member: Arc<Member>) -> Vec<tokio::task::JoinHandle<()>> {
             }
         }
     });
-    vec![leases, progress]
+    let mut tasks = vec![leases, progress];
+    if let Some(queue) = member_for_raft.take_peer_queue() {
+        tasks.push(tokio::spawn(transport::run(member_for_raft.clone(), queue)));
+    }
+    let tick_every = member_for_raft.config().raft.tick_interval;
+    tasks.push(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(tick_every);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            member_for_raft.tick();
+        }
+    }));
+    tasks
 }

@@ -6,10 +6,11 @@
 //! or a client never kills the harness. Nothing here assumes one member: the member list is what the Raft
 //! work will turn into a real cluster (peer URLs are already distinct per member).
 //!
-//! Durability model until fake-etcd has its storage layer: a member's `Member` (its applied state) is
-//! created once and survives kill and restart, as if every write were synced before it was acknowledged
-//! (etcd syncs its WAL before applying). What a restart loses is everything volatile: connections, watch
-//! streams, in-flight requests.
+//! Members form one Raft cluster: peers are addressed like the client endpoints (`10.0.0.i:2380`). Each
+//! member's disk (`DurableDisk`) is kept here, outside the node, so that a madsim kill and restart re-runs the
+//! node's init, which reopens the disk: what was synced survives, the rest is lost, and the member replays its
+//! log. Each (re)start draws the member's election timeout from the seed, in `[election_tick,
+//! 2 * election_tick)`. Role changes become trace lines ("leader term=3", "stepped down term=4").
 
 pub mod seeds;
 
@@ -20,9 +21,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake_etcd::failpoint::Failpoints;
-use fake_etcd::service::{serve, Member, MemberConfig, Observer};
+use fake_etcd::raft::{DiskOptions, DurableDisk};
+use fake_etcd::service::{serve, serve_peers, EventObserver, Member, MemberConfig, RaftObserver};
 use madsim::runtime::{Handle, NodeHandle};
 use madsim::task::NodeId;
+use rand::Rng;
 
 use crate::error::SimError;
 use crate::history::ClientId;
@@ -37,11 +40,13 @@ pub struct ClusterSpec {
     pub clients: usize,
     /// How often each member sends progress notifications to watches that asked for them.
     pub progress_notify_interval_ms: u64,
+    /// The members' disk model switches (`skip_sync` is the "fsync skipped" bug, for negative tests).
+    pub disk_options: DiskOptions,
 }
 
 impl ClusterSpec {
     pub fn new(members: usize, clients: usize) -> ClusterSpec {
-        ClusterSpec { members, clients, progress_notify_interval_ms: 1000 }
+        ClusterSpec { members, clients, progress_notify_interval_ms: 1000, disk_options: DiskOptions::default() }
     }
 
     pub fn validate(&self) -> Result<(), SimError> {
@@ -114,8 +119,8 @@ pub struct MemberNode {
     pub id: NodeId,
     pub addr: SocketAddr,
     pub failpoints: Failpoints,
-    /// The member's observer slot (compactions, lease expiry); `run` fills it.
-    pub observer: Observer,
+    /// The member's event slot (compactions, lease expiry); `run` fills it.
+    pub events: EventObserver,
 }
 
 /// A client node; workloads spawn their tasks on it.
@@ -139,10 +144,11 @@ pub struct Cluster {
 
 impl Cluster {
     /// Builds the nodes of `spec` on the current madsim runtime. `spec` must have passed `validate`.
-    pub fn build(spec: &ClusterSpec, trace: &Trace) -> Cluster {
+    /// Election timeouts are drawn from `seeds`.
+    pub fn build(spec: &ClusterSpec, trace: &Trace, seeds: Seeds) -> Cluster {
         let handle = Handle::current();
         let control = handle.create_node().name("control").ip(IpAddr::V4(Ipv4Addr::new(10, 0, 9, 1))).build();
-        let members = (1..=spec.members).map(|i| build_member(&handle, spec, i, trace)).collect();
+        let members = (1..=spec.members).map(|i| build_member(&handle, spec, i, trace, seeds)).collect();
         let clients = (1..=spec.clients)
             .map(|i| {
                 let name = ClientId(i as u32).to_string();
@@ -194,39 +200,56 @@ impl Cluster {
     }
 }
 
-fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace) -> MemberNode {
+fn peer_url(i: usize) -> String {
+    format!("http://{}:{PEER_PORT}", member_ip(i))
+}
+
+fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace, seeds: Seeds) -> MemberNode {
     let name = member_name(i);
     let ip = member_ip(i);
     let addr = SocketAddr::new(ip, CLIENT_PORT);
-    let mut config = MemberConfig::single(
-        &name,
-        vec![format!("http://{ip}:{PEER_PORT}")],
-        vec![format!("http://{addr}")],
-        "kubesim-cluster",
-    );
+    let peer_addr = SocketAddr::new(ip, PEER_PORT);
+    let peers: Vec<(String, Vec<String>, Vec<String>)> = (1..=spec.members)
+        .map(|j| (member_name(j), vec![peer_url(j)], vec![format!("http://{}:{CLIENT_PORT}", member_ip(j))]))
+        .collect();
+    let mut config =
+        MemberConfig::member_of(&name, &peers, "kubesim-cluster").expect("the harness names distinct members");
     config.progress_notify_interval = Duration::from_millis(spec.progress_notify_interval_ms);
+    config.disk = DurableDisk::new();
+    config.disk_options = spec.disk_options;
+    let (observer_trace, observer_name) = (trace.clone(), name.clone());
+    config.observer = RaftObserver::new(move |line| observer_trace.event(&observer_name, line));
     let failpoints = config.failpoints.clone();
-    let observer = config.observer.clone();
-    let start_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
-    let member = Member::new(config, start_ms);
-    let term = member.config().single_member_term.0;
+    let events = config.events.clone();
+    // One stream per member for its election timeouts; each start draws the next value from it.
+    let timeouts = Arc::new(std::sync::Mutex::new(seeds.rng(&format!("election/{name}"))));
     let (trace, node_name) = (trace.clone(), name.clone());
     let node = handle
         .create_node()
         .name(name.clone())
         .ip(ip)
         .init(move || {
-            let (member, trace, node_name) = (member.clone(), trace.clone(), node_name.clone());
+            let (mut config, trace, node_name) = (config.clone(), trace.clone(), node_name.clone());
+            let e = config.raft.election_tick;
+            config.raft.election_timeout_tick = timeouts.lock().expect("timeout stream lock").random_range(e..2 * e);
             async move {
-                // One member elects itself; with Raft this line comes from the member's state changes.
-                trace.event(&node_name, format!("leader term={term}"));
+                let start_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
+                let member = match Member::new(config, start_ms) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        trace.event(&node_name, format!("open failed: {e}"));
+                        return;
+                    }
+                };
+                let peers = tokio::spawn(serve_peers(member.clone(), peer_addr, pending()));
                 if let Err(e) = serve(member, addr, pending()).await {
                     trace.event(&node_name, format!("serve failed: {e}"));
                 }
+                peers.abort();
             }
         })
         .build();
-    MemberNode { name, id: node.id(), addr, failpoints, observer }
+    MemberNode { name, id: node.id(), addr, failpoints, events }
 }
 
 impl Cluster {

@@ -1,0 +1,229 @@
+//! A member's Raft side: its [`RaftNode`], the clients waiting for their proposals and reads, and the drive
+//! loop that turns each Ready into effects (send messages, restore a snapshot, apply committed entries on
+//! the state machine and the watch hub, answer reads, react to leader changes).
+//!
+//! Bootstrapping follows etcd: a new cluster's log starts with one entry per member at term 1 (etcd's
+//! membership entries), committed everywhere, so the first election is for term 2. After every start the
+//! member publishes its attributes through Raft and the first leader records the cluster version, so a fresh
+//! single member stands at raft index 4, term 2, exactly as etcd 3.4 does.
+
+use std::collections::BTreeMap;
+
+use ::raft::eraftpb::{ConfState, HardState};
+use tokio::sync::oneshot;
+
+use super::config::{MemberConfig, MemberEvent};
+use super::internal::{Internal, CLUSTER_VERSION};
+use super::member::{Member, State};
+use crate::apply::{Command, CommandResponse};
+use crate::error::EtcdError;
+use crate::raft::{
+    encode_internal, DiskOptions, Entry, Payload, ProposalId, RaftConfig, RaftError, RaftNode, ReadState, Role,
+};
+use crate::raft::{Disk, DurableDisk};
+use crate::types::{LogIndex, MemberId, Revision};
+
+/// What a proposer is told once its entry applied: the state machine's answer (`None` for internal records).
+pub(super) type Reply = Result<Option<CommandResponse>, EtcdError>;
+
+pub(super) struct Replica {
+    pub(super) node: RaftNode,
+    me: MemberId,
+    next_seq: u64,
+    pub(super) waiters: BTreeMap<u64, oneshot::Sender<Reply>>,
+    /// Reads waiting for the leader's read index, by context.
+    pub(super) read_waiters: BTreeMap<u64, oneshot::Sender<()>>,
+    /// Read indexes known, waiting for the apply to catch up.
+    ready_reads: Vec<(LogIndex, u64)>,
+    pub(super) applied: LogIndex,
+    pub(super) leader: Option<MemberId>,
+    role: Role,
+    /// This incarnation's attributes reached the log.
+    published: bool,
+    cluster_version_set: bool,
+    /// Client URLs members published.
+    pub(super) client_urls: BTreeMap<MemberId, Vec<String>>,
+}
+
+impl Replica {
+    pub(super) fn open(config: &MemberConfig, start_ms: u64) -> Result<Replica, RaftError> {
+        let ids: Vec<MemberId> = config.peers.iter().map(|p| p.id).collect();
+        bootstrap(&config.disk, &ids);
+        let mut raft = RaftConfig::etcd_defaults(config.member_id, ids);
+        raft.election_tick = config.raft.election_tick;
+        raft.election_timeout_tick = config.raft.election_timeout_tick;
+        raft.pre_vote = config.raft.pre_vote;
+        raft.snapshot_threshold_entries = config.raft.snapshot_threshold_entries;
+        let node = RaftNode::open(raft, config.disk.clone(), config.disk_options)?;
+        Ok(Replica {
+            node,
+            me: config.member_id,
+            // Proposal ids must not repeat across this member's lives: each life starts its sequence at its
+            // start time, in a range no earlier life can reach.
+            next_seq: start_ms << 20,
+            waiters: BTreeMap::new(),
+            read_waiters: BTreeMap::new(),
+            ready_reads: Vec::new(),
+            applied: LogIndex(0),
+            leader: None,
+            role: Role::Follower,
+            published: false,
+            cluster_version_set: false,
+            client_urls: BTreeMap::new(),
+        })
+    }
+
+    pub(super) fn next_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    pub(super) fn proposal_id(&self, seq: u64) -> ProposalId {
+        ProposalId { member: self.me, seq }
+    }
+
+    /// Proposes an internal record nobody waits for; a dropped one is retried at the next leader change.
+    fn propose_internal(&mut self, record: &Internal) {
+        let seq = self.next_seq();
+        let id = self.proposal_id(seq);
+        let _ = self.node.propose(encode_internal(&record.encode()), id.encode());
+    }
+}
+
+/// Writes etcd's bootstrap onto an empty disk: the voters, and one committed entry per member at term 1.
+///
+/// The bootstrap is synced even with the skip-sync bug switched on: it is the same on every member and is
+/// written before anything is served, and the bug under test is about acknowledged writes.
+fn bootstrap(durable: &DurableDisk, ids: &[MemberId]) {
+    let mut disk = Disk::open(durable.clone(), DiskOptions::default());
+    if !disk.state().conf_state.voters.is_empty() {
+        return;
+    }
+    let voters: Vec<u64> = ids.iter().map(|m| m.0).collect();
+    disk.set_conf_state(&ConfState::from((voters, Vec::<u64>::new())));
+    let entries: Vec<Entry> =
+        (1..=ids.len() as u64).map(|index| Entry { index, term: 1, ..Entry::default() }).collect();
+    disk.append(&entries);
+    disk.set_hard_state(&HardState { term: 1, commit: ids.len() as u64, ..HardState::default() });
+    disk.sync();
+}
+
+impl State {
+    /// Runs the Ready loop until Raft has nothing more to hand out. Called after every input to the node.
+    pub(super) fn drive(&mut self, member: &Member) {
+        let now = member.now();
+        while self.raft.node.has_ready() {
+            let out = self.raft.node.ready();
+            for msg in out.messages {
+                member.send_to_peer(msg);
+            }
+            if let Some(snapshot) = out.snapshot {
+                self.sm.restore(&snapshot.data, now).expect("a snapshot taken by a member restores");
+                self.raft.applied = snapshot.index;
+            }
+            for entry in out.committed {
+                let index = entry.index;
+                match entry.payload().expect("every entry in the log was written by a member") {
+                    None => {}
+                    Some((id, Payload::Command(cmd))) => {
+                        let compact = match &cmd {
+                            Command::Compact(req) => Some(Revision(req.revision)),
+                            _ => None,
+                        };
+                        let result = self.sm.apply(cmd, now);
+                        if let Ok(applied) = &result {
+                            self.publish(&applied.events, member);
+                            if let Some(revision) = compact {
+                                member.config().events.notify(MemberEvent::Compacted { revision });
+                            }
+                        }
+                        self.wake(id, result.map(|a| Some(a.response)));
+                    }
+                    Some((id, Payload::Internal(bytes))) => {
+                        if let Some(record) = Internal::decode(&bytes) {
+                            self.apply_internal(record);
+                        }
+                        self.wake(id, Ok(None));
+                    }
+                }
+                self.raft.applied = index;
+            }
+            for rs in out.read_states {
+                self.read_index_known(rs);
+            }
+            self.wake_reads();
+            if let Some(index) = out.snapshot_due {
+                let data = self.sm.snapshot();
+                if let Err(e) = self.raft.node.compact(index, data) {
+                    tracing::warn!(error = %e, "snapshot skipped");
+                }
+            }
+            if let Some(ss) = out.soft_state {
+                self.role_changed(ss.leader, ss.role, member);
+            }
+            member.set_term(self.raft.node.term().0);
+        }
+    }
+
+    fn wake(&mut self, id: ProposalId, reply: Reply) {
+        if id.member != self.raft.me {
+            return;
+        }
+        if let Some(waiter) = self.raft.waiters.remove(&id.seq) {
+            // The client may have timed out and gone; the entry applied anyway.
+            let _ = waiter.send(reply);
+        }
+    }
+
+    fn apply_internal(&mut self, record: Internal) {
+        match record {
+            Internal::Publish { member, client_urls, .. } => {
+                if MemberId(member) == self.raft.me {
+                    self.raft.published = true;
+                }
+                self.raft.client_urls.insert(MemberId(member), client_urls);
+            }
+            Internal::ClusterVersion(_) => self.raft.cluster_version_set = true,
+            Internal::Alarm => {}
+        }
+    }
+
+    fn read_index_known(&mut self, rs: ReadState) {
+        let Ok(bytes) = <[u8; 8]>::try_from(rs.request_ctx.as_slice()) else { return };
+        self.raft.ready_reads.push((LogIndex(rs.index), u64::from_be_bytes(bytes)));
+    }
+
+    fn wake_reads(&mut self) {
+        let applied = self.raft.applied;
+        let (due, later): (Vec<_>, Vec<_>) = self.raft.ready_reads.drain(..).partition(|(i, _)| *i <= applied);
+        self.raft.ready_reads = later;
+        for (_, ctx) in due {
+            if let Some(waiter) = self.raft.read_waiters.remove(&ctx) {
+                let _ = waiter.send(());
+            }
+        }
+    }
+
+    fn role_changed(&mut self, leader: Option<MemberId>, role: Role, member: &Member) {
+        let was_leader = self.raft.role == Role::Leader;
+        self.raft.leader = leader;
+        self.raft.role = role;
+        let term = self.raft.node.term().0;
+        let config = member.config();
+        if role == Role::Leader && !was_leader {
+            // etcd's lessor.Promote: a new leader does not know when the old one last saw keep-alives, so it
+            // gives every lease a fresh TTL plus an election timeout (races-catalog E1).
+            self.sm.lessor.promote(member.now(), config.election_timeout_ms());
+            member.config().observer.emit(&format!("leader term={term}"));
+            if !self.raft.cluster_version_set {
+                self.raft.propose_internal(&Internal::ClusterVersion(CLUSTER_VERSION.to_string()));
+            }
+        } else if was_leader && role != Role::Leader {
+            member.config().observer.emit(&format!("stepped down term={term}"));
+        }
+        if leader.is_some() && !self.raft.published {
+            let record = Internal::publish(config.member_id, &config.name, &config.client_urls);
+            self.raft.propose_internal(&record);
+        }
+    }
+}

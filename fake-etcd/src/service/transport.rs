@@ -1,0 +1,105 @@
+//! The sending side of the peer transport: one task per peer that batches the Raft messages queued for it
+//! into one `kubesimpeer.Peer/Deliver` call at a time, over the same (madsim-)tonic transport as the client
+//! API. A batch that cannot be delivered within the timeout is dropped and reported to Raft (unreachable;
+//! a snapshot in it failed), and Raft retries. Also the follower's side of a forwarded lease keep-alive.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use etcd_proto::kubesimpeer::peer_client::PeerClient;
+use etcd_proto::kubesimpeer::{LeaseRenewRequest, RaftBatch};
+use tokio::sync::mpsc;
+use tonic::transport::{Channel, Endpoint};
+
+use super::config::PeerSpec;
+use super::member::Member;
+use crate::error::EtcdError;
+use crate::raft::{codec, Message, MessageType};
+use crate::types::{ClusterId, LeaseId, MemberId};
+
+/// How long one batch may take before the peer counts as unreachable: a few heartbeats.
+const SEND_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Most messages in one batch, so that one slow batch does not hold back a whole backlog.
+const MAX_BATCH: usize = 64;
+
+/// Runs until the member's queue closes: fans the queue out to one sender task per peer.
+pub async fn run(member: Arc<Member>, mut queue: mpsc::UnboundedReceiver<Message>) {
+    let mut senders: BTreeMap<MemberId, mpsc::UnboundedSender<Message>> = BTreeMap::new();
+    while let Some(msg) = queue.recv().await {
+        let to = MemberId(msg.to);
+        let sender = senders.entry(to).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            if let Some(peer) = member.peer(to).cloned() {
+                tokio::spawn(send_loop(member.clone(), peer, rx));
+            }
+            tx
+        });
+        let _ = sender.send(msg);
+    }
+}
+
+async fn send_loop(member: Arc<Member>, peer: PeerSpec, mut rx: mpsc::UnboundedReceiver<Message>) {
+    let Some(mut client) = client(&peer) else {
+        tracing::warn!(peer = %peer.name, "no usable peer URL; messages to it are dropped");
+        return;
+    };
+    let from = member.config().member_id;
+    let cluster_id = member.config().cluster_id;
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(msg) => batch.push(msg),
+                Err(_) => break,
+            }
+        }
+        let snapshot = batch.iter().any(|m| m.get_msg_type() == MessageType::MsgSnapshot);
+        let request = RaftBatch {
+            cluster_id: cluster_id.0,
+            from: from.0,
+            to: peer.id.0,
+            messages: batch.iter().map(codec::encode_message).collect(),
+        };
+        let sent = tokio::time::timeout(SEND_TIMEOUT, client.deliver(request)).await;
+        match sent {
+            Ok(Ok(_)) => {
+                if snapshot {
+                    member.report_snapshot_delivered(peer.id);
+                }
+            }
+            _ => member.report_undelivered(peer.id, snapshot),
+        }
+    }
+}
+
+fn client(peer: &PeerSpec) -> Option<PeerClient<Channel>> {
+    let url = peer.peer_urls.first()?;
+    let endpoint = Endpoint::from_shared(url.clone()).ok()?;
+    Some(PeerClient::new(endpoint.connect_lazy()))
+}
+
+/// Forwards a keep-alive to the leader and returns the TTL it answered.
+pub async fn forward_lease_renew(
+    leader: &PeerSpec,
+    cluster_id: ClusterId,
+    id: LeaseId,
+    timeout: Duration,
+) -> Result<i64, EtcdError> {
+    let Some(mut client) = client(leader) else { return Err(EtcdError::NoLeader) };
+    let request = LeaseRenewRequest { cluster_id: cluster_id.0, id: id.0 };
+    match tokio::time::timeout(timeout, client.lease_renew(request)).await {
+        Ok(Ok(resp)) => {
+            let resp = resp.into_inner();
+            if resp.not_leader {
+                return Err(EtcdError::NotLeader);
+            }
+            if resp.ttl <= 0 {
+                return Err(EtcdError::LeaseNotFound);
+            }
+            Ok(resp.ttl)
+        }
+        _ => Err(EtcdError::Timeout),
+    }
+}
