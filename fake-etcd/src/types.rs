@@ -4,9 +4,12 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// A store revision (etcd's "main" revision). Starts at 1 for an empty store; every mutating request
 /// that changes at least one key bumps it by exactly one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Revision(pub i64);
 
 impl Revision {

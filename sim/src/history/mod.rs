@@ -32,61 +32,9 @@ pub use kv::{
 pub use outcome::{ErrorStatus, GrpcCode, Outcome};
 pub use watch::{Event, EventKind, WatchCreate, WatchFilter, WatchReceived, WatchRecord, WatchResponse};
 
-/// A store revision as a client sees it (`header.revision`, `mod_revision`, ...). Starts at 1 for an
-/// empty store; 0 means "none" or "latest" depending on the field, as on the wire.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Revision(pub i64);
-
-impl Revision {
-    pub const ZERO: Revision = Revision(0);
-
-    pub fn next(self) -> Revision {
-        Revision(self.0 + 1)
-    }
-
-    pub fn prev(self) -> Revision {
-        Revision(self.0 - 1)
-    }
-}
-
-impl fmt::Display for Revision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl From<fake_etcd::Revision> for Revision {
-    fn from(r: fake_etcd::Revision) -> Revision {
-        Revision(r.0)
-    }
-}
-
-/// A lease id; 0 means "no lease".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct LeaseId(pub i64);
-
-impl LeaseId {
-    pub const NONE: LeaseId = LeaseId(0);
-
-    pub fn is_none(self) -> bool {
-        self.0 == 0
-    }
-}
-
-impl fmt::Display for LeaseId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // etcdctl prints lease ids in hex; so do we, so that traces and etcdctl output agree.
-        write!(f, "{:x}", self.0)
-    }
-}
-
-impl From<fake_etcd::LeaseId> for LeaseId {
-    fn from(l: fake_etcd::LeaseId) -> LeaseId {
-        LeaseId(l.0)
-    }
-}
+/// A store revision and a lease id as clients see them: fake-etcd's own newtypes (0 means "none" or
+/// "latest" depending on the field, as on the wire).
+pub use fake_etcd::types::{LeaseId, Revision};
 
 /// A simulated client (one connection's worth of sequential requests).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
