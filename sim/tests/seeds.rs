@@ -1,5 +1,7 @@
 //! The sweep: the standard run (1 member, 8 clients, 1,000 Kubernetes-like requests, random nemesis) passes
-//! every checker for many seeds, and so does the key-value traffic (at 500 requests). `KUBESIM_SEEDS=n` sets
+//! every checker for many seeds, and so do the same traffic on a 3-member Raft cluster (the nemesis then
+//! kills, restarts, pauses and partitions members, so leaders change mid-run) and the key-value traffic
+//! (at 500 requests). `KUBESIM_SEEDS=n` sets
 //! how many (default 200, issue 3's requirement; nightly raises it), `KUBESIM_SEED=s` runs only seed s.
 #![cfg(madsim)]
 
@@ -19,7 +21,12 @@ fn sweep(config: impl Fn(u64) -> RunConfig) {
     for seed in seeds() {
         let report = run(&config(seed)).unwrap();
         if !report.passed() {
-            failed.push(format!("seed {seed}: {:?} (replay: cargo kubesim run --seed {seed})", report.verdict_lines()));
+            let c = config(seed);
+            failed.push(format!(
+                "seed {seed}: {:?} (replay: cargo kubesim run --seed {seed} --members {})",
+                report.verdict_lines(),
+                c.cluster.members
+            ));
         }
     }
     assert!(failed.is_empty(), "{failed:#?}");
@@ -28,6 +35,15 @@ fn sweep(config: impl Fn(u64) -> RunConfig) {
 #[test]
 fn kubernetes_traffic_with_the_nemesis_passes_every_checker() {
     sweep(RunConfig::standard);
+}
+
+#[test]
+fn kubernetes_traffic_on_three_members_with_the_nemesis_passes_every_checker() {
+    sweep(|seed| {
+        let mut c = RunConfig::standard(seed);
+        c.cluster.members = 3;
+        c
+    });
 }
 
 #[test]
