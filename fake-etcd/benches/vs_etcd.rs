@@ -75,10 +75,18 @@ mod bench {
         // Servers are started on this thread and stay on it (see support::server).
         let real = Server::start(&Peer::RealEtcd, Disk::Tmpfs);
         let other = Server::start(&under_test, Disk::Tmpfs);
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
 
         println!("vs_etcd: {secs} s per measurement, loopback, etcd data on tmpfs");
-        println!("{:<8} {:>7} {:>14} {:>16} {:>10}", "workload", "clients", "etcd ops/s", format!("{} ops/s", under_test.label()), "fake/etcd");
+        println!(
+            "{:<8} {:>7} {:>14} {:>16} {:>10}",
+            "workload",
+            "clients",
+            "etcd ops/s",
+            format!("{} ops/s", under_test.label()),
+            "fake/etcd"
+        );
         let mut failed = Vec::new();
         runtime.block_on(async {
             for server in [&real, &other] {
@@ -163,7 +171,9 @@ mod bench {
         let mut i = 0usize;
         while !stop.load(Ordering::Relaxed) {
             let result: Result<(), etcd_client::Error> = match workload {
-                Workload::Put => client.put(format!("bench/put/{id}/{}", i % 1000), value.clone(), None).await.map(drop),
+                Workload::Put => {
+                    client.put(format!("bench/put/{id}/{}", i % 1000), value.clone(), None).await.map(drop)
+                }
                 Workload::Range => {
                     let key = format!("bench/range/{:04}", (i * 7 + id * 131) % RANGE_KEYS);
                     client.get(key, None::<GetOptions>).await.map(drop)

@@ -12,10 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // `kubesim/peer.proto` is fake-etcd's own member-to-member protocol, not part of etcd's contract.
     let protos = ["proto/etcd/kv.proto", "proto/etcd/auth.proto", "proto/etcd/rpc.proto", "proto/kubesim/peer.proto"];
-    tonic_build::configure()
-        .build_client(true)
-        .build_server(true)
-        .compile_protos(&protos, &["proto"])?;
+    tonic_build::configure().build_client(true).build_server(true).compile_protos(&protos, &["proto"])?;
     for p in protos {
         println!("cargo:rerun-if-changed={p}");
     }

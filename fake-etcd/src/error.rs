@@ -73,15 +73,14 @@ impl EtcdError {
     pub fn code(&self) -> Code {
         use EtcdError::*;
         match self {
-            EmptyKey | KeyNotFound | ValueProvided | LeaseProvided | TooManyOps | DuplicateKey
-            | RequestTooLarge => Code::InvalidArgument,
+            EmptyKey | KeyNotFound | ValueProvided | LeaseProvided | TooManyOps | DuplicateKey | RequestTooLarge => {
+                Code::InvalidArgument
+            }
             Compacted | FutureRev | LeaseTtlTooLarge => Code::OutOfRange,
             NoSpace => Code::ResourceExhausted,
             LeaseNotFound | MemberNotFound => Code::NotFound,
             LeaseExist | NotLeader | AuthNotEnabled | RootUserNotExist | UserNotFound | RoleNotFound
-            | BadLeaderTransferee => {
-                Code::FailedPrecondition
-            }
+            | BadLeaderTransferee => Code::FailedPrecondition,
             NoLeader | LeaderChanged | Timeout => Code::Unavailable,
             Unimplemented(_) => Code::Unimplemented,
         }

@@ -10,9 +10,9 @@
 //! etcd on both sides to check the harness.
 #![cfg(not(madsim))]
 
-mod support;
 #[path = "support/differential/mod.rs"]
 mod differential;
+mod support;
 
 use std::collections::BTreeMap;
 
@@ -95,13 +95,19 @@ async fn run(real: &Server, other: &Server, seed: u64, ops: usize) -> Report {
         );
         report.executed += 1;
         let counts = report.kinds.entry(kind(&op)).or_default();
-        if real_out.ok { counts.0 += 1 } else { counts.1 += 1 }
+        if real_out.ok {
+            counts.0 += 1
+        } else {
+            counts.1 += 1
+        }
         report.watch_events += real_out.watch.iter().map(|r| r.events.len()).sum::<usize>();
         report.watch_canceled += real_out.watch.iter().filter(|r| r.canceled).count();
         if real_out.text != other_out.text {
             match explain(&op, &model, &real_out, &other_out) {
                 Some(bug) => *report.known.entry(bug).or_default() += 1,
-                None => report.differences.push(describe(index, &op, &model, &real_out, &other_out, other.peer.label())),
+                None => {
+                    report.differences.push(describe(index, &op, &model, &real_out, &other_out, other.peer.label()))
+                }
             }
         }
         if report.differences.len() >= MAX_DIFFERENCES {

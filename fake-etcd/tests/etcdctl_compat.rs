@@ -15,9 +15,9 @@
 //! both sides' normalized transcripts of every script (the starting point of a `.fixed` or `.limitation` file).
 #![cfg(not(madsim))]
 
-mod support;
 #[path = "support/compat/mod.rs"]
 mod compat;
+mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,11 @@ fn etcdctl_transcripts_match_real_etcd() {
                         line_diff(&expected, &other)
                     ))
                 } else if real == other {
-                    Err(format!("real etcd and {} now agree on {}: remove the entry", under_test.label(), listed.describe()))
+                    Err(format!(
+                        "real etcd and {} now agree on {}: remove the entry",
+                        under_test.label(),
+                        listed.describe()
+                    ))
                 } else {
                     known += 1;
                     Ok(())
@@ -136,10 +140,7 @@ fn etcdctl_transcripts_match_real_etcd() {
             failures.push(format!("== {} ({})\n{e}", script.name, script.title));
         }
     }
-    eprintln!(
-        "etcdctl scripts: {equal} equal, {known} known differences (listed by name), {} failed",
-        failures.len()
-    );
+    eprintln!("etcdctl scripts: {equal} equal, {known} known differences (listed by name), {} failed", failures.len());
     assert!(equal + known + failures.len() > 0, "no script matched ETCDCTL_CASE={filter:?}");
     assert!(failures.is_empty(), "{} etcdctl script(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
 }

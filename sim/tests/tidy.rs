@@ -103,12 +103,16 @@ const BANNED: &[(&str, &[(&str, &str)], bool)] = &[
     ("std::thread::spawn", &[], false),
     // std's clock is real in both builds (madsim's and tokio's are simulated under --cfg madsim); any
     // line naming both `std::time` and `Instant` counts, whatever the import form.
-    ("std::time::Instant", &[
-        // The checker's timing test prints how long a check takes and asserts nothing on it.
-        ("sim/src/checker/linearizable/timing.rs", "prints the checker's wall time"),
-        // `kubesim bench` measures seeds per second on the real clock, outside any simulation.
-        ("sim/src/bin/kubesim.rs", "benchmark timing only"),
-    ], false),
+    (
+        "std::time::Instant",
+        &[
+            // The checker's timing test prints how long a check takes and asserts nothing on it.
+            ("sim/src/checker/linearizable/timing.rs", "prints the checker's wall time"),
+            // `kubesim bench` measures seeds per second on the real clock, outside any simulation.
+            ("sim/src/bin/kubesim.rs", "benchmark timing only"),
+        ],
+        false,
+    ),
     // The real binary seeds lease ids from the wall clock, as etcd does; simulations never run it.
     ("SystemTime", &[("fake-etcd/src/bin/fake-etcd.rs", "real-build binary")], false),
 ];

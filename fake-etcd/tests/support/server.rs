@@ -184,7 +184,11 @@ impl Server {
             ["--dial-timeout=1s", "--command-timeout=2s", "endpoint", "health"].map(String::from).to_vec();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("{} exited with {status} before answering; its log:\n{}", self.peer.label(), self.log()));
+                return Err(format!(
+                    "{} exited with {status} before answering; its log:\n{}",
+                    self.peer.label(),
+                    self.log()
+                ));
             }
             let out = etcdctl::run(&self.endpoint(), &probe, None, Some("5"));
             if out.code == 0 {

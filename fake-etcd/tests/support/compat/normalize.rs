@@ -131,4 +131,3 @@ fn normalize_tables(text: &str) -> String {
             acc
         })
 }
-

@@ -34,7 +34,10 @@ pub struct Script {
 pub enum Step {
     Run(Command),
     /// Sets a variable from the previous command's stdout.
-    Capture { var: String, regex: String },
+    Capture {
+        var: String,
+        regex: String,
+    },
     /// Waits this many seconds.
     Sleep(f64),
 }
@@ -120,13 +123,7 @@ fn parse_command(rest: &str, at: &str) -> Command {
         timeout = Some(secs.to_string());
         words = tail;
     }
-    Command {
-        raw: rest.to_string(),
-        timeout,
-        args: split_words(words, at),
-        stdin: None,
-        background: Vec::new(),
-    }
+    Command { raw: rest.to_string(), timeout, args: split_words(words, at), stdin: None, background: Vec::new() }
 }
 
 /// Splits a command line into words the way a POSIX shell would for these simple cases.
@@ -158,7 +155,9 @@ fn split_words(line: &str, at: &str) -> Vec<String> {
                     }
                 }
             }
-            '\\' => word.get_or_insert_with(String::new).push(chars.next().unwrap_or_else(|| panic!("{at}: dangling \\"))),
+            '\\' => {
+                word.get_or_insert_with(String::new).push(chars.next().unwrap_or_else(|| panic!("{at}: dangling \\")))
+            }
             c => word.get_or_insert_with(String::new).push(c),
         }
     }

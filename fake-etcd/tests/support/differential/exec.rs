@@ -158,7 +158,8 @@ async fn watch(client: &mut Client, key: Vec<u8>, options: etcd_client::WatchOpt
             Ok(Ok(Some(response))) => {
                 let mut pb = response.0;
                 clear(&mut pb.header);
-                let done = pb.canceled || pb.events.iter().any(|e| e.kv.as_ref().is_some_and(|kv| kv.mod_revision >= last_revision));
+                let done = pb.canceled
+                    || pb.events.iter().any(|e| e.kv.as_ref().is_some_and(|kv| kv.mod_revision >= last_revision));
                 responses.push(pb);
                 if done {
                     break;

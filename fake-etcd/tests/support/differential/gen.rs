@@ -15,17 +15,42 @@ use rand_chacha::ChaCha8Rng;
 /// One request of the mix.
 #[derive(Clone, Debug)]
 pub enum Op {
-    Put { key: Vec<u8>, value: Vec<u8>, options: PutOptions },
-    Get { key: Vec<u8>, options: GetOptions },
-    Delete { key: Vec<u8>, options: DeleteOptions },
+    Put {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        options: PutOptions,
+    },
+    Get {
+        key: Vec<u8>,
+        options: GetOptions,
+    },
+    Delete {
+        key: Vec<u8>,
+        options: DeleteOptions,
+    },
     Txn(Txn),
-    Compact { revision: i64, physical: bool },
-    LeaseGrant { id: i64, ttl: i64 },
-    LeaseRevoke { id: i64 },
-    LeaseTimeToLive { id: i64, keys: bool },
+    Compact {
+        revision: i64,
+        physical: bool,
+    },
+    LeaseGrant {
+        id: i64,
+        ttl: i64,
+    },
+    LeaseRevoke {
+        id: i64,
+    },
+    LeaseTimeToLive {
+        id: i64,
+        keys: bool,
+    },
     LeaseLeases,
     /// A watch created on its own stream; its first responses are collected and compared.
-    Watch { key: Vec<u8>, options: WatchOptions, start_revision: i64 },
+    Watch {
+        key: Vec<u8>,
+        options: WatchOptions,
+        start_revision: i64,
+    },
 }
 
 /// What the generator knows about the store, as real etcd reported it.
@@ -194,7 +219,8 @@ impl Generator {
             options = options.with_revision(self.revision(model));
         }
         if self.rng.random_bool(0.3) {
-            let targets = [SortTarget::Key, SortTarget::Version, SortTarget::Create, SortTarget::Mod, SortTarget::Value];
+            let targets =
+                [SortTarget::Key, SortTarget::Version, SortTarget::Create, SortTarget::Mod, SortTarget::Value];
             let orders = [SortOrder::None, SortOrder::Ascend, SortOrder::Descend];
             let target = targets[self.rng.random_range(0..targets.len())];
             let order = orders[self.rng.random_range(0..orders.len())];
@@ -282,7 +308,11 @@ impl Generator {
             2 => model.revision,
             _ => {
                 let low = model.compacted + 1;
-                if low >= model.revision { model.revision } else { self.rng.random_range(low..=model.revision) }
+                if low >= model.revision {
+                    model.revision
+                } else {
+                    self.rng.random_range(low..=model.revision)
+                }
             }
         };
         Op::Compact { revision, physical: self.rng.random_bool(0.5) }

@@ -45,7 +45,9 @@ fn drop_deletes_at(responses: &[PbWatchResponse], revision: i64) -> Vec<PbWatchR
         .filter_map(|response| {
             let mut response = response.clone();
             let had_events = !response.events.is_empty();
-            response.events.retain(|e| !(e.r#type == DELETE && e.kv.as_ref().is_some_and(|kv| kv.mod_revision == revision)));
+            response
+                .events
+                .retain(|e| !(e.r#type == DELETE && e.kv.as_ref().is_some_and(|kv| kv.mod_revision == revision)));
             (!had_events || !response.events.is_empty()).then_some(response)
         })
         .collect()
