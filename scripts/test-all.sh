@@ -19,6 +19,9 @@ if missing; then
   fi
 fi
 
+echo "== formatting: cargo fmt --check (rustfmt.toml)"
+cargo fmt --all -- --check
+
 echo "== real build: cargo test --workspace"
 cargo test --workspace
 
