@@ -29,8 +29,8 @@ echo "== simulation build: cargo sim-test"
 cargo sim-test
 
 echo "== determinism across processes: one faulted run twice, trace hashes compared"
-a=$(cargo kubesim run --seed 3 --hash-only)
-b=$(cargo kubesim run --seed 3 --hash-only)
+a=$(cargo kubesim traffic --seed 3 --hash-only)
+b=$(cargo kubesim traffic --seed 3 --hash-only)
 if [ "$a" != "$b" ]; then
   echo "error: seed 3 gave different traces in two processes ($a vs $b)" >&2
   exit 1

@@ -25,6 +25,8 @@ pub mod fault;
 #[cfg(madsim)]
 pub mod run;
 #[cfg(madsim)]
+pub mod scenario;
+#[cfg(madsim)]
 pub mod trace;
 #[cfg(madsim)]
 pub mod workload;

@@ -194,7 +194,7 @@ async fn drive(config: &RunConfig) -> Simulated {
     }
     let nemesis = config.nemesis.then(|| {
         let rng = seeds.rng("nemesis");
-        cluster.control.spawn(nemesis::run(cluster.clone(), rng, stop.clone()))
+        cluster.control.spawn(nemesis::run(cluster.clone(), nemesis::NemesisConfig::default(), rng, stop.clone()))
     });
 
     for c in clients {
@@ -232,7 +232,12 @@ async fn drive(config: &RunConfig) -> Simulated {
 /// tried every subset of them at every dead end and gave up (2,000,000 steps) on one seed in ten. The
 /// member's report is as trustworthy as a client's response, and no weaker a check: the model still has to
 /// produce the revoke's revision and every read around it.
-fn observe(name: &str, observer: &fake_etcd::service::EventObserver, trace: &Trace, history: &SharedHistory) {
+pub(crate) fn observe(
+    name: &str,
+    observer: &fake_etcd::service::EventObserver,
+    trace: &Trace,
+    history: &SharedHistory,
+) {
     let (name, trace, history) = (name.to_string(), trace.clone(), history.clone());
     // Expiries invoked and not yet applied, by lease.
     let pending = std::sync::Mutex::new(std::collections::BTreeMap::new());
@@ -258,7 +263,7 @@ fn observe(name: &str, observer: &fake_etcd::service::EventObserver, trace: &Tra
     });
 }
 
-fn describe_arm(arm: &Arm) -> String {
+pub(crate) fn describe_arm(arm: &Arm) -> String {
     let mut s = String::new();
     if arm.skip > 0 {
         s.push_str(&format!(" after {} hits", arm.skip));

@@ -45,7 +45,7 @@ fn a_separate_process_gives_the_same_trace_hash() {
     let here = simulate(&faulty(seed)).unwrap().trace_hash();
     let hash_in_new_process = || {
         let out = Command::new(env!("CARGO_BIN_EXE_kubesim"))
-            .args(["run", "--seed", &seed.to_string(), "--ops", "300", "--hash-only"])
+            .args(["traffic", "--seed", &seed.to_string(), "--ops", "300", "--hash-only"])
             .args(["--failpoint", "etcd-1:before-write-ack:delay-30:10:20"])
             .output()
             .expect("run kubesim");

@@ -23,7 +23,7 @@ fn sweep(config: impl Fn(u64) -> RunConfig) {
         if !report.passed() {
             let c = config(seed);
             failed.push(format!(
-                "seed {seed}: {:?} (replay: cargo kubesim run --seed {seed} --members {})",
+                "seed {seed}: {:?} (replay: cargo kubesim traffic --seed {seed} --members {})",
                 report.verdict_lines(),
                 c.cluster.members
             ));

@@ -109,7 +109,7 @@ const BANNED: &[(&str, &[(&str, &str)], bool)] = &[
             // The checker's timing test prints how long a check takes and asserts nothing on it.
             ("sim/src/checker/linearizable/timing.rs", "prints the checker's wall time"),
             // `kubesim bench` measures seeds per second on the real clock, outside any simulation.
-            ("sim/src/bin/kubesim.rs", "benchmark timing only"),
+            ("sim/src/bin/kubesim/main.rs", "benchmark timing only"),
         ],
         false,
     ),

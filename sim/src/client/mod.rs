@@ -65,6 +65,16 @@ impl RecordingClient {
         }
     }
 
+    /// Names the client in the trace (default `c<id>`): a scenario's clients go by their own names.
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.to_string();
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
@@ -141,6 +151,24 @@ impl RecordingClient {
         ttl
     }
 
+    /// Asks how long a lease has left. Traced, not filed in the history, like a keep-alive. Returns the
+    /// remaining TTL (-1 for a lease the member does not know, as etcd answers), or what went wrong.
+    pub async fn lease_time_to_live(&mut self, id: i64) -> Result<i64, String> {
+        let mut lease = self.lease.clone();
+        let req = pb::LeaseTimeToLiveRequest { id, keys: false };
+        let answer = match tokio::time::timeout(self.timeout, lease.lease_time_to_live(req)).await {
+            Ok(Ok(resp)) => Ok(resp.into_inner().ttl),
+            Ok(Err(status)) => Err(format!("err {:?} {:?}", status.code(), status.message())),
+            Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
+        };
+        let id = crate::history::LeaseId(id);
+        match &answer {
+            Ok(ttl) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> ok ttl={ttl}")),
+            Err(e) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> {e}")),
+        }
+        answer
+    }
+
     /// Records the invocation, sends, waits at most the timeout, records and traces the outcome.
     async fn call<F, Fut>(&mut self, request: Request, send: F) -> Outcome
     where
@@ -172,6 +200,6 @@ fn never_sent(status: &tonic::Status) -> bool {
 
 /// A channel that connects per request, as madsim-tonic does anyway: a member that was down is reachable
 /// again as soon as it is back, with no reconnect logic in the client.
-pub(crate) fn channel(endpoint: &str) -> Channel {
+pub fn channel(endpoint: &str) -> Channel {
     Endpoint::from_shared(endpoint.to_string()).expect("the harness builds valid endpoint URLs").connect_lazy()
 }

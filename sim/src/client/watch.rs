@@ -20,10 +20,22 @@ use crate::trace::Trace;
 /// What a recorded watch needs to know.
 pub struct WatchSpec {
     pub client: ClientId,
+    /// The client's name in the trace.
+    pub name: String,
     pub endpoint: String,
     pub create: pb::WatchCreateRequest,
     /// How long the client keeps the stream open before it closes it.
     pub open_for: Duration,
+    /// A scenario's handle on the stream; `None` for generated traffic.
+    pub control: Option<WatchControl>,
+}
+
+/// What a scenario needs beyond a plain watch: to learn its history id, to send more requests on its
+/// stream (progress requests, cancels), and to close it when the run ends.
+pub struct WatchControl {
+    pub opened: tokio::sync::oneshot::Sender<WatchId>,
+    pub requests: mpsc::UnboundedReceiver<pb::WatchRequest>,
+    pub close: tokio::sync::oneshot::Receiver<()>,
 }
 
 /// How a recorded watch ended.
@@ -47,12 +59,34 @@ pub struct WatchOutcome {
 
 /// Runs the watch to its end (the client closed it, the server ended it, or `open_for` ran out).
 pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace) -> WatchOutcome {
-    let name = spec.client.to_string();
+    let name = spec.name.clone();
     let create: WatchCreate = (&spec.create).into();
     let id = history.lock().open_watch(spec.client, create, Trace::now());
     let from = spec.create.start_revision;
     trace.event(&name, format_args!("{id} open {} from rev={from}", String::from_utf8_lossy(&spec.create.key)));
-    let deadline = madsim::time::sleep(spec.open_for);
+    let (extra, close) = match spec.control {
+        Some(c) => {
+            // The scenario may have stopped waiting for the id; the watch runs all the same.
+            let _ = c.opened.send(id);
+            (Some(c.requests), Some(c.close))
+        }
+        None => (None, None),
+    };
+    // The watch ends when its time is up or, for a scenario's watch, when the scenario closes it (or drops
+    // the closer, which it does only at the end of the run).
+    let open_for = spec.open_for;
+    let deadline = async move {
+        match close {
+            None => madsim::time::sleep(open_for).await,
+            Some(close) => {
+                tokio::select! {
+                    biased;
+                    _ = close => {}
+                    () = madsim::time::sleep(open_for) => {}
+                }
+            }
+        }
+    };
     tokio::pin!(deadline);
     let mut last_revision = 0;
     let failed = WatchOutcome { end: WatchEnd::Failed, last_revision };
@@ -61,6 +95,22 @@ pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace)
     let create = pb::WatchRequest { request_union: Some(pb::watch_request::RequestUnion::CreateRequest(spec.create)) };
     // The receiver lives in the outbound stream; it is still there, since nothing has been polled yet.
     let _ = tx.send(create);
+    // A scenario's further requests follow the create on the same stream. The sender `tx` stays alive to
+    // the end, so the stream never ends on the client's side before the watch is closed.
+    let rx = match extra {
+        None => rx,
+        Some(mut extra) => {
+            let forward = tx.clone();
+            madsim::task::spawn(async move {
+                while let Some(m) = extra.recv().await {
+                    if forward.send(m).is_err() {
+                        break;
+                    }
+                }
+            });
+            rx
+        }
+    };
     let outbound = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
     let mut client = WatchClient::new(channel(&spec.endpoint));
     let opened = tokio::select! {

@@ -42,11 +42,19 @@ pub struct ClusterSpec {
     pub progress_notify_interval_ms: u64,
     /// The members' disk model switches (`skip_sync` is the "fsync skipped" bug, for negative tests).
     pub disk_options: DiskOptions,
+    /// Client names (a scenario's); empty means `c1..cK`. When given, there is one per client.
+    pub client_labels: Vec<String>,
 }
 
 impl ClusterSpec {
     pub fn new(members: usize, clients: usize) -> ClusterSpec {
-        ClusterSpec { members, clients, progress_notify_interval_ms: 1000, disk_options: DiskOptions::default() }
+        ClusterSpec {
+            members,
+            clients,
+            progress_notify_interval_ms: 1000,
+            disk_options: DiskOptions::default(),
+            client_labels: Vec::new(),
+        }
     }
 
     pub fn validate(&self) -> Result<(), SimError> {
@@ -61,6 +69,13 @@ impl ClusterSpec {
                 what: "the node count".into(),
                 value: format!("{} members, {} clients", self.members, self.clients),
                 allowed: "at most 200 of each".into(),
+            });
+        }
+        if !self.client_labels.is_empty() && self.client_labels.len() != self.clients {
+            return Err(SimError::OutOfRange {
+                what: "the client names".into(),
+                value: format!("{} names for {} clients", self.client_labels.len(), self.clients),
+                allowed: "one name per client".into(),
             });
         }
         if self.progress_notify_interval_ms == 0 {
@@ -78,7 +93,15 @@ impl ClusterSpec {
     }
 
     pub fn client_names(&self) -> Vec<String> {
-        (1..=self.clients).map(|i| ClientId(i as u32).to_string()).collect()
+        (1..=self.clients).map(|i| self.client_name(i)).collect()
+    }
+
+    /// The name of client `i` (1-based).
+    pub fn client_name(&self, i: usize) -> String {
+        match self.client_labels.get(i - 1) {
+            Some(label) => label.clone(),
+            None => ClientId(i as u32).to_string(),
+        }
     }
 
     /// Every node a fault may name, members first.
@@ -140,6 +163,9 @@ pub struct Cluster {
     pub trace: Trace,
     /// Restarts scheduled by crash hooks that have not happened yet; a run waits for them before it ends.
     pending_restarts: Arc<AtomicUsize>,
+    /// Every fault applied so far, scheduled or drawn by the nemesis, with its time: what `kubesim shrink`
+    /// turns into an explicit schedule.
+    applied: std::sync::Mutex<Vec<crate::fault::ScheduledFault>>,
 }
 
 impl Cluster {
@@ -151,12 +177,19 @@ impl Cluster {
         let members = (1..=spec.members).map(|i| build_member(&handle, spec, i, trace, seeds)).collect();
         let clients = (1..=spec.clients)
             .map(|i| {
-                let name = ClientId(i as u32).to_string();
+                let name = spec.client_name(i);
                 let node = handle.create_node().name(name.clone()).ip(client_ip(i)).build();
                 ClientNode { name, client: ClientId(i as u32), id: node.id(), node }
             })
             .collect();
-        let cluster = Cluster { members, clients, control, trace: trace.clone(), pending_restarts: Arc::default() };
+        let cluster = Cluster {
+            members,
+            clients,
+            control,
+            trace: trace.clone(),
+            pending_restarts: Arc::default(),
+            applied: std::sync::Mutex::default(),
+        };
         cluster.install_crash_hooks();
         cluster
     }
@@ -253,6 +286,18 @@ fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace, se
 }
 
 impl Cluster {
+    /// Files a fault in the applied list, at the current simulated time.
+    pub fn record_fault(&self, fault: &crate::fault::Fault) {
+        let at_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
+        let entry = crate::fault::ScheduledFault { at_ms, fault: fault.clone() };
+        self.applied.lock().expect("applied-faults lock poisoned").push(entry);
+    }
+
+    /// Every fault applied so far, in order.
+    pub fn applied_faults(&self) -> Vec<crate::fault::ScheduledFault> {
+        self.applied.lock().expect("applied-faults lock poisoned").clone()
+    }
+
     /// Waits until every member a crash hook killed has been restarted.
     pub async fn wait_for_restarts(&self) {
         while self.pending_restarts.load(Ordering::SeqCst) > 0 {

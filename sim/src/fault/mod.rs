@@ -146,6 +146,7 @@ impl Fault {
     /// Applies the fault now and writes it to the trace. Names were validated before the run.
     pub fn apply(&self, cluster: &Cluster) {
         cluster.trace.event("fault", self);
+        cluster.record_fault(self);
         let net = NetSim::current();
         let id = |n: &str| cluster.node_id(n).unwrap_or_else(|| panic!("fault names unknown node {n} (validated)"));
         let links = |a: &[String], b: &[String], f: &dyn Fn(NodeId, NodeId)| {

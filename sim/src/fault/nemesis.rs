@@ -9,7 +9,8 @@
 //! - packet loss; added latency;
 //! - kill a member and restart it; pause a member and resume it.
 //!
-//! All randomness comes from the stream the caller derives from the root seed.
+//! All randomness comes from the stream the caller derives from the root seed. [`NemesisConfig`] holds the
+//! knobs a scenario can turn: which patterns to draw from, and how long to stay quiet between rounds.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,29 +23,97 @@ use rand_chacha::ChaCha8Rng;
 use super::Fault;
 use crate::cluster::Cluster;
 
+/// One of the nemesis's fault patterns. The order is the draw order: with every pattern enabled, round
+/// `n` picks `ALL[random_range(0..8)]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pattern {
+    Partition,
+    OneWay,
+    Clog,
+    Swizzle,
+    Loss,
+    Latency,
+    Kill,
+    Pause,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 8] = [
+        Pattern::Partition,
+        Pattern::OneWay,
+        Pattern::Clog,
+        Pattern::Swizzle,
+        Pattern::Loss,
+        Pattern::Latency,
+        Pattern::Kill,
+        Pattern::Pause,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Partition => "partition",
+            Pattern::OneWay => "one-way",
+            Pattern::Clog => "clog",
+            Pattern::Swizzle => "swizzle",
+            Pattern::Loss => "loss",
+            Pattern::Latency => "latency",
+            Pattern::Kill => "kill",
+            Pattern::Pause => "pause",
+        }
+    }
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Pattern, String> {
+        Pattern::ALL.iter().copied().find(|p| p.name() == s).ok_or_else(|| {
+            let known: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
+            format!("no nemesis pattern is named {s:?}; expected one of: {}", known.join(", "))
+        })
+    }
+}
+
+/// The nemesis's knobs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NemesisConfig {
+    /// The patterns rounds draw from, in [`Pattern::ALL`] order, without repeats.
+    pub patterns: Vec<Pattern>,
+    /// The quiet time between rounds is drawn from `[min, max)` milliseconds.
+    pub quiet_ms: (u64, u64),
+}
+
+impl Default for NemesisConfig {
+    fn default() -> NemesisConfig {
+        NemesisConfig { patterns: Pattern::ALL.to_vec(), quiet_ms: (200, 1500) }
+    }
+}
+
 async fn sleep_ms(rng: &mut ChaCha8Rng, lo: u64, hi: u64) {
     madsim::time::sleep(Duration::from_millis(rng.random_range(lo..hi))).await;
 }
 
 /// Runs rounds until `stop` is set, then heals everything it broke.
-pub async fn run(cluster: Arc<Cluster>, mut rng: ChaCha8Rng, stop: Arc<AtomicBool>) {
+pub async fn run(cluster: Arc<Cluster>, config: NemesisConfig, mut rng: ChaCha8Rng, stop: Arc<AtomicBool>) {
+    assert!(!config.patterns.is_empty(), "a nemesis needs a pattern (validated)");
     // Let the clients get going before the first fault.
     sleep_ms(&mut rng, 100, 600).await;
     while !stop.load(Ordering::SeqCst) {
-        round(&cluster, &mut rng).await;
-        sleep_ms(&mut rng, 200, 1500).await;
+        let pattern = config.patterns[rng.random_range(0..config.patterns.len())];
+        round(&cluster, pattern, &mut rng).await;
+        sleep_ms(&mut rng, config.quiet_ms.0, config.quiet_ms.1).await;
     }
     Fault::Heal.apply(&cluster);
 }
 
-async fn round(cluster: &Cluster, rng: &mut ChaCha8Rng) {
+async fn round(cluster: &Cluster, pattern: Pattern, rng: &mut ChaCha8Rng) {
     let members = cluster.member_names();
     let clients = cluster.client_names();
     let mut all = members.clone();
     all.extend(clients.iter().cloned());
     let member = members.choose(rng).expect("a cluster has members").clone();
-    match rng.random_range(0..8) {
-        0 => {
+    match pattern {
+        Pattern::Partition => {
             all.shuffle(rng);
             let cut = rng.random_range(1..all.len().max(2));
             let (left, right) = all.split_at(cut.min(all.len()));
@@ -55,7 +124,7 @@ async fn round(cluster: &Cluster, rng: &mut ChaCha8Rng) {
             sleep_ms(rng, 300, 3000).await;
             Fault::Heal.apply(cluster);
         }
-        1 => {
+        Pattern::OneWay => {
             let mut some: Vec<String> = clients.iter().filter(|_| rng.random_bool(0.5)).cloned().collect();
             if some.is_empty() {
                 some.push(clients.choose(rng).expect("a run has clients").clone());
@@ -69,30 +138,30 @@ async fn round(cluster: &Cluster, rng: &mut ChaCha8Rng) {
             sleep_ms(rng, 300, 3000).await;
             Fault::Heal.apply(cluster);
         }
-        2 => {
+        Pattern::Clog => {
             let node = all.choose(rng).expect("nodes").clone();
             Fault::ClogNode(node.clone()).apply(cluster);
             sleep_ms(rng, 300, 2000).await;
             Fault::UnclogNode(node).apply(cluster);
         }
-        3 => swizzle(cluster, rng, all).await,
-        4 => {
+        Pattern::Swizzle => swizzle(cluster, rng, all).await,
+        Pattern::Loss => {
             Fault::PacketLoss { loss_permille: rng.random_range(50..400) }.apply(cluster);
             sleep_ms(rng, 300, 2000).await;
             Fault::Heal.apply(cluster);
         }
-        5 => {
+        Pattern::Latency => {
             let min_ms = rng.random_range(1..20);
             Fault::Latency { min_ms, max_ms: min_ms + rng.random_range(10..300) }.apply(cluster);
             sleep_ms(rng, 300, 2000).await;
             Fault::Heal.apply(cluster);
         }
-        6 => {
+        Pattern::Kill => {
             Fault::Kill(member.clone()).apply(cluster);
             sleep_ms(rng, 200, 2000).await;
             Fault::Restart(member).apply(cluster);
         }
-        _ => {
+        Pattern::Pause => {
             Fault::Pause(member.clone()).apply(cluster);
             sleep_ms(rng, 200, 2000).await;
             Fault::Resume(member).apply(cluster);

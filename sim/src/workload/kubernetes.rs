@@ -295,7 +295,7 @@ fn informer(
     stop: Arc<AtomicBool>,
     ended: Arc<AtomicBool>,
 ) -> impl std::future::Future<Output = ()> + 'static {
-    let (id, endpoint) = (client.id, client.endpoint().to_string());
+    let (id, name, endpoint) = (client.id, client.name().to_string(), client.endpoint().to_string());
     let (history, trace) = (client.history().clone(), client.trace().clone());
     async move {
         loop {
@@ -308,7 +308,14 @@ fn informer(
                 ..Default::default()
             };
             let open_for = Duration::from_millis(rng.random_range(1000..3000));
-            let spec = WatchSpec { client: id, endpoint: endpoint.clone(), create, open_for };
+            let spec = WatchSpec {
+                client: id,
+                name: name.clone(),
+                endpoint: endpoint.clone(),
+                create,
+                open_for,
+                control: None,
+            };
             let outcome = record_watch(spec, history.clone(), trace.clone()).await;
             from = from.max(outcome.last_revision + 1);
             if outcome.end == WatchEnd::Compacted || stop.load(Ordering::SeqCst) {

@@ -59,7 +59,14 @@ pub(crate) fn spawn_watch(
     create: etcd_proto::etcdserverpb::WatchCreateRequest,
     open_for: Duration,
 ) -> madsim::task::JoinHandle<()> {
-    let spec = WatchSpec { client: client.id, endpoint: client.endpoint().to_string(), create, open_for };
+    let spec = WatchSpec {
+        client: client.id,
+        name: client.name().to_string(),
+        endpoint: client.endpoint().to_string(),
+        create,
+        open_for,
+        control: None,
+    };
     let (history, trace) = (client.history().clone(), client.trace().clone());
     madsim::task::spawn(async move {
         record_watch(spec, history, trace).await;

@@ -1,11 +1,16 @@
 //! The `kubesim` command line. Built under `--cfg madsim` (use `cargo kubesim ...` from the repository root,
 //! which sets the flags and the target dir).
 //!
+//! - `kubesim run FILE [--seed N]`: one run of a scenario (`scenario_cmd`);
 //! - `kubesim demo`: one member, one client, the transcript;
-//! - `kubesim run --seed N`: one run with the traffic generator and the nemesis: trace, verdicts, trace hash;
+//! - `kubesim traffic --seed N`: one run of generated traffic, set by flags, with the nemesis: trace,
+//!   verdicts, trace hash;
 //! - `kubesim bench`: seeds per second and simulated seconds per wall second for the standard run, with
 //!   the checkers' share of the time reported separately. This is the one place that reads the wall clock,
 //!   to measure; it never feeds a simulation.
+
+#[cfg(madsim)]
+mod scenario_cmd;
 
 #[cfg(madsim)]
 mod cli {
@@ -67,8 +72,12 @@ mod cli {
             #[arg(long, default_value_t = 1)]
             seed: u64,
         },
-        /// One run: the trace (unless --quiet), the checkers' verdicts and the trace hash.
-        Run {
+        /// One run of a scenario file: the trace, what the clients saw, the findings, the trace hash.
+        /// Exit code 0 pass, 1 fail, 2 invalid scenario.
+        Run(crate::scenario_cmd::RunScenario),
+        /// One run of generated traffic set by flags: the trace (unless --quiet), the checkers' verdicts and
+        /// the trace hash.
+        Traffic {
             #[command(flatten)]
             args: RunArgs,
             /// Print only the trace hash.
@@ -120,7 +129,8 @@ mod cli {
                 }
                 ExitCode::SUCCESS
             }
-            Command::Run { args, hash_only, quiet } => {
+            Command::Run(args) => crate::scenario_cmd::run(&args),
+            Command::Traffic { args, hash_only, quiet } => {
                 if std::env::var_os("RUST_LOG").is_some() {
                     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
                 }
@@ -147,7 +157,7 @@ mod cli {
                 if report.passed() {
                     ExitCode::SUCCESS
                 } else {
-                    eprintln!("kubesim: a checker failed; replay with `cargo kubesim run --seed {}`", args.seed);
+                    eprintln!("kubesim: a checker failed; replay with `cargo kubesim traffic --seed {}`", args.seed);
                     ExitCode::FAILURE
                 }
             }

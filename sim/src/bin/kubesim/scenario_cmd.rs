@@ -1,0 +1,127 @@
+//! `kubesim run FILE`: one run of a scenario. Prints the trace (or writes it to `--trace PATH`), then the
+//! client-visible outcome with every expectation's and check's finding, then the trace hash; on failure,
+//! the exact command that replays it. Exit codes: 0 pass, 1 fail, 2 invalid scenario.
+//!
+//! `--json` prints one line instead, the machine-readable summary that `kubesim sweep` collects from each
+//! seed's process.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde::Serialize;
+use sim::scenario::{self, judge, report, Scenario};
+
+#[derive(clap::Args)]
+pub struct RunScenario {
+    /// The scenario file (see scenarios/README.md).
+    pub file: PathBuf,
+    /// The seed (default: the scenario's canonical seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the trace to this file instead of printing it.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Print the outcome and verdicts, not the trace.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print only the trace hash.
+    #[arg(long)]
+    pub hash_only: bool,
+    /// Print a one-line JSON summary (what `kubesim sweep` reads).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The one-line summary of a run.
+#[derive(Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub file: String,
+    pub seed: u64,
+    pub passed: bool,
+    pub trace_hash: String,
+    /// One line per failed expectation or check.
+    pub failures: Vec<String>,
+    pub sim_time_ms: u64,
+}
+
+/// The command that replays `seed` of the scenario at `file`.
+pub fn replay_command(file: &Path, seed: u64) -> String {
+    format!("cargo kubesim run {} --seed {seed}", file.display())
+}
+
+/// Loads a scenario, printing the error and giving exit code 2 if it is invalid.
+pub fn load(file: &Path) -> Result<Scenario, ExitCode> {
+    scenario::load(file).map_err(|e| {
+        eprintln!("kubesim: invalid scenario: {e}");
+        ExitCode::from(2)
+    })
+}
+
+pub fn failures(j: &judge::Judgement, scenario: &Scenario) -> Vec<String> {
+    let mut out: Vec<String> =
+        j.failures().map(|f| format!("{}: {}: {}", f.who, f.what, first_line(&f.detail))).collect();
+    for c in j.checks.iter().filter(|c| !c.pass()) {
+        let want = if c.must_hold { "must hold" } else { "must fail" };
+        out.push(format!("{} {want}: {}", c.guarantee, first_line(&c.verdict.to_string())));
+    }
+    if j.timed_out {
+        out.push(format!("the time limit of {}s ran out", scenario.time_limit_s));
+    }
+    out
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+pub fn run(args: &RunScenario) -> ExitCode {
+    let scenario = match load(&args.file) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let seed = args.seed.unwrap_or(scenario.canonical_seed);
+    let run = scenario::run(&scenario, seed);
+    let judgement = judge::judge(&scenario, &run);
+    let passed = judgement.passed();
+    if args.json {
+        let summary = Summary {
+            scenario: scenario.name.clone(),
+            file: args.file.display().to_string(),
+            seed,
+            passed,
+            trace_hash: run.trace_hash(),
+            failures: failures(&judgement, &scenario),
+            sim_time_ms: run.sim_time.as_millis() as u64,
+        };
+        println!("{}", serde_json::to_string(&summary).expect("a summary serializes"));
+        return if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
+    if args.hash_only {
+        println!("{}", run.trace_hash());
+        return ExitCode::SUCCESS;
+    }
+    match &args.trace {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, run.trace.join("\n") + "\n") {
+                eprintln!("kubesim: cannot write the trace to {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+        None if !args.quiet => {
+            for line in &run.trace {
+                println!("{line}");
+            }
+            println!();
+        }
+        None => {}
+    }
+    print!("{}", report::outcome(&scenario, &run, &judgement));
+    println!("trace-hash {}", run.trace_hash());
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("kubesim: the scenario failed; replay with `{}`", replay_command(&args.file, seed));
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,477 @@
+//! Judges a run: every step's expectations against what its client observed, every failed wait, and the
+//! checkers' verdicts against the scenario's `[checks]`. Pure: it reads the run and the scenario only.
+//!
+//! A finding names the step (`writer/create-a`), where the step is in the file, what was expected and
+//! what was seen; for a watch's event sequence a failing finding lists both sequences side by side, with
+//! the differing positions marked, which is what a reader needs to see at once.
+
+use std::collections::BTreeMap;
+
+use super::execute::{Observed, ScenarioRun};
+use super::expr::Expr;
+use super::plan::{EventExpect, Expectations, KvExpect, Scenario};
+use super::syntax::{EventType, ExpectOutcome};
+use crate::checker::{self, linearizable, Guarantee, Verdict};
+use crate::history::{self as h, EventKind, Outcome, ResponseBody, WatchRecord};
+
+/// One expectation, judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// `client/step`.
+    pub who: String,
+    /// `file:line` of the step.
+    pub at: String,
+    /// The expectation, as written (`revision >= rev_of(create) + 1`).
+    pub what: String,
+    pub pass: bool,
+    /// What was seen; for a failure, enough to see why.
+    pub detail: String,
+}
+
+/// A checker's verdict against what the scenario requires of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckFinding {
+    pub guarantee: Guarantee,
+    /// The scenario requires it to hold (`true`) or to fail (`false`).
+    pub must_hold: bool,
+    pub verdict: Verdict,
+}
+
+impl CheckFinding {
+    pub fn pass(&self) -> bool {
+        if self.must_hold {
+            self.verdict.is_pass()
+        } else {
+            self.verdict.is_fail()
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    pub findings: Vec<Finding>,
+    pub checks: Vec<CheckFinding>,
+    pub timed_out: bool,
+}
+
+impl Judgement {
+    pub fn passed(&self) -> bool {
+        !self.timed_out && self.findings.iter().all(|f| f.pass) && self.checks.iter().all(CheckFinding::pass)
+    }
+
+    pub fn failures(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| !f.pass)
+    }
+}
+
+/// Judges `run`, a run of `scenario`.
+pub fn judge(scenario: &Scenario, run: &ScenarioRun) -> Judgement {
+    let report = checker::check_all(&run.history, &linearizable::Options::default());
+    judge_with(scenario, run, &report)
+}
+
+/// Judges with the checkers' report already at hand.
+pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Report) -> Judgement {
+    let env = |s: &str| run.revisions.get(s).copied();
+    let mut findings = Vec::new();
+    for (script, record) in scenario.clients.iter().zip(&run.clients) {
+        for (plan, step) in script.steps.iter().zip(&record.steps) {
+            let mut j = StepJudge {
+                who: format!("{}/{}", script.name, plan.label),
+                at: plan.at.clone(),
+                env: &env,
+                leases: &run.leases,
+                out: &mut findings,
+            };
+            match (&step.observed, &plan.expect) {
+                (Observed::Waited(Err(e)), _) => j.fail("wait", e.clone()),
+                (Observed::Watch(Err(e)), _) => j.fail("watch created", e.clone()),
+                (Observed::NotRun(reason), Some(_)) => j.fail("the step runs", reason.clone()),
+                (_, None) => {}
+                (Observed::Kv(outcome), Some(e)) => j.kv(outcome, e),
+                (Observed::Ttl(ttl), Some(e)) => j.ttl(ttl, e),
+                (Observed::Watch(Ok(id)), Some(e)) => j.watch(&run.history.watches[id.0], e),
+                (Observed::Waited(Ok(())) | Observed::Done, Some(_)) => {}
+            }
+        }
+    }
+    let mut checks = Vec::new();
+    for (g, verdict) in &report.verdicts {
+        let must_hold = if scenario.hold.contains(g) {
+            true
+        } else if scenario.fail.contains(g) {
+            false
+        } else {
+            continue;
+        };
+        checks.push(CheckFinding { guarantee: *g, must_hold, verdict: verdict.clone() });
+    }
+    Judgement { findings, checks, timed_out: run.timed_out }
+}
+
+struct StepJudge<'a> {
+    who: String,
+    at: String,
+    env: &'a dyn Fn(&str) -> Option<i64>,
+    leases: &'a BTreeMap<String, i64>,
+    out: &'a mut Vec<Finding>,
+}
+
+impl StepJudge<'_> {
+    fn push(&mut self, what: impl Into<String>, pass: bool, detail: impl Into<String>) {
+        self.out.push(Finding {
+            who: self.who.clone(),
+            at: self.at.clone(),
+            what: what.into(),
+            pass,
+            detail: detail.into(),
+        });
+    }
+
+    fn fail(&mut self, what: &str, detail: String) {
+        self.push(what, false, detail);
+    }
+
+    /// `name <expr>` against `actual`.
+    fn number(&mut self, name: &str, e: &Expr, actual: i64) {
+        let what = format!("{name} {}", shown(e));
+        match e.matches(actual, self.env) {
+            Ok(true) => self.push(what, true, format!("got {actual}")),
+            Ok(false) => {
+                let value = e.value(self.env).map(|v| format!(" (= {v})")).unwrap_or_default();
+                self.push(what, false, format!("got {actual}, expected {}{value}", shown(e)))
+            }
+            Err(err) => self.push(what, false, err),
+        }
+    }
+
+    fn text(&mut self, name: &str, want: &str, actual: &str) {
+        self.push(format!("{name} {want:?}"), want == actual, format!("got {actual:?}"));
+    }
+
+    fn outcome(&mut self, want: ExpectOutcome, got: &str, ok: bool, unknown: bool, error: bool, not_sent: bool) {
+        let pass = match want {
+            ExpectOutcome::Ok => ok,
+            ExpectOutcome::Error => error,
+            ExpectOutcome::Unknown => unknown,
+            ExpectOutcome::NotSent => not_sent,
+            ExpectOutcome::OkOrUnknown => ok || unknown || not_sent,
+        };
+        let name = match want {
+            ExpectOutcome::Ok => "ok",
+            ExpectOutcome::Error => "error",
+            ExpectOutcome::Unknown => "unknown",
+            ExpectOutcome::NotSent => "not-sent",
+            ExpectOutcome::OkOrUnknown => "ok-or-unknown",
+        };
+        self.push(format!("outcome {name}"), pass, format!("got {got}"));
+    }
+
+    fn kv(&mut self, outcome: &Outcome, e: &Expectations) {
+        let got = crate::client::describe_outcome(outcome);
+        if let Some(want) = e.outcome {
+            let (ok, err, unknown, not_sent) = match outcome {
+                Outcome::Ok(_) => (true, false, false, false),
+                Outcome::Err(_) => (false, true, false, false),
+                Outcome::Unknown { .. } => (false, false, true, false),
+                Outcome::NotSent { .. } => (false, false, false, true),
+            };
+            self.outcome(want, &got, ok, unknown, err, not_sent);
+        }
+        if let Some((code, message)) = &e.error {
+            match outcome {
+                Outcome::Err(status) => {
+                    self.push(format!("error code {code:?}"), status.code == *code, format!("got {:?}", status.code));
+                    if let Some(m) = message {
+                        self.text("error message", m, &status.message);
+                    }
+                }
+                _ => self.fail(&format!("error code {code:?}"), format!("got {got}")),
+            }
+        }
+        let Outcome::Ok(resp) = outcome else {
+            // Body expectations need a response; the outcome finding above already says there was none.
+            if has_body_expectations(e) && e.outcome.is_none() {
+                self.fail("a response", format!("got {got}"));
+            }
+            return;
+        };
+        if let Some(r) = &e.revision {
+            self.number("revision", r, resp.header_revision.0);
+        }
+        match &resp.body {
+            ResponseBody::Range(g) => {
+                if let Some(c) = &e.count {
+                    self.number("count", c, g.count);
+                }
+                if let Some(m) = e.more {
+                    self.push(format!("more {m}"), g.more == m, format!("got {}", g.more));
+                }
+                if let Some(kvs) = &e.kvs {
+                    self.kvs(kvs, &g.kvs);
+                }
+            }
+            ResponseBody::Put(p) => {
+                if let Some(pv) = &e.prev_value {
+                    let actual = p.prev_kv.as_ref().map(|kv| kv.value.escaped()).unwrap_or_default();
+                    self.text("prev_value", pv, &actual);
+                }
+            }
+            ResponseBody::DeleteRange(d) => {
+                if let Some(c) = &e.count {
+                    self.number("count", c, d.deleted);
+                }
+                if let Some(pv) = &e.prev_value {
+                    let actual = d.prev_kvs.first().map(|kv| kv.value.escaped()).unwrap_or_default();
+                    self.text("prev_value", pv, &actual);
+                }
+            }
+            ResponseBody::Txn(t) => {
+                if let Some(s) = e.succeeded {
+                    self.push(format!("succeeded {s}"), t.succeeded == s, format!("got {}", t.succeeded));
+                }
+            }
+            ResponseBody::LeaseGrant(g) => {
+                if let Some(t) = &e.ttl_s {
+                    self.number("ttl_s", t, g.ttl_s);
+                }
+            }
+            ResponseBody::Compact | ResponseBody::LeaseRevoke => {}
+        }
+    }
+
+    fn kvs(&mut self, want: &[KvExpect], got: &[h::KeyValue]) {
+        let expected: Vec<String> = want.iter().map(|k| self.show_kv_expect(k)).collect();
+        let actual: Vec<String> = got.iter().map(show_kv).collect();
+        let mut bad = Vec::new();
+        for i in 0..want.len().max(got.len()) {
+            let ok = match (want.get(i), got.get(i)) {
+                (Some(w), Some(g)) => self.kv_matches(w, g),
+                _ => false,
+            };
+            if !ok {
+                bad.push(i);
+            }
+        }
+        let pass = bad.is_empty();
+        let detail = if pass { format!("got {} kvs", got.len()) } else { side_by_side(&expected, &actual, &bad) };
+        self.push("kvs", pass, detail);
+    }
+
+    fn kv_matches(&self, w: &KvExpect, g: &h::KeyValue) -> bool {
+        let num =
+            |e: &Option<Expr>, actual: i64| e.as_ref().is_none_or(|e| e.matches(actual, self.env).unwrap_or(false));
+        w.key.as_bytes() == g.key.as_slice()
+            && w.value.as_ref().is_none_or(|v| v.as_bytes() == g.value.as_slice())
+            && num(&w.create_revision, g.create_revision.0)
+            && num(&w.mod_revision, g.mod_revision.0)
+            && num(&w.version, g.version)
+            && w.lease.as_ref().is_none_or(|l| self.leases.get(l) == Some(&g.lease.0))
+    }
+
+    fn show_kv_expect(&self, k: &KvExpect) -> String {
+        let mut s = format!("{}={}", k.key, k.value.as_deref().unwrap_or("*"));
+        self.show_num(&mut s, "create", &k.create_revision);
+        self.show_num(&mut s, "mod", &k.mod_revision);
+        self.show_num(&mut s, "ver", &k.version);
+        if let Some(l) = &k.lease {
+            s.push_str(&format!(" lease={l}"));
+        }
+        s
+    }
+
+    fn show_num(&self, s: &mut String, name: &str, e: &Option<Expr>) {
+        if let Some(e) = e {
+            let value = e.value(self.env).map(|v| format!("{v}")).unwrap_or_else(|_| "?".into());
+            if e.step().is_some() || e.rel != super::expr::Rel::Eq {
+                s.push_str(&format!(" {name}{}(={value})", shown_compact(e)));
+            } else {
+                s.push_str(&format!(" {name}={value}"));
+            }
+        }
+    }
+
+    fn ttl(&mut self, ttl: &Result<i64, String>, e: &Expectations) {
+        let got = match ttl {
+            Ok(t) => format!("ok ttl={t}"),
+            Err(err) => err.clone(),
+        };
+        if let Some(want) = e.outcome {
+            let ok = ttl.is_ok();
+            self.outcome(want, &got, ok, !ok, false, false);
+        }
+        if let Some(t) = &e.ttl_s {
+            match ttl {
+                Ok(actual) => self.number("ttl_s", t, *actual),
+                Err(err) => self.fail(&format!("ttl_s {}", shown(t)), err.clone()),
+            }
+        }
+    }
+
+    fn watch(&mut self, w: &WatchRecord, e: &Expectations) {
+        if let Some(r) = &e.revision {
+            match w.responses.iter().find(|r| r.response.created) {
+                Some(c) => self.number("revision", r, c.response.header_revision.0),
+                None => self.fail(&format!("revision {}", shown(r)), "the watch was never created".into()),
+            }
+        }
+        if let Some(want) = &e.events {
+            let got: Vec<&h::Event> = w.responses.iter().flat_map(|r| &r.response.events).collect();
+            let expected: Vec<String> = want.iter().map(|x| self.show_event_expect(x)).collect();
+            let actual: Vec<String> = got.iter().map(|ev| show_event(ev)).collect();
+            let bad: Vec<usize> = (0..want.len().max(got.len()))
+                .filter(|&i| match (want.get(i), got.get(i)) {
+                    (Some(x), Some(ev)) => !self.event_matches(x, ev),
+                    _ => true,
+                })
+                .collect();
+            let pass = bad.is_empty();
+            let detail =
+                if pass { format!("got {} events", got.len()) } else { side_by_side(&expected, &actual, &bad) };
+            self.push("events", pass, detail);
+        }
+        let cancel = w.responses.iter().find(|r| r.response.canceled).map(|r| &r.response);
+        if let Some(c) = e.canceled {
+            let got = match cancel {
+                Some(r) => format!("canceled compact_revision={} reason={:?}", r.compact_revision, r.cancel_reason),
+                None => "not canceled".into(),
+            };
+            self.push(format!("canceled {c}"), cancel.is_some() == c, format!("got {got}"));
+        }
+        if let Some(cr) = &e.compact_revision {
+            match cancel {
+                Some(r) => self.number("compact_revision", cr, r.compact_revision.0),
+                None => self.fail(&format!("compact_revision {}", shown(cr)), "got no cancel".into()),
+            }
+        }
+        if let Some(reason) = &e.cancel_reason {
+            let actual = cancel.map(|r| r.cancel_reason.clone()).unwrap_or_default();
+            self.text("cancel_reason", reason, &actual);
+        }
+        let progress: Vec<i64> = w
+            .responses
+            .iter()
+            .filter(|r| r.response.is_progress_notify())
+            .map(|r| r.response.header_revision.0)
+            .collect();
+        if let Some(c) = &e.progress_count {
+            self.number("progress_count", c, progress.len() as i64);
+        }
+        if let Some(p) = &e.progress_revision {
+            let bad: Vec<i64> =
+                progress.iter().copied().filter(|r| !p.matches(*r, self.env).unwrap_or(false)).collect();
+            let what = format!("progress_revision {}", shown(p));
+            if bad.is_empty() {
+                self.push(what, true, format!("{} progress notifications", progress.len()));
+            } else {
+                self.push(what, false, format!("progress notifications at {bad:?} do not satisfy it"));
+            }
+        }
+    }
+
+    fn event_matches(&self, x: &EventExpect, ev: &h::Event) -> bool {
+        let kind = match x.kind {
+            EventType::Put => EventKind::Put,
+            EventType::Delete => EventKind::Delete,
+        };
+        let num =
+            |e: &Option<Expr>, actual: i64| e.as_ref().is_none_or(|e| e.matches(actual, self.env).unwrap_or(false));
+        let prev = ev.prev_kv.as_ref().map(|kv| kv.value.escaped()).unwrap_or_default();
+        kind == ev.kind
+            && x.key.as_bytes() == ev.kv.key.as_slice()
+            && x.value.as_ref().is_none_or(|v| v.as_bytes() == ev.kv.value.as_slice())
+            && num(&x.mod_revision, ev.kv.mod_revision.0)
+            && num(&x.create_revision, ev.kv.create_revision.0)
+            && num(&x.version, ev.kv.version)
+            && x.prev_value.as_ref().is_none_or(|p| *p == prev)
+    }
+
+    fn show_event_expect(&self, x: &EventExpect) -> String {
+        let mut s = match (x.kind, &x.value) {
+            (EventType::Put, Some(v)) => format!("put {}={v}", x.key),
+            (EventType::Put, None) => format!("put {}=*", x.key),
+            (EventType::Delete, _) => format!("delete {}", x.key),
+        };
+        self.show_num(&mut s, "rev", &x.mod_revision);
+        self.show_num(&mut s, "create", &x.create_revision);
+        self.show_num(&mut s, "ver", &x.version);
+        if let Some(p) = &x.prev_value {
+            s.push_str(&format!(" prev={p}"));
+        }
+        s
+    }
+}
+
+fn has_body_expectations(e: &Expectations) -> bool {
+    e.revision.is_some()
+        || e.kvs.is_some()
+        || e.count.is_some()
+        || e.more.is_some()
+        || e.succeeded.is_some()
+        || e.prev_value.is_some()
+        || e.ttl_s.is_some()
+}
+
+/// An expression as the report shows it: relations spelled out, a bare number as `== n`.
+fn shown(e: &Expr) -> String {
+    let s = e.to_string();
+    if e.rel == super::expr::Rel::Eq {
+        format!("== {s}")
+    } else {
+        s
+    }
+}
+
+/// An expression glued to a field name: `rev>=rev_of(a)`.
+fn shown_compact(e: &Expr) -> String {
+    shown(e).replace(' ', "")
+}
+
+/// A key-value as a report line: `/a=1 create=2 mod=3 ver=2`.
+pub fn show_kv(kv: &h::KeyValue) -> String {
+    let mut s = format!(
+        "{}={} create={} mod={} ver={}",
+        kv.key.escaped(),
+        kv.value.escaped(),
+        kv.create_revision,
+        kv.mod_revision,
+        kv.version
+    );
+    if !kv.lease.is_none() {
+        s.push_str(&format!(" lease={}", kv.lease));
+    }
+    s
+}
+
+/// A watch event as a report line: `put /a=1 rev=3 create=2 ver=2`, `delete /a rev=4`.
+pub fn show_event(ev: &h::Event) -> String {
+    let kv = &ev.kv;
+    let mut s = match ev.kind {
+        EventKind::Put => format!(
+            "put {}={} rev={} create={} ver={}",
+            kv.key.escaped(),
+            kv.value.escaped(),
+            kv.mod_revision,
+            kv.create_revision,
+            kv.version
+        ),
+        EventKind::Delete => format!("delete {} rev={}", kv.key.escaped(), kv.mod_revision),
+    };
+    if let Some(p) = &ev.prev_kv {
+        s.push_str(&format!(" prev={}", p.value.escaped()));
+    }
+    s
+}
+
+/// Two sequences in two columns, the positions in `bad` marked with `!`.
+fn side_by_side(expected: &[String], actual: &[String], bad: &[usize]) -> String {
+    let width = expected.iter().map(String::len).max().unwrap_or(0).max("expected".len());
+    let mut out = format!("{} differ:\n      {:width$}   actual", bad.len(), "expected");
+    for i in 0..expected.len().max(actual.len()) {
+        let mark = if bad.contains(&i) { '!' } else { ' ' };
+        let e = expected.get(i).map_or("(nothing)", String::as_str);
+        let a = actual.get(i).map_or("(nothing)", String::as_str);
+        out.push_str(&format!("\n  {mark} {:>2} {e:width$}   {a}", i + 1));
+    }
+    out
+}

@@ -1,0 +1,267 @@
+//! The validated scenario: what [`super::validate`] makes of a file once every name resolves, every
+//! expression parses and every expectation is one the operation can meet. The runner reads only this.
+
+use std::collections::BTreeSet;
+
+use crate::checker::Guarantee;
+use crate::cluster::ClusterSpec;
+use crate::fault::nemesis::NemesisConfig;
+use crate::fault::Fault;
+use crate::history::{GrpcCode, KeySpan};
+use crate::run::FailpointSpec;
+use crate::workload::Workload;
+
+use super::expr::Expr;
+use super::syntax::{self, CompareOp, CompareTarget, EventType, ExpectOutcome};
+
+/// A scenario ready to run.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file stem: the snapshot's name.
+    pub name: String,
+    /// The path as given.
+    pub path: String,
+    /// The first comment line: what the scenario shows.
+    pub summary: String,
+    /// The file as parsed, for tools that rewrite it (`kubesim shrink`).
+    pub file: syntax::File,
+    pub seeds: u64,
+    pub canonical_seed: u64,
+    pub time_limit_s: u64,
+    pub settle_ms: u64,
+    pub cluster: ClusterSpec,
+    pub request_timeout_ms: u64,
+    pub clients: Vec<ClientScript>,
+    pub workloads: Vec<WorkloadPlan>,
+    pub faults: Vec<FaultPlan>,
+    pub failpoints: Vec<FailpointSpec>,
+    pub nemesis: Option<NemesisConfig>,
+    /// Guarantees that must pass, and those that must fail.
+    pub hold: BTreeSet<Guarantee>,
+    pub fail: BTreeSet<Guarantee>,
+}
+
+impl Scenario {
+    /// The default seeds, `1..=seeds`.
+    pub fn default_seeds(&self) -> std::ops::RangeInclusive<u64> {
+        1..=self.seeds
+    }
+}
+
+/// A scripted client.
+#[derive(Clone, Debug)]
+pub struct ClientScript {
+    pub name: String,
+    /// The member it talks to.
+    pub member: String,
+    pub steps: Vec<StepPlan>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StepPlan {
+    /// The step's name, or `<client>#<n>` (1-based) for an unnamed step.
+    pub label: String,
+    pub name: Option<String>,
+    /// `file:line` of the step, for failure messages.
+    pub at: String,
+    pub after: Vec<String>,
+    pub at_ms: Option<u64>,
+    pub op: Op,
+    pub expect: Option<Expectations>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    Get(GetPlan),
+    Put(PutPlan),
+    Delete(DeletePlan),
+    Txn(TxnPlan),
+    Compact { revision: Expr, physical: bool },
+    LeaseGrant { ttl_s: i64, id: i64 },
+    LeaseRevoke { lease: String },
+    LeaseKeepAlive { lease: String },
+    LeaseTimeToLive { lease: String },
+    Watch(WatchPlan),
+    WatchProgress { watch: String },
+    WatchCancel { watch: String },
+    Sleep { ms: u64 },
+    Wait(WaitPlan),
+}
+
+impl Op {
+    /// The operation's key in the file (`put`, `lease_grant`).
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Op::Get(_) => "get",
+            Op::Put(_) => "put",
+            Op::Delete(_) => "delete",
+            Op::Txn(_) => "txn",
+            Op::Compact { .. } => "compact",
+            Op::LeaseGrant { .. } => "lease_grant",
+            Op::LeaseRevoke { .. } => "lease_revoke",
+            Op::LeaseKeepAlive { .. } => "lease_keep_alive",
+            Op::LeaseTimeToLive { .. } => "lease_time_to_live",
+            Op::Watch(_) => "watch",
+            Op::WatchProgress { .. } => "watch_progress",
+            Op::WatchCancel { .. } => "watch_cancel",
+            Op::Sleep { .. } => "sleep_ms",
+            Op::Wait(_) => "wait",
+        }
+    }
+
+    /// Whether the step's response carries a header revision that `rev_of` can name.
+    pub fn has_revision(&self) -> bool {
+        matches!(
+            self,
+            Op::Get(_)
+                | Op::Put(_)
+                | Op::Delete(_)
+                | Op::Txn(_)
+                | Op::Compact { .. }
+                | Op::LeaseGrant { .. }
+                | Op::LeaseRevoke { .. }
+                | Op::Watch(_)
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct GetPlan {
+    pub span: KeySpan,
+    pub limit: i64,
+    pub revision: Option<Expr>,
+    pub serializable: bool,
+    pub keys_only: bool,
+    pub count_only: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct PutPlan {
+    pub key: String,
+    pub value: String,
+    pub lease: Option<String>,
+    pub prev_kv: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct DeletePlan {
+    pub span: KeySpan,
+    pub prev_kv: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct TxnPlan {
+    pub compare: Vec<ComparePlan>,
+    pub success: Vec<TxnOpPlan>,
+    pub failure: Vec<TxnOpPlan>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ComparePlan {
+    pub span: KeySpan,
+    pub target: CompareTarget,
+    pub op: CompareOp,
+    pub value: CompareValue,
+}
+
+#[derive(Clone, Debug)]
+pub enum CompareValue {
+    Number(Expr),
+    Text(String),
+    /// A `lease_grant` step's lease.
+    Lease(String),
+}
+
+#[derive(Clone, Debug)]
+pub enum TxnOpPlan {
+    Get(GetPlan),
+    Put(PutPlan),
+    Delete(DeletePlan),
+}
+
+#[derive(Clone, Debug)]
+pub struct WatchPlan {
+    pub span: KeySpan,
+    pub start_revision: Option<Expr>,
+    pub prev_kv: bool,
+    pub progress_notify: bool,
+    pub no_put: bool,
+    pub no_delete: bool,
+    pub open_for_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub enum WaitPlan {
+    Leader { timeout_ms: u64 },
+    Watch { watch: String, condition: WatchCondition, timeout_ms: u64 },
+}
+
+#[derive(Clone, Debug)]
+pub enum WatchCondition {
+    Events(usize),
+    Revision(Expr),
+    Canceled,
+    Progress,
+}
+
+/// What a step's client must observe; `None` fields are not checked.
+#[derive(Clone, Debug, Default)]
+pub struct Expectations {
+    pub outcome: Option<ExpectOutcome>,
+    pub error: Option<(GrpcCode, Option<String>)>,
+    pub revision: Option<Expr>,
+    pub kvs: Option<Vec<KvExpect>>,
+    pub count: Option<Expr>,
+    pub more: Option<bool>,
+    pub succeeded: Option<bool>,
+    pub prev_value: Option<String>,
+    pub ttl_s: Option<Expr>,
+    pub events: Option<Vec<EventExpect>>,
+    pub canceled: Option<bool>,
+    pub compact_revision: Option<Expr>,
+    pub cancel_reason: Option<String>,
+    pub progress_count: Option<Expr>,
+    pub progress_revision: Option<Expr>,
+}
+
+#[derive(Clone, Debug)]
+pub struct KvExpect {
+    pub key: String,
+    pub value: Option<String>,
+    pub create_revision: Option<Expr>,
+    pub mod_revision: Option<Expr>,
+    pub version: Option<Expr>,
+    pub lease: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EventExpect {
+    pub kind: EventType,
+    pub key: String,
+    pub value: Option<String>,
+    pub mod_revision: Option<Expr>,
+    pub create_revision: Option<Expr>,
+    pub version: Option<Expr>,
+    pub prev_value: Option<String>,
+}
+
+/// Generated traffic on its own clients.
+#[derive(Clone, Debug)]
+pub struct WorkloadPlan {
+    pub name: String,
+    pub kind: Workload,
+    pub clients: Vec<String>,
+    pub ops: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct FaultPlan {
+    pub when: When,
+    pub fault: Fault,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum When {
+    At { ms: u64 },
+    After { step: String, delay_ms: u64 },
+}

@@ -1,0 +1,109 @@
+//! The client-visible outcome of a run as text: what each scripted client's steps returned, what each
+//! watch delivered, a summary of each workload, every expectation's finding and every required check.
+//! This is what a scenario's insta snapshot keeps, so it holds no simulated times, no trace hash and no
+//! scheduling detail: a refactor that keeps what clients saw keeps the snapshot.
+
+use std::fmt::Write;
+
+use super::execute::{Observed, ScenarioRun};
+use super::judge::{show_event, show_kv, Judgement};
+use super::plan::Scenario;
+use crate::client::describe_outcome;
+use crate::history::{ClientId, Outcome, ResponseBody};
+
+/// The outcome text for one run.
+pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "# {}", scenario.summary);
+    let _ = writeln!(w, "scenario {} seed {}", scenario.name, run.seed);
+    for client in &run.clients {
+        let _ = writeln!(w, "\nclient {} -> {}", client.name, client.member);
+        for step in &client.steps {
+            let result = match &step.observed {
+                Observed::Kv(o) => describe_outcome(o),
+                Observed::Ttl(Ok(ttl)) => format!("ok ttl={ttl}"),
+                Observed::Ttl(Err(e)) => e.clone(),
+                Observed::Watch(Ok(id)) => {
+                    let created = run.history.watches[id.0].responses.iter().find(|r| r.response.created);
+                    created.map_or("created".into(), |c| format!("created rev={}", c.response.header_revision))
+                }
+                Observed::Watch(Err(e)) => e.clone(),
+                Observed::Waited(Ok(())) => "holds".into(),
+                Observed::Waited(Err(e)) => e.clone(),
+                Observed::Done => "done".into(),
+                Observed::NotRun(reason) => format!("not run: {reason}"),
+            };
+            let _ = writeln!(w, "  {}: {} -> {result}", step.label, step.request);
+            if let Observed::Kv(Outcome::Ok(resp)) = &step.observed {
+                if let ResponseBody::Range(r) = &resp.body {
+                    for kv in &r.kvs {
+                        let _ = writeln!(w, "      {}", show_kv(kv));
+                    }
+                }
+            }
+            if let Observed::Watch(Ok(id)) = &step.observed {
+                for r in &run.history.watches[id.0].responses {
+                    let resp = &r.response;
+                    for ev in &resp.events {
+                        let _ = writeln!(w, "      {}", show_event(ev));
+                    }
+                    if resp.is_progress_notify() {
+                        let _ = writeln!(w, "      progress rev={}", resp.header_revision);
+                    }
+                    if resp.canceled {
+                        let _ = writeln!(
+                            w,
+                            "      canceled compact_revision={} reason={:?}",
+                            resp.compact_revision, resp.cancel_reason
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let mut first = scenario.clients.len() + 1;
+    for wl in &scenario.workloads {
+        let ids: Vec<ClientId> = (first..first + wl.clients.len()).map(|i| ClientId(i as u32)).collect();
+        first += wl.clients.len();
+        let (mut ok, mut err, mut unknown) = (0, 0, 0);
+        for op in run.history.ops.iter().filter(|o| ids.contains(&o.client)) {
+            match op.outcome() {
+                Outcome::Ok(_) => ok += 1,
+                Outcome::Err(_) => err += 1,
+                Outcome::Unknown { .. } | Outcome::NotSent { .. } => unknown += 1,
+            }
+        }
+        let watches = run.history.watches.iter().filter(|x| ids.contains(&x.client)).count();
+        let _ = writeln!(
+            w,
+            "\nworkload {} ({:?}, {} clients): {} requests: {ok} ok, {err} errors, {unknown} unknown; {watches} watches",
+            wl.name,
+            wl.kind,
+            wl.clients.len(),
+            ok + err + unknown
+        );
+    }
+    if !run.applied_faults.is_empty() {
+        let _ = writeln!(w, "\nfaults: {}", run.applied_faults.len());
+    }
+    let _ = writeln!(w, "\nexpectations");
+    if judgement.findings.is_empty() {
+        let _ = writeln!(w, "  (none)");
+    }
+    for f in &judgement.findings {
+        let mark = if f.pass { "pass" } else { "FAIL" };
+        let _ = writeln!(w, "  {mark} {}: {}: {}", f.who, f.what, f.detail.replace('\n', "\n      "));
+    }
+    let _ = writeln!(w, "\nchecks");
+    for c in &judgement.checks {
+        let want = if c.must_hold { "holds" } else { "must fail" };
+        let mark = if c.pass() { "pass" } else { "FAIL" };
+        let _ = writeln!(w, "  {mark} {} {want}: {}", c.guarantee, c.verdict);
+    }
+    if judgement.timed_out {
+        let _ = writeln!(w, "\nFAIL the time limit of {}s ran out", scenario.time_limit_s);
+    }
+    let _ = writeln!(w, "\nverdict {}", if judgement.passed() { "pass" } else { "FAIL" });
+    out
+}
