@@ -280,13 +280,17 @@ impl StepJudge<'_> {
         s
     }
 
+    /// Appends ` name=value`, or for an expression ` name=rev_of(a)(=5)` / ` name>=7`: what was written,
+    /// and what it came to in this run.
     fn show_num(&self, s: &mut String, name: &str, e: &Option<Expr>) {
         if let Some(e) = e {
             let value = e.value(self.env).map(|v| format!("{v}")).unwrap_or_else(|_| "?".into());
-            if e.step().is_some() || e.rel != super::expr::Rel::Eq {
-                s.push_str(&format!(" {name}{}(={value})", shown_compact(e)));
-            } else {
-                s.push_str(&format!(" {name}={value}"));
+            let written = e.to_string().replace(' ', "");
+            match (e.rel == super::expr::Rel::Eq, e.step().is_some()) {
+                (true, false) => s.push_str(&format!(" {name}={value}")),
+                (true, true) => s.push_str(&format!(" {name}={written}(={value})")),
+                (false, false) => s.push_str(&format!(" {name}{written}")),
+                (false, true) => s.push_str(&format!(" {name}{written}(={value})")),
             }
         }
     }
@@ -420,11 +424,6 @@ fn shown(e: &Expr) -> String {
     } else {
         s
     }
-}
-
-/// An expression glued to a field name: `rev>=rev_of(a)`.
-fn shown_compact(e: &Expr) -> String {
-    shown(e).replace(' ', "")
 }
 
 /// A key-value as a report line: `/a=1 create=2 mod=3 ver=2`.

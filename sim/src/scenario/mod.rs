@@ -14,6 +14,9 @@ pub mod request;
 pub mod syntax;
 pub mod validate;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::Path;
 
 pub use error::ScenarioError;

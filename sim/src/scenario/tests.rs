@@ -1,0 +1,144 @@
+//! The scenario language's boundary tests: one table of bad files, each with the location and the words its
+//! one error must have; and runs that prove a wrong expectation fails with a readable diff.
+
+use super::{judge, parse, report, run};
+
+/// A minimal valid head that cases append to.
+const HEAD: &str = "# case\n[[client]]\nname = \"a\"\n";
+
+/// (what the case is, the file, `line:col` of the error, words the message must contain).
+const BAD: &[(&str, &str, &str, &str)] = &[
+    ("malformed toml", "# x\n[[client]]\nname = \"a\"\n[[client.step]]\nput = { key = \"/a\" value = \"1\" }\n", "5:20", "expected `,`"),
+    ("unknown table", "# x\n[clusterr]\nmembers = 1\n", "2:2", "unknown field `clusterr`"),
+    ("unknown step key", "[[client.step]]\nputs = { key = \"/a\", value = \"1\" }\n", "5:1", "unknown field `puts`, expected one of"),
+    ("unknown key in an op", "[[client.step]]\nput = { key = \"/a\", value = \"1\", ttl = 3 }\n", "5:34", "unknown field `ttl`"),
+    ("type error", "[cluster]\nmembers = \"three\"\n", "5:11", "invalid type: string \"three\", expected usize"),
+    ("missing key", "[[client.step]]\nput = { key = \"/a\" }\n", "5:7", "missing field `value`"),
+    ("no operation", "[[client.step]]\nname = \"s\"\n", "4:1", "no operation; expected exactly one of: get, put"),
+    ("two operations", "[[client.step]]\nget = { key = \"/a\" }\nsleep_ms = 5\n", "4:1", "2 operations (get, sleep_ms)"),
+    ("members out of range", "[cluster]\nmembers = 0\n", "5:11", "`members` is 0; expected 1 to 9"),
+    ("zero seeds", "[scenario]\nseeds = 0\n", "5:9", "`seeds` is 0"),
+    ("after a missing step", "[[client.step]]\nafter = [\"nope\"]\nsleep_ms = 1\n", "5:10", "names step \"nope\", which no client has"),
+    ("rev_of a missing step", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { revision = \"rev_of(nope)\" }\n", "6:23", "`rev_of` names step \"nope\""),
+    ("rev_of a step without a revision", "[[client.step]]\nname = \"nap\"\nsleep_ms = 1\n[[client.step]]\nget = { key = \"/a\", revision = \"rev_of(nap)\" }\n", "8:32", "has no response revision"),
+    ("bad expression", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { revision = \">= two\" }\n", "6:23", "expected `[== != >= <= > <] (integer | rev_of(step))"),
+    ("relation where a value is given", "[[client.step]]\nname = \"w\"\nwatch = { key = \"/a\", start_revision = \">= 3\" }\n", "6:40", "this value is given, not compared"),
+    ("lease names a non-lease step", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nput = { key = \"/b\", value = \"1\", lease = \"p\" }\n", "8:42", "not a `lease_grant` step"),
+    ("wait on a non-watch step", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nwait = { watch = \"p\", events = 1 }\n", "8:18", "not a `watch` step"),
+    ("watch without a name", "[[client.step]]\nwatch = { key = \"/a\" }\n", "5:9", "a `watch` step needs a `name`"),
+    ("event on a key the watch does not cover", "[[client.step]]\nname = \"w\"\nwatch = { key = \"/a\" }\nexpect.events = [{ type = \"put\", key = \"/b\" }]\n", "7:40", "the watch does not cover key \"/b\""),
+    ("event the watch filters out", "[[client.step]]\nname = \"w\"\nwatch = { key = \"/a\", no_delete = true }\nexpect.events = [{ type = \"delete\", key = \"/a\" }]\n", "7:18", "filters out Delete events"),
+    ("kvs outside the get's range", "[[client.step]]\nget = { key = \"/a\", prefix = true }\nexpect.kvs = [{ key = \"/b\" }]\n", "6:14", "lists key \"/b\", which the get does not cover"),
+    ("expectation the op cannot meet", "[[client.step]]\nput = { key = \"/a\", value = \"1\" }\nexpect = { kvs = [] }\n", "6:18", "`expect.kvs` does not apply to a `put` step"),
+    ("prev_value without prev_kv", "[[client.step]]\nput = { key = \"/a\", value = \"1\" }\nexpect = { prev_value = \"0\" }\n", "6:25", "needs `prev_kv = true`"),
+    ("unknown grpc code", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { error = { code = \"Nope\" } }\n", "6:29", "no gRPC code is named \"Nope\""),
+    ("unknown outcome", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { outcome = \"fine\" }\n", "6:22", "unknown variant `fine`"),
+    ("duplicate step names", "[[client.step]]\nname = \"s\"\nsleep_ms = 1\n[[client.step]]\nname = \"s\"\nsleep_ms = 1\n", "8:8", "a step named \"s\" already exists"),
+    ("duplicate client", "[[client]]\nname = \"a\"\n", "5:8", "already taken"),
+    ("reserved client name", "[[client]]\nname = \"etcd-1\"\n", "5:8", "already taken"),
+    ("client on a missing member", "member = \"etcd-2\"\n", "4:10", "no member is named \"etcd-2\""),
+    ("steps that wait for each other", "[[client.step]]\nname = \"x\"\nafter = [\"y\"]\nsleep_ms = 1\n[[client]]\nname = \"b\"\n[[client.step]]\nname = \"y\"\nafter = [\"x\"]\nsleep_ms = 1\n", "4:1", "can never start"),
+    ("fault on a missing node", "[[fault]]\nat_ms = 5\nkill = \"etcd-7\"\n", "4:1", "names node \"etcd-7\""),
+    ("fault with two actions", "[[fault]]\nat_ms = 5\nkill = \"etcd-1\"\nheal = true\n", "4:1", "2 actions"),
+    ("fault with no time", "[[fault]]\nkill = \"etcd-1\"\n", "4:1", "exactly one of `at_ms`"),
+    ("fault after a missing step", "[[fault]]\nafter = \"nope\"\nheal = true\n", "5:9", "names step \"nope\""),
+    ("unknown failpoint", "[[failpoint]]\nnode = \"etcd-1\"\npoint = \"before-lunch\"\naction = \"drop\"\n", "4:1", "no failpoint is named \"before-lunch\""),
+    ("failpoint on a client", "[[failpoint]]\nnode = \"a\"\npoint = \"before-compact\"\naction = \"drop\"\n", "4:1", "failpoints live in members"),
+    ("delay without delay_ms", "[[failpoint]]\nnode = \"etcd-1\"\npoint = \"before-compact\"\naction = \"delay\"\n", "4:1", "needs `delay_ms`"),
+    ("unknown failpoint action", "[[failpoint]]\nnode = \"etcd-1\"\npoint = \"before-compact\"\naction = \"explode\"\n", "7:10", "unknown variant `explode`"),
+    ("unknown workload kind", "[[workload]]\nname = \"t\"\nkind = \"chaos\"\nclients = 1\nops = 5\n", "6:8", "no workload is named \"chaos\""),
+    ("unknown nemesis pattern", "[nemesis]\npatterns = [\"kill\", \"meteor\"]\n", "5:21", "no nemesis pattern is named \"meteor\""),
+    ("nemesis quiet range backwards", "[nemesis]\nquiet_ms = [500, 100]\n", "5:12", "min below max"),
+    ("unknown guarantee", "[checks]\nhold = [\"Fast\"]\n", "5:9", "unknown variant `Fast`"),
+    ("a guarantee both held and failed", "[checks]\nhold = [\"Reliable\"]\nfail = [\"Reliable\"]\n", "1:1", "both in `hold` and in `fail`"),
+];
+
+#[test]
+fn every_bad_file_gets_one_located_error() {
+    let mut wrong = Vec::new();
+    for (what, body, at, words) in BAD {
+        // A case that starts with its own head replaces the default one.
+        let text = if body.starts_with("# x") { body.to_string() } else { format!("{HEAD}{body}") };
+        match parse("bad.toml", &text) {
+            Ok(_) => wrong.push(format!("{what}: parsed, but should fail")),
+            Err(e) => {
+                let shown = e.to_string();
+                let want_at = format!("bad.toml:{at}: ");
+                if !shown.starts_with(&want_at) || !shown.contains(words) {
+                    wrong.push(format!("{what}:\n    want {want_at}... {words:?}\n    got  {shown}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} cases wrong:\n{}", wrong.len(), BAD.len(), wrong.join("\n"));
+}
+
+#[test]
+fn a_scenario_with_neither_clients_nor_workloads_is_refused() {
+    let e = parse("empty.toml", "# nothing\n").unwrap_err();
+    assert!(e.to_string().contains("no `[[client]]` and no `[[workload]]`"), "{e}");
+}
+
+#[test]
+fn the_name_and_summary_come_from_the_file() {
+    let s = parse("scenarios/x/some-race.toml", &format!("# What it shows.\n{}", &HEAD[7..])).unwrap();
+    assert_eq!((s.name.as_str(), s.summary.as_str()), ("some-race", "What it shows."));
+}
+
+const WATCHED: &str = r#"# Two puts and a watch.
+[scenario]
+seeds = 1
+
+[[client]]
+name = "w"
+
+[[client.step]]
+name = "watch"
+watch = { key = "/a" }
+expect.events = [
+  { type = "put", key = "/a", value = "1", mod_revision = "rev_of(one)" },
+  { type = "put", key = "/a", value = "3" },
+]
+
+[[client.step]]
+name = "one"
+put = { key = "/a", value = "1" }
+
+[[client.step]]
+name = "two"
+put = { key = "/a", value = "2" }
+expect = { revision = "rev_of(one) + 5" }
+"#;
+
+#[test]
+fn a_wrong_expectation_fails_with_a_readable_diff() {
+    let s = parse("watched.toml", WATCHED).unwrap();
+    let r = run(&s, 1);
+    let j = judge::judge(&s, &r);
+    assert!(!j.passed());
+    let failures: Vec<_> = j.failures().collect();
+    assert_eq!(failures.len(), 2, "{failures:#?}");
+    // The revision: what was expected, what it evaluates to, and what came back.
+    assert_eq!(failures[1].what, "revision == rev_of(one) + 5");
+    assert_eq!(failures[1].detail, "got 3, expected == rev_of(one) + 5 (= 7)");
+    assert_eq!(failures[1].at, "watched.toml:20");
+    // The events: both sequences side by side, the differing position marked.
+    let diff = &failures[0].detail;
+    assert!(diff.starts_with("1 differ:"), "{diff}");
+    assert!(diff.contains(" 1 put /a=1 rev=rev_of(one)(=2) "), "{diff}");
+    assert!(diff.contains("!  2 put /a=3 "), "{diff}");
+    assert!(diff.contains("put /a=2 rev=3 create=2 ver=2"), "{diff}");
+    let text = report::outcome(&s, &r, &j);
+    assert!(text.contains("FAIL w/watch: events: 1 differ:"), "{text}");
+    assert!(text.ends_with("verdict FAIL\n"), "{text}");
+}
+
+#[test]
+fn the_same_scenario_with_right_expectations_passes_the_same_way_twice() {
+    let fixed = WATCHED.replace("value = \"3\"", "value = \"2\"").replace("rev_of(one) + 5", "rev_of(one) + 1");
+    let s = parse("watched.toml", &fixed).unwrap();
+    let (a, b) = (run(&s, 1), run(&s, 1));
+    assert_eq!(a.trace, b.trace);
+    let j = judge::judge(&s, &a);
+    assert!(j.passed(), "{}", report::outcome(&s, &a, &j));
+}
