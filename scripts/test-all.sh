@@ -28,6 +28,13 @@ cargo test --workspace
 echo "== simulation build: cargo sim-test"
 cargo sim-test
 
+echo "== snapshots: none pending review (scenarios' outcomes in snapshots/)"
+pending=$(find snapshots -name '*.snap.new' -o -name '*.pending-snap')
+if [ -n "$pending" ]; then
+  echo "error: pending snapshots; review them with \`cargo insta review\`: $pending" >&2
+  exit 1
+fi
+
 echo "== determinism across processes: one faulted run twice, trace hashes compared"
 a=$(cargo kubesim traffic --seed 3 --hash-only)
 b=$(cargo kubesim traffic --seed 3 --hash-only)
