@@ -41,6 +41,8 @@ pub struct RunConfig {
     /// Requests over all clients, shared out evenly.
     pub ops: usize,
     pub nemesis: bool,
+    /// The nemesis's knobs (patterns, quiet time), when it runs.
+    pub nemesis_config: nemesis::NemesisConfig,
     pub faults: Vec<ScheduledFault>,
     pub failpoints: Vec<FailpointSpec>,
     /// A request with no answer within this time has an unknown outcome.
@@ -56,6 +58,7 @@ impl RunConfig {
             workload: Workload::Kubernetes,
             ops: 1000,
             nemesis: true,
+            nemesis_config: nemesis::NemesisConfig::default(),
             faults: Vec::new(),
             failpoints: Vec::new(),
             request_timeout_ms: 1000,
@@ -98,6 +101,8 @@ pub struct Simulated {
     pub history: History,
     /// Simulated time the run took.
     pub sim_time: Duration,
+    /// Member panics (each recovered by a restart): bugs, whatever the checkers say.
+    pub panics: Vec<String>,
 }
 
 impl Simulated {
@@ -116,12 +121,14 @@ pub struct RunReport {
 
 impl RunReport {
     pub fn passed(&self) -> bool {
-        self.checks.all_pass()
+        self.checks.all_pass() && self.run.panics.is_empty()
     }
 
-    /// One line per guarantee: `Linearizable pass`.
+    /// One line per guarantee (`Linearizable pass`), and one per member panic.
     pub fn verdict_lines(&self) -> Vec<String> {
-        self.checks.verdicts.iter().map(|(g, v)| format!("{g} {v}")).collect()
+        let mut lines: Vec<String> = self.checks.verdicts.iter().map(|(g, v)| format!("{g} {v}")).collect();
+        lines.extend(self.run.panics.iter().map(|p| format!("FAIL {p}")));
+        lines
     }
 }
 
@@ -194,7 +201,7 @@ async fn drive(config: &RunConfig) -> Simulated {
     }
     let nemesis = config.nemesis.then(|| {
         let rng = seeds.rng("nemesis");
-        cluster.control.spawn(nemesis::run(cluster.clone(), nemesis::NemesisConfig::default(), rng, stop.clone()))
+        cluster.control.spawn(nemesis::run(cluster.clone(), config.nemesis_config.clone(), rng, stop.clone()))
     });
 
     for c in clients {
@@ -218,7 +225,8 @@ async fn drive(config: &RunConfig) -> Simulated {
     cluster.wait_for_restarts().await;
     trace.event("sim", "end");
     let sim_time = madsim::time::TimeHandle::current().elapsed();
-    Simulated { seed: config.seed, trace: trace.take(), history: history.take(), sim_time }
+    let panics = cluster.panics();
+    Simulated { seed: config.seed, trace: trace.take(), history: history.take(), sim_time, panics }
 }
 
 /// Turns what a member does on its own into trace lines (`etcd-1 compacted rev=40`, `etcd-1 lease-expired

@@ -144,6 +144,17 @@ pub struct MemberNode {
     pub failpoints: Failpoints,
     /// The member's event slot (compactions, lease expiry); `run` fills it.
     pub events: EventObserver,
+    /// Restarts the harness has asked for and the node has not yet begun; see [`MemberNode::restart`].
+    expected_starts: Arc<AtomicUsize>,
+}
+
+impl MemberNode {
+    /// Restarts the member's node (kill and re-run its init), as the harness means to. A start the harness
+    /// did not ask for is madsim restarting a node that panicked, which the run reports as a bug.
+    pub fn restart(&self) {
+        self.expected_starts.fetch_add(1, Ordering::SeqCst);
+        Handle::current().restart(self.id);
+    }
 }
 
 /// A client node; workloads spawn their tasks on it.
@@ -166,6 +177,8 @@ pub struct Cluster {
     /// Every fault applied so far, scheduled or drawn by the nemesis, with its time: what `kubesim shrink`
     /// turns into an explicit schedule.
     applied: std::sync::Mutex<Vec<crate::fault::ScheduledFault>>,
+    /// One line per member start nobody asked for: a panic that madsim recovered by restarting the node.
+    panics: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Cluster {
@@ -174,7 +187,8 @@ impl Cluster {
     pub fn build(spec: &ClusterSpec, trace: &Trace, seeds: Seeds) -> Cluster {
         let handle = Handle::current();
         let control = handle.create_node().name("control").ip(IpAddr::V4(Ipv4Addr::new(10, 0, 9, 1))).build();
-        let members = (1..=spec.members).map(|i| build_member(&handle, spec, i, trace, seeds)).collect();
+        let panics: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let members = (1..=spec.members).map(|i| build_member(&handle, spec, i, trace, seeds, &panics)).collect();
         let clients = (1..=spec.clients)
             .map(|i| {
                 let name = spec.client_name(i);
@@ -189,6 +203,7 @@ impl Cluster {
             trace: trace.clone(),
             pending_restarts: Arc::default(),
             applied: std::sync::Mutex::default(),
+            panics,
         };
         cluster.install_crash_hooks();
         cluster
@@ -214,15 +229,16 @@ impl Cluster {
     fn install_crash_hooks(&self) {
         for m in &self.members {
             let (id, name, trace, control) = (m.id, m.name.clone(), self.trace.clone(), self.control.clone());
-            let pending = self.pending_restarts.clone();
+            let (pending, expected) = (self.pending_restarts.clone(), m.expected_starts.clone());
             m.failpoints.set_crash_hook(move || {
                 trace.event(&name, "crash");
                 Handle::current().kill(id);
-                let (trace, name, pending) = (trace.clone(), name.clone(), pending.clone());
+                let (trace, name, pending, expected) = (trace.clone(), name.clone(), pending.clone(), expected.clone());
                 pending.fetch_add(1, Ordering::SeqCst);
                 control.spawn(async move {
                     madsim::time::sleep(Duration::from_secs(1)).await;
                     trace.event(&name, "restart");
+                    expected.fetch_add(1, Ordering::SeqCst);
                     Handle::current().restart(id);
                     pending.fetch_sub(1, Ordering::SeqCst);
                 });
@@ -237,7 +253,14 @@ fn peer_url(i: usize) -> String {
     format!("http://{}:{PEER_PORT}", member_ip(i))
 }
 
-fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace, seeds: Seeds) -> MemberNode {
+fn build_member(
+    handle: &Handle,
+    spec: &ClusterSpec,
+    i: usize,
+    trace: &Trace,
+    seeds: Seeds,
+    panics: &Arc<std::sync::Mutex<Vec<String>>>,
+) -> MemberNode {
     let name = member_name(i);
     let ip = member_ip(i);
     let addr = SocketAddr::new(ip, CLIENT_PORT);
@@ -257,12 +280,23 @@ fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace, se
     // One stream per member for its election timeouts; each start draws the next value from it.
     let timeouts = Arc::new(std::sync::Mutex::new(seeds.rng(&format!("election/{name}"))));
     let (trace, node_name) = (trace.clone(), name.clone());
+    let expected_starts = Arc::new(AtomicUsize::new(0));
+    let (expected, started, panics) = (expected_starts.clone(), Arc::new(AtomicUsize::new(0)), panics.clone());
     let node = handle
         .create_node()
         .name(name.clone())
         .ip(ip)
+        // A panicking member is restarted (after 1 to 10 s of madsim's choosing) instead of ending the whole
+        // simulation: the run then reports the panic as a failure beside everything else it saw.
+        .restart_on_panic()
         .init(move || {
             let (mut config, trace, node_name) = (config.clone(), trace.clone(), node_name.clone());
+            let unasked = started.fetch_add(1, Ordering::SeqCst) > 0
+                && expected.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err();
+            if unasked {
+                trace.event(&node_name, "restarted after a panic");
+                panics.lock().expect("panics lock poisoned").push(format!("{node_name} panicked and was restarted"));
+            }
             let e = config.raft.election_tick;
             config.raft.election_timeout_tick = timeouts.lock().expect("timeout stream lock").random_range(e..2 * e);
             async move {
@@ -282,7 +316,7 @@ fn build_member(handle: &Handle, spec: &ClusterSpec, i: usize, trace: &Trace, se
             }
         })
         .build();
-    MemberNode { name, id: node.id(), addr, failpoints, events }
+    MemberNode { name, id: node.id(), addr, failpoints, events, expected_starts }
 }
 
 impl Cluster {
@@ -291,6 +325,11 @@ impl Cluster {
         let at_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
         let entry = crate::fault::ScheduledFault { at_ms, fault: fault.clone() };
         self.applied.lock().expect("applied-faults lock poisoned").push(entry);
+    }
+
+    /// Every member panic so far (each one madsim recovered by restarting the node).
+    pub fn panics(&self) -> Vec<String> {
+        self.panics.lock().expect("panics lock poisoned").clone()
     }
 
     /// Every fault applied so far, in order.

@@ -184,7 +184,10 @@ impl Fault {
             }
             Fault::Latency { min_ms, max_ms } => net.update_config(|c| c.send_latency = ms(*min_ms)..ms(*max_ms)),
             Fault::Kill(n) => Handle::current().kill(id(n)),
-            Fault::Restart(n) => Handle::current().restart(id(n)),
+            Fault::Restart(n) => match cluster.member(n) {
+                Some(m) => m.restart(),
+                None => Handle::current().restart(id(n)),
+            },
             Fault::Pause(n) => Handle::current().pause(id(n)),
             Fault::Resume(n) => Handle::current().resume(id(n)),
             Fault::Release { node, point } => {

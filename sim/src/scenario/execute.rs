@@ -47,6 +47,8 @@ pub struct ScenarioRun {
     pub applied_faults: Vec<ScheduledFault>,
     /// The clients were still going when the scenario's time limit ran out.
     pub timed_out: bool,
+    /// Member panics, each recovered by a restart: bugs, whatever else the run saw.
+    pub panics: Vec<String>,
     pub sim_time: Duration,
 }
 
@@ -334,6 +336,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         leases: state.leases,
         applied_faults: cluster.applied_faults(),
         timed_out,
+        panics: cluster.panics(),
         sim_time: madsim::time::TimeHandle::current().elapsed(),
     }
 }

@@ -52,11 +52,16 @@ pub struct Judgement {
     pub findings: Vec<Finding>,
     pub checks: Vec<CheckFinding>,
     pub timed_out: bool,
+    /// Member panics: each fails the run.
+    pub panics: Vec<String>,
 }
 
 impl Judgement {
     pub fn passed(&self) -> bool {
-        !self.timed_out && self.findings.iter().all(|f| f.pass) && self.checks.iter().all(CheckFinding::pass)
+        !self.timed_out
+            && self.panics.is_empty()
+            && self.findings.iter().all(|f| f.pass)
+            && self.checks.iter().all(CheckFinding::pass)
     }
 
     pub fn failures(&self) -> impl Iterator<Item = &Finding> {
@@ -106,7 +111,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
         };
         checks.push(CheckFinding { guarantee: *g, must_hold, verdict: verdict.clone() });
     }
-    Judgement { findings, checks, timed_out: run.timed_out }
+    Judgement { findings, checks, timed_out: run.timed_out, panics: run.panics.clone() }
 }
 
 struct StepJudge<'a> {

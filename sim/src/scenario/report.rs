@@ -101,6 +101,9 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
         let mark = if c.pass() { "pass" } else { "FAIL" };
         let _ = writeln!(w, "  {mark} {} {want}: {}", c.guarantee, c.verdict);
     }
+    for p in &judgement.panics {
+        let _ = writeln!(w, "\nFAIL {p}");
+    }
     if judgement.timed_out {
         let _ = writeln!(w, "\nFAIL the time limit of {}s ran out", scenario.time_limit_s);
     }

@@ -65,6 +65,7 @@ pub fn failures(j: &judge::Judgement, scenario: &Scenario) -> Vec<String> {
         let want = if c.must_hold { "must hold" } else { "must fail" };
         out.push(format!("{} {want}: {}", c.guarantee, first_line(&c.verdict.to_string())));
     }
+    out.extend(j.panics.iter().cloned());
     if j.timed_out {
         out.push(format!("the time limit of {}s ran out", scenario.time_limit_s));
     }
