@@ -44,7 +44,7 @@ fn opts(rv: &str, rvm: Option<ResourceVersionMatch>, limit: i64, continue_token:
         resource_version: rv.to_string(),
         resource_version_match: rvm,
         predicate: SelectionPredicate { limit, continue_token: continue_token.to_string(), matcher: None },
-        progress_notify: false,
+        ..ListOptions::default()
     }
 }
 
