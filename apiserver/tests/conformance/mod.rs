@@ -7,7 +7,9 @@ macro_rules! cases {
     };
 }
 
+pub mod cacher;
 pub mod crud;
 pub mod harness;
 pub mod list;
+pub mod store;
 pub mod watch;

@@ -4,8 +4,9 @@
 //! Per event it applies the key prefix and the selector to the object before and after the change: an object
 //! that starts matching is ADDED, one that stops matching is DELETED with its previous state at the event's
 //! resourceVersion, one never matching is skipped (reference W7, W8). It forwards only events newer than
-//! what it has already sent, so nothing repeats or goes back in time (races-catalog.md A5). The stream
-//! ends, without an ERROR event, when the Cacher drops its queue (re-initialization or a full queue).
+//! its starting point, so nothing of the initial events repeats or goes back in time (races-catalog.md A5).
+//! The stream ends, without an ERROR event, when the Cacher drops its queue (re-initialization or a full
+//! queue).
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -23,7 +24,9 @@ pub(super) struct CacheWatcher {
     pub(super) key_prefix: String,
     pub(super) predicate: SelectionPredicate,
     pub(super) allow_bookmarks: bool,
-    /// Events at or below this resourceVersion have been delivered (or were never wanted).
+    /// Where the watch starts: its initial events cover everything up to here, so a dispatched event or
+    /// bookmark is forwarded only if newer. It stays put afterwards, as upstream's: events arrive in order,
+    /// and a bookmark at the last event's resourceVersion is still news.
     pub(super) position: ResourceVersion,
     pub(super) out: mpsc::Sender<WatchEvent>,
 }
@@ -38,6 +41,7 @@ impl CacheWatcher {
         mut input: mpsc::Receiver<Input>,
     ) {
         for event in &initial {
+            self.position = self.position.max(event.resource_version);
             if !self.send(event).await {
                 return;
             }
@@ -72,8 +76,7 @@ impl CacheWatcher {
     }
 
     /// Sends what `event` is for this watch, if anything; false once the client is gone.
-    async fn send(&mut self, event: &CachedEvent) -> bool {
-        self.position = self.position.max(event.resource_version);
+    async fn send(&self, event: &CachedEvent) -> bool {
         match self.convert(event) {
             Some(out) => self.out.send(out).await.is_ok(),
             None => true,
