@@ -16,7 +16,10 @@ use etcd_proto::etcdserverpb::PutRequest;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::harness::{configmap, current_revision, expect_quiet, key, next_event, rv_of, Case, Ctx};
+use super::harness::{
+    compact, configmap, current_revision, expect_quiet, key, new_cacher, next_event, rv_of, Case, Ctx,
+};
+use super::proxy::Proxy;
 
 pub fn cases() -> Vec<Case> {
     cases![
@@ -29,6 +32,7 @@ pub fn cases() -> Vec<Case> {
         cacher_send_initial_events_ends_with_the_annotated_bookmark,
         cacher_send_initial_events_from_a_future_resource_version_times_out,
         cacher_watch_list_needs_request_watch_progress,
+        cacher_reinitializes_after_its_watch_fails,
     ]
 }
 
@@ -278,4 +282,57 @@ async fn cacher_watch_list_needs_request_watch_progress(ctx: Ctx) {
         json!({"apiVersion":"v1","kind":"Status","metadata":{},"status":"Failure","code":500,"reason":"InternalError",
                "message":"a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled"})
     );
+}
+
+async fn cacher_reinitializes_after_its_watch_fails(ctx: Ctx) {
+    // The Cacher reaches etcd through a proxy whose connections the case cuts: its etcd watch breaks.
+    let proxy = Proxy::start(&ctx.endpoint).await;
+    let cacher = new_cacher(ctx.etcd3_store(&proxy.endpoint).await, ctx.server, |_| {}).await;
+    let direct = ctx.etcd3_store(&ctx.endpoint).await;
+    let a = direct.create(&key("a"), configmap("a", "1")).await.unwrap();
+    caught_up(&cacher, rv_of(&a)).await;
+    let from_a = || ListOptions { resource_version: rv_of(&a).to_string(), ..ListOptions::default() };
+    let mut old_watch = cacher.watch("/configmaps/ns", &from_a()).await.unwrap();
+    proxy.cut();
+    // While it re-lists, history moves on and is compacted away.
+    let b = direct.create(&key("b"), configmap("b", "1")).await.unwrap();
+    compact(&ctx, current_revision(&ctx).await).await;
+    // The broken watch makes it pending at once, and it re-lists only after its 1 s pause.
+    let mut waited = 0;
+    while cacher.ready() {
+        assert!(waited < 400, "the cacher never noticed its broken watch");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        waited += 1;
+    }
+    // Not ready: watches and unpaged lists get 429; a paged unfiltered list and a get go to etcd.
+    let err = cacher.watch("/configmaps/ns", &from_a()).await.err().expect("429 while re-initializing");
+    let status = err.to_status(Operation::Watch, &cm(), "");
+    assert_eq!((status.code, status.reason.as_deref()), (Some(429), Some("TooManyRequests")), "{err:?}");
+    assert!(status.message.unwrap().starts_with("storage is (re)initializing"));
+    assert_eq!(status.details.unwrap().retry_after_seconds, Some(1));
+    let any = ListOptions { resource_version: "0".into(), ..ListOptions::default() };
+    let err = cacher.get_list("/configmaps/ns", &any).await.unwrap_err();
+    assert!(matches!(err, StorageError::NotReady { .. }), "{err:?}");
+    let paged = ListOptions {
+        predicate: apiserver::storage::SelectionPredicate { limit: 10, ..Default::default() },
+        ..ListOptions::default()
+    };
+    assert_eq!(cacher.get_list("/configmaps/ns", &paged).await.unwrap().items, vec![a.clone(), b.clone()]);
+    assert_eq!(cacher.get(&key("b"), &GetOptions { resource_version: "0".into() }).await.unwrap(), b);
+    assert!(cacher.wait_ready(Duration::from_secs(10)).await, "the cacher never re-initialized");
+    let relisted = cacher.resource_version().0;
+    assert!(relisted >= rv_of(&b));
+    // Re-initialization ended the old watch without an ERROR event.
+    let end = tokio::time::timeout(Duration::from_secs(5), old_watch.next()).await.expect("the old watch must end");
+    assert_eq!(end, None);
+    // The history starts at the relist: older versions are too old, the relist's own is servable.
+    let mut too_old = cacher.watch("/configmaps/ns", &from_a()).await.unwrap();
+    let status = error_then_end(&mut too_old).await;
+    assert_eq!(status["code"], 410);
+    assert_eq!(status["message"], format!("too old resource version: {} ({relisted})", rv_of(&a)));
+    let opts = ListOptions { resource_version: relisted.to_string(), ..ListOptions::default() };
+    let mut fresh = cacher.watch("/configmaps/ns", &opts).await.unwrap();
+    let c = direct.create(&key("c"), configmap("c", "1")).await.unwrap();
+    assert_eq!(next_event(&mut fresh).await, WatchEvent::Added(c));
+    assert_eq!(cacher.get(&key("b"), &GetOptions { resource_version: "0".into() }).await.unwrap(), b);
 }

@@ -11,5 +11,6 @@ pub mod cacher;
 pub mod crud;
 pub mod harness;
 pub mod list;
+pub mod proxy;
 pub mod store;
 pub mod watch;
