@@ -60,6 +60,14 @@ pub enum StorageError {
     /// A watch-cache watch from a resourceVersion older than its history holds.
     #[error("too old resource version: {requested} ({oldest_servable})")]
     TooOldResourceVersion { requested: u64, oldest_servable: u64 },
+    /// The watch cache is not ready (initializing, or re-listing after its etcd watch failed): kube-apiserver's
+    /// 429 `storage is (re)initializing`, with a retry hint that grows with the downtime (KEP-4568).
+    #[error("{message}")]
+    NotReady { message: String, retry_after_s: i32 },
+    /// The request needs a storage feature the etcd in use lacks (a watch-list request without etcd's
+    /// `RequestWatchProgress`); kube-apiserver reports it as a 500 InternalError with this raw text.
+    #[error("a watch stream was requested by the client but the required storage feature {0} is disabled")]
+    FeatureDisabled(String),
     /// Something inside this layer went wrong (kube-apiserver's `storage.InternalError`).
     #[error("{0}")]
     Internal(String),
@@ -85,7 +93,8 @@ impl StorageError {
             // Transport trouble and "not there yet" pass with time.
             StorageError::Unreachable { .. }
             | StorageError::Timeout { .. }
-            | StorageError::TooLargeResourceVersion { .. } => true,
+            | StorageError::TooLargeResourceVersion { .. }
+            | StorageError::NotReady { .. } => true,
             // A lost race passes once the caller re-reads; GuaranteedUpdate does exactly that.
             StorageError::ResourceVersionConflicts { .. } => true,
             StorageError::KeyNotFound { .. }
@@ -100,6 +109,7 @@ impl StorageError {
             | StorageError::ContinueExpired { .. }
             | StorageError::WatchExpired
             | StorageError::TooOldResourceVersion { .. }
+            | StorageError::FeatureDisabled(_)
             | StorageError::Internal(_)
             | StorageError::Backend(_)
             | StorageError::Caller(_) => false,

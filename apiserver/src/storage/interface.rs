@@ -1,4 +1,4 @@
-//! [`Storage`]: the storage interface every backend implements (the etcd3 store now, the Cacher later), with
+//! [`Storage`]: the storage interface every backend implements (the etcd3 store and the Cacher), with
 //! its contracts. The conformance suite (`apiserver/tests/storage_conformance.rs`) checks them per backend.
 //!
 //! Keys are relative to the backend's path prefix (`/configmaps/ns/name`). Lists and watches take a key

@@ -11,9 +11,10 @@
 //! - [`error`]: [`StorageError`], the one error type of this layer; each variant says whether it is retriable.
 //! - [`status`]: the one place where a [`StorageError`] becomes a Kubernetes `Status` (code, reason, message).
 //! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns.
-//! - [`interface`]: the [`Storage`] trait every backend implements (the etcd3 store now, the Cacher later).
+//! - [`interface`]: the [`Storage`] trait every backend implements (the etcd3 store and the Cacher).
 //! - [`etcd3`]: [`etcd3::Etcd3Store`], the implementation over etcd v3 gRPC clients.
-//! - [`cacher`]: the watch cache; so far its sans-IO core [`cacher::watch_cache::WatchCache`].
+//! - [`cacher`]: [`cacher::Cacher`], the watch cache in front of the etcd3 store, around its sans-IO core
+//!   [`cacher::watch_cache::WatchCache`].
 
 pub mod cacher;
 pub mod continue_token;

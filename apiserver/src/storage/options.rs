@@ -34,6 +34,13 @@ pub struct ListOptions {
     pub predicate: SelectionPredicate,
     /// Watch only: ask etcd for progress notifications and deliver them as bookmarks.
     pub progress_notify: bool,
+    /// Watch only (`allowWatchBookmarks`): the client accepts BOOKMARK events. The Cacher sends them
+    /// periodically and, for a watch-list request, as the end marker of the initial events.
+    pub allow_watch_bookmarks: bool,
+    /// Watch only (`sendInitialEvents`): `Some(true)` starts the stream with the current state as ADDED
+    /// events (a watch-list request, together with `allow_watch_bookmarks`); `Some(false)` starts at the
+    /// resourceVersion without them; `None` is the legacy behaviour (state only from resourceVersion "0").
+    pub send_initial_events: Option<bool>,
 }
 
 /// The label/field selector hook: whether an object is selected.

@@ -91,6 +91,9 @@ impl StorageError {
             (E::ListExpired | E::WatchExpired | E::TooOldResourceVersion { .. }, _) => expired(&self.to_string(), None),
             (E::ContinueExpired { continue_token }, _) => expired(&self.to_string(), Some(continue_token.clone())),
             (E::Caller(status), _) => (**status).clone(),
+            (E::NotReady { message, retry_after_s }, _) => too_many_requests(message, *retry_after_s),
+            // newErrWatcher's fallback for an error that is not an API status: raw text, no details.
+            (E::FeatureDisabled(_), _) => failure(500, "InternalError", self.to_string(), None),
             // A bare storage conflict is a 409 with no reason; everything else uninterpreted is a 500.
             (E::ResourceVersionConflicts { .. }, _) => unknown(409, &self.to_string()),
             _ => unknown(500, &self.to_string()),
@@ -181,6 +184,12 @@ pub fn too_large_resource_version(message: &str, retry_after_s: i32) -> Status {
         ..StatusDetails::default()
     };
     failure(504, "Timeout", format!("Timeout: {message}"), Some(details))
+}
+
+/// 429 TooManyRequests with free text and a retry hint (`errors.NewTooManyRequests`).
+pub fn too_many_requests(message: &str, retry_after_s: i32) -> Status {
+    let details = StatusDetails { retry_after_seconds: Some(retry_after_s), ..StatusDetails::default() };
+    failure(429, "TooManyRequests", message.to_string(), Some(details))
 }
 
 /// 410 Expired with free text; a compacted continue token carries the inconsistent-continue token.

@@ -18,9 +18,17 @@ pub enum WatchEvent {
     Deleted(Value),
     /// Every event up to this resourceVersion has been delivered.
     Bookmark(ResourceVersion),
+    /// The BOOKMARK that ends a watch-list request's initial events: its object carries the annotation
+    /// [`INITIAL_EVENTS_END_ANNOTATION`]` = "true"`, and the state sent so far is the state at this
+    /// resourceVersion.
+    InitialEventsEnd(ResourceVersion),
     /// The watch failed; nothing follows. (Boxed: a Status is much larger than the other variants.)
     Error(Box<Status>),
 }
+
+/// The annotation that marks the bookmark ending a watch-list request's initial events
+/// (`metav1.InitialEventsAnnotationKey`).
+pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
 /// The receiving end of a watch. Dropping it stops the watch.
 pub struct Watcher {
@@ -31,6 +39,15 @@ pub struct Watcher {
 impl Watcher {
     /// A watcher over `events`; `progress` carries progress requests to whatever drives the watch.
     pub fn new(events: mpsc::Receiver<WatchEvent>, progress: mpsc::UnboundedSender<()>) -> Watcher {
+        Watcher { events, progress }
+    }
+
+    /// A watcher that delivers `event` and then ends: how a watch that failed after its request was accepted
+    /// reports the failure (kube-apiserver's `newErrWatcher`).
+    pub fn failed(event: WatchEvent) -> Watcher {
+        let (out, events) = mpsc::channel(1);
+        out.try_send(event).expect("a fresh channel has room for one event");
+        let (progress, _) = mpsc::unbounded_channel();
         Watcher { events, progress }
     }
 

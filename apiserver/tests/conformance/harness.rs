@@ -1,5 +1,6 @@
 //! Starting servers (a fake-etcd member in-process, or a real etcd process killed on drop), giving each case
-//! a store under its own key prefix, and running every case with a time limit, collecting all failures.
+//! a store under its own key prefix (the etcd3 store, or a Cacher in front of one), and running every case
+//! with a time limit, collecting all failures.
 
 use std::future::Future;
 use std::net::TcpListener;
@@ -8,6 +9,7 @@ use std::pin::Pin;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use apiserver::storage::cacher::{Cacher, CacherConfig};
 use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
 use apiserver::storage::{GroupResource, WatchEvent, Watcher};
 use etcd_proto::etcdserverpb::kv_client::KvClient;
@@ -24,14 +26,68 @@ pub enum Server {
     RealEtcd,
 }
 
+/// The storage backend a suite runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Etcd3,
+    Cacher,
+}
+
 /// What a case gets: a store under its own prefix, a raw etcd client (to compact or to look at stored
-/// bytes), and the endpoint (to make more stores).
+/// bytes), the endpoint (to make more stores), and which server and backend it runs on.
 #[derive(Clone)]
 pub struct Ctx {
-    pub store: Etcd3Store,
+    pub store: super::store::Store,
     pub kv: KvClient<Channel>,
     pub endpoint: String,
     pub prefix: String,
+    pub server: Server,
+    pub backend: Backend,
+}
+
+impl Ctx {
+    /// Whether the case runs against the Cacher.
+    pub fn cached(&self) -> bool {
+        self.backend == Backend::Cacher
+    }
+
+    /// Whether consistent lists (resourceVersion "") come from the cache: the Cacher with etcd progress
+    /// notifications trusted (fake-etcd; kube-apiserver does not trust etcd 3.4.23's).
+    pub fn consistent_reads_from_cache(&self) -> bool {
+        self.cached() && matches!(self.server, Server::FakeEtcd)
+    }
+
+    /// The Retry-After of a "Too large resource version" from a read the cache serves (1 s) or etcd (none).
+    pub fn too_large_retry_after_s(&self) -> i32 {
+        if self.cached() {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// A store under this case's prefix at `endpoint`.
+    pub async fn etcd3_store(&self, endpoint: &str) -> Etcd3Store {
+        let config = Etcd3Config { path_prefix: self.prefix.clone(), resource: GroupResource::new("", "configmaps") };
+        Etcd3Store::connect(endpoint, config).await.unwrap()
+    }
+
+    /// A ready Cacher of `/configmaps` under this case's prefix, set up by `adjust`.
+    pub async fn cacher(&self, adjust: impl FnOnce(&mut CacherConfig)) -> Cacher {
+        let store = self.etcd3_store(&self.endpoint).await;
+        new_cacher(store, self.server, adjust).await
+    }
+}
+
+/// A ready Cacher of `/configmaps` over `store`, with the features kube-apiserver 1.33 enables for `server`,
+/// then `adjust`ed: it trusts etcd's `RequestWatchProgress` only on etcd 3.4.31+, so not on real etcd 3.4.23.
+pub async fn new_cacher(store: Etcd3Store, server: Server, adjust: impl FnOnce(&mut CacherConfig)) -> Cacher {
+    let mut config = CacherConfig::new("/configmaps", GroupResource::new("", "configmaps"));
+    config.request_watch_progress = matches!(server, Server::FakeEtcd);
+    adjust(&mut config);
+    let cacher = Cacher::new(store, config);
+    assert!(cacher.wait_ready(Duration::from_secs(10)).await, "the cacher never became ready");
+    cacher
 }
 
 pub type CaseFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -42,32 +98,41 @@ pub struct Case {
     pub run: CaseFn,
 }
 
-/// Every case of the suite.
-fn all_cases() -> Vec<Case> {
+/// Every case of the suite for `backend`: the shared ones, where both backends must behave alike, and each
+/// backend's own (where kube-apiserver's cached and uncached paths differ).
+fn all_cases(backend: Backend) -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(super::crud::cases());
     cases.extend(super::list::cases());
     cases.extend(super::watch::cases());
+    match backend {
+        Backend::Etcd3 => cases.extend(super::watch::etcd3_cases()),
+        Backend::Cacher => cases.extend(super::cacher::cases()),
+    }
     cases
 }
 
 /// The longest a case may take; a watch that never delivers must fail, not hang.
 const CASE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Runs every case against `server` and fails with the list of failed cases.
-pub fn run_all(server: Server) {
+/// Runs every case against `backend` on `server` and fails with the list of failed cases.
+pub fn run_all(server: Server, backend: Backend) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let running = start(server).await;
         let endpoint = running.endpoint.clone();
         let kv = KvClient::connect(endpoint.clone()).await.unwrap();
-        let cases = all_cases();
+        let cases = all_cases(backend);
         let mut failures = Vec::new();
         for case in &cases {
             let prefix = format!("/registry-{}/", case.name);
             let config = Etcd3Config { path_prefix: prefix.clone(), resource: GroupResource::new("", "configmaps") };
-            let store = Etcd3Store::connect(&endpoint, config).await.unwrap();
-            let ctx = Ctx { store, kv: kv.clone(), endpoint: endpoint.clone(), prefix };
+            let etcd3 = Etcd3Store::connect(&endpoint, config).await.unwrap();
+            let store = match backend {
+                Backend::Etcd3 => super::store::Store::Etcd3(etcd3),
+                Backend::Cacher => super::store::Store::Cacher(new_cacher(etcd3, server, |_| {}).await),
+            };
+            let ctx = Ctx { store, kv: kv.clone(), endpoint: endpoint.clone(), prefix, server, backend };
             let outcome = tokio::time::timeout(CASE_TIMEOUT, AssertUnwindSafe((case.run)(ctx)).catch_unwind()).await;
             match outcome {
                 Ok(Ok(())) => {}
@@ -75,10 +140,10 @@ pub fn run_all(server: Server) {
                 Err(_) => failures.push(format!("{}: timed out after {CASE_TIMEOUT:?}", case.name)),
             }
         }
-        eprintln!("{server:?}: {} cases, {} failed", cases.len(), failures.len());
+        eprintln!("{backend:?} on {server:?}: {} cases, {} failed", cases.len(), failures.len());
         assert!(
             failures.is_empty(),
-            "{server:?}: {} of {} cases failed:\n{}",
+            "{backend:?} on {server:?}: {} of {} cases failed:\n{}",
             failures.len(),
             cases.len(),
             failures.join("\n")

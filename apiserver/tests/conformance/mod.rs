@@ -7,7 +7,10 @@ macro_rules! cases {
     };
 }
 
+pub mod cacher;
 pub mod crud;
 pub mod harness;
 pub mod list;
+pub mod proxy;
+pub mod store;
 pub mod watch;

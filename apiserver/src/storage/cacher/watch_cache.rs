@@ -68,14 +68,16 @@ impl WatchCache {
         self.evicted_since_list = false;
     }
 
-    /// Applies one event from the store. Events must come in resourceVersion order.
-    pub fn apply(&mut self, event: CachedEvent) -> Result<(), StorageError> {
+    /// Applies one event from the store. Events must come in resourceVersion order. The event's previous
+    /// object is taken from the cache's own state (what watchers with a selector compare against).
+    pub fn apply(&mut self, mut event: CachedEvent) -> Result<(), StorageError> {
         if event.resource_version <= self.resource_version {
             return Err(StorageError::Internal(format!(
                 "watch cache: event at resourceVersion {} does not follow {}",
                 event.resource_version, self.resource_version
             )));
         }
+        event.prev_object = self.objects.get(&event.key).cloned();
         match event.kind {
             EventKind::Deleted => {
                 self.objects.remove(&event.key);
@@ -103,6 +105,37 @@ impl WatchCache {
         self.resource_version
     }
 
+    /// The revision of the last (re)list, 0 before the first.
+    pub fn list_resource_version(&self) -> ResourceVersion {
+        self.list_resource_version
+    }
+
+    /// The current objects whose keys start with `prefix`, in key order.
+    pub fn list(&self, prefix: &str) -> impl Iterator<Item = (&String, &Value)> + '_ {
+        let prefix = prefix.to_string();
+        self.objects.range(prefix.clone()..).take_while(move |(key, _)| key.starts_with(&prefix))
+    }
+
+    /// The current state as ADDED events stamped with the cache's resourceVersion, in key order: how a
+    /// watch from "0" or with sendInitialEvents starts.
+    pub fn current_state(&self) -> Vec<CachedEvent> {
+        self.objects
+            .iter()
+            .map(|(key, obj)| CachedEvent {
+                kind: EventKind::Added,
+                key: key.clone(),
+                object: obj.clone(),
+                prev_object: None,
+                resource_version: self.resource_version,
+            })
+            .collect()
+    }
+
+    /// The newest event in the history.
+    pub fn last_event(&self) -> Option<&CachedEvent> {
+        self.events.back()
+    }
+
     /// The current object at `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.objects.get(key)
@@ -119,17 +152,7 @@ impl WatchCache {
             return Err(StorageError::Internal("watch cache isn't correctly initialized".into()));
         };
         if rv.0 == 0 {
-            return Ok(self
-                .objects
-                .iter()
-                .map(|(key, obj)| CachedEvent {
-                    kind: EventKind::Added,
-                    key: key.clone(),
-                    object: obj.clone(),
-                    prev_object: None,
-                    resource_version: self.resource_version,
-                })
-                .collect());
+            return Ok(self.current_state());
         }
         if rv.0 < oldest.0 - 1 {
             return Err(StorageError::TooOldResourceVersion { requested: rv.0, oldest_servable: oldest.0 - 1 });

@@ -3,8 +3,10 @@
 //!
 //! Files: `etcd_error` (etcd's gRPC errors as storage errors), `state` (decoding a key-value into an object
 //! with its resourceVersion), `read` (get, list with paging, count), `write` (create, guaranteed update,
-//! delete: the txn shapes of reference/raft-and-etcd.md B.6), `watcher` (watch streams).
+//! delete: the txn shapes of reference/raft-and-etcd.md B.6), `watcher` (watch streams), `cache_feed` (the
+//! keyed list and watch the watch cache's reflector reads).
 
+mod cache_feed;
 mod etcd_error;
 mod read;
 mod state;
@@ -15,6 +17,8 @@ use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use serde_json::Value;
 use tonic::transport::Channel;
+
+pub(crate) use cache_feed::FeedItem;
 
 use crate::storage::error::StorageError;
 use crate::storage::interface::{ObjectList, ResponseMeta, Storage};
@@ -62,7 +66,7 @@ impl Etcd3Store {
     }
 
     /// The etcd key of `key`: the path prefix, then `key` without its leading '/'.
-    fn etcd_key(&self, key: &str) -> String {
+    pub(crate) fn etcd_key(&self, key: &str) -> String {
         format!("{}{}", self.path_prefix, key.strip_prefix('/').unwrap_or(key))
     }
 

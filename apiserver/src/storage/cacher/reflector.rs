@@ -1,0 +1,68 @@
+//! The reflector: lists the resource from etcd, then watches from the list's revision, feeding the watch
+//! cache; when the watch fails (compaction gives 410, a broken stream, a canceled watch) it starts over, as
+//! client-go's reflector inside kube-apiserver's Cacher does.
+//!
+//! Order of one round, upstream's (`startCaching`): end every watcher, list (a quorum read), replace the
+//! cache's contents (ready again, new generation), watch from the list revision with progress notifications.
+//! When the watch fails the cache turns pending at once (reads fall back or get 429) and the next round
+//! starts after `relist_period`.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::Shared;
+use crate::storage::error::StorageError;
+use crate::storage::etcd3::FeedItem;
+
+/// Runs list-and-watch rounds until the Cacher is dropped.
+pub(super) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
+    loop {
+        let outcome = tokio::select! {
+            biased;
+            _ = stop.changed() => return,
+            outcome = list_and_watch(&shared) => outcome,
+        };
+        let error = outcome.err().map(|e| e.to_string());
+        tracing::debug!(resource = %shared.config.resource.qualified(), ?error, "cacher: list-and-watch ended; reinitializing");
+        shared.lock().set_pending(Instant::now(), error);
+        tokio::select! {
+            biased;
+            _ = stop.changed() => return,
+            () = tokio::time::sleep(shared.config.relist_period) => {}
+        }
+    }
+}
+
+/// One round. Returns when the watch ends: `Ok` for a watch that expired (the reflector treats 410 as a
+/// reason to relist, not as an error), `Err` for anything else.
+async fn list_and_watch(shared: &Shared) -> Result<(), StorageError> {
+    shared.lock().terminate_all_watchers();
+    let prefix = &shared.config.resource_prefix;
+    let (items, list_rv) = shared.store.list_keyed(prefix).await?;
+    let (mut feed, progress) = shared.store.watch_keyed(prefix, list_rv);
+    {
+        let mut state = shared.lock();
+        state.replace(items, list_rv);
+        state.progress = Some(progress);
+    }
+    shared.fresh.send_replace(list_rv);
+    loop {
+        let item = match feed.recv().await {
+            Some(Ok(item)) => item,
+            Some(Err(StorageError::WatchExpired)) => return Ok(()),
+            Some(Err(e)) => return Err(e),
+            None => return Err(StorageError::Internal("the cacher's etcd watch ended".into())),
+        };
+        let rv = {
+            let mut state = shared.lock();
+            match item {
+                FeedItem::Event(event) => state.apply(event)?,
+                FeedItem::Progress(rv) => state.cache.progress(rv),
+            }
+            state.cache.resource_version()
+        };
+        shared.fresh.send_replace(rv);
+    }
+}
