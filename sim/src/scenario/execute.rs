@@ -5,7 +5,7 @@
 //!
 //! The shared state the clients coordinate through is the [`Board`]: which steps are done, the revision
 //! each returned, the lease each granted, the watches that are open. Waiting on it is change-driven
-//! (`tokio::sync::watch`), so a waiting client costs nothing until something finishes. Conditions on a
+//! (a `Notify`), so a waiting client costs nothing until something finishes. Conditions on a
 //! watch's stream or on the cluster's leader are polled on the simulated clock, which is deterministic.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -107,14 +107,18 @@ struct OpenWatch {
 }
 
 /// What the clients of a run share.
+///
+/// Waiters are woken through a `Notify`, not a `tokio::sync::watch` channel: tokio's watch channel spreads
+/// its waiters over shards chosen with tokio's thread-local random generator, whose state carries over from
+/// one run to the next in the same process, so two runs of one seed woke clients in different orders.
 struct Board {
     state: Mutex<BoardState>,
-    changed: tokio::sync::watch::Sender<u64>,
+    changed: tokio::sync::Notify,
 }
 
 impl Board {
     fn new() -> Board {
-        Board { state: Mutex::default(), changed: tokio::sync::watch::Sender::new(0) }
+        Board { state: Mutex::default(), changed: tokio::sync::Notify::new() }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BoardState> {
@@ -132,17 +136,19 @@ impl Board {
                 s.leases.insert(name.to_string(), l);
             }
         }
-        self.changed.send_modify(|n| *n += 1);
+        self.changed.notify_waiters();
     }
 
     async fn wait_done(&self, steps: &[String]) {
-        let mut rx = self.changed.subscribe();
         loop {
+            // Registered before the check, so a step that finishes in between still wakes this waiter.
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
             if steps.iter().all(|s| self.lock().done.contains(s)) {
                 return;
             }
-            // The sender lives as long as the board, which outlives every client.
-            let _ = rx.changed().await;
+            notified.await;
         }
     }
 }

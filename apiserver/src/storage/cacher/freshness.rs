@@ -39,14 +39,14 @@ impl Shared {
         if rv.0 == 0 {
             return Ok(());
         }
-        let mut fresh = self.fresh.subscribe();
-        let behind = *fresh.borrow() < rv;
+        let behind = self.fresh.get() < rv;
         let _waiting = (with_progress && behind).then(|| Waiting::start(self));
-        let reached = tokio::time::timeout(self.config.block_timeout, fresh.wait_for(|current| *current >= rv)).await;
+        let reached =
+            tokio::time::timeout(self.config.block_timeout, self.fresh.wait_for(|current| current >= rv)).await;
         match reached {
-            Ok(Ok(_)) => Ok(()),
-            // Timed out, or the Cacher is shutting down: report how far the cache got.
-            _ => Err(StorageError::TooLargeResourceVersion {
+            Ok(()) => Ok(()),
+            // Timed out: report how far the cache got.
+            Err(_) => Err(StorageError::TooLargeResourceVersion {
                 requested: rv.0,
                 current: self.lock().cache.resource_version().0,
                 retry_after_s: TOO_LARGE_RETRY_AFTER_S,
@@ -56,19 +56,19 @@ impl Shared {
 }
 
 /// The progress requester task: while some read waits, asks etcd for progress every period.
-pub(super) async fn request_progress_while_waiting(shared: Arc<Shared>, mut stop: tokio::sync::watch::Receiver<()>) {
+pub(super) async fn request_progress_while_waiting(shared: Arc<Shared>, stop: Arc<super::signal::Stop>) {
     loop {
         let woken = shared.wake_requester.notified();
         if shared.lock().waiting_fresh == 0 {
             tokio::select! {
                 biased;
-                _ = stop.changed() => return,
+                () = stop.stopped() => return,
                 () = woken => continue,
             }
         }
         tokio::select! {
             biased;
-            _ = stop.changed() => return,
+            () = stop.stopped() => return,
             () = tokio::time::sleep(shared.config.progress_request_period) => {}
         }
         let state = shared.lock();

@@ -20,6 +20,7 @@ mod cache_watcher;
 mod freshness;
 mod read;
 mod reflector;
+mod signal;
 mod state;
 mod watch;
 
@@ -51,7 +52,7 @@ struct Shared {
     config: CacherConfig,
     state: Mutex<CacherState>,
     /// The cache's resourceVersion, for reads waiting until it is fresh enough.
-    fresh: tokio::sync::watch::Sender<ResourceVersion>,
+    fresh: signal::Latest<ResourceVersion>,
     /// Wakes the progress requester when a read starts waiting.
     wake_requester: Notify,
 }
@@ -63,15 +64,21 @@ impl Shared {
     }
 }
 
-/// Stops the tasks when the last clone of the Cacher is dropped (their receivers see the sender go).
+/// Stops the tasks when the last clone of the Cacher is dropped.
 struct Running {
-    _stop: tokio::sync::watch::Sender<()>,
+    stop: Arc<signal::Stop>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
 }
 
 impl Cacher {
     /// A Cacher over `store`; it starts listing and watching at once and is ready after its first list.
     pub fn new(store: Etcd3Store, config: CacherConfig) -> Cacher {
-        let (fresh, _) = tokio::sync::watch::channel(ResourceVersion(0));
+        let fresh = signal::Latest::new(ResourceVersion(0));
         let shared = Arc::new(Shared {
             state: Mutex::new(CacherState::new(config.history_capacity, Instant::now())),
             store,
@@ -79,11 +86,11 @@ impl Cacher {
             fresh,
             wake_requester: Notify::new(),
         });
-        let (stop, stopped) = tokio::sync::watch::channel(());
-        tokio::spawn(reflector::run(shared.clone(), stopped.clone()));
-        tokio::spawn(freshness::request_progress_while_waiting(shared.clone(), stopped.clone()));
-        tokio::spawn(dispatch_bookmarks(shared.clone(), stopped));
-        Cacher { shared, _running: Arc::new(Running { _stop: stop }) }
+        let stop = Arc::new(signal::Stop::default());
+        tokio::spawn(reflector::run(shared.clone(), stop.clone()));
+        tokio::spawn(freshness::request_progress_while_waiting(shared.clone(), stop.clone()));
+        tokio::spawn(dispatch_bookmarks(shared.clone(), stop.clone()));
+        Cacher { shared, _running: Arc::new(Running { stop }) }
     }
 
     /// Whether the cache has completed a list and is watching.
@@ -98,14 +105,8 @@ impl Cacher {
 
     /// Waits until the cache is ready, for at most `limit`; whether it is.
     pub async fn wait_ready(&self, limit: std::time::Duration) -> bool {
-        let mut fresh = self.shared.fresh.subscribe();
-        let ready = tokio::time::timeout(limit, async {
-            while !self.ready() {
-                if fresh.changed().await.is_err() {
-                    return;
-                }
-            }
-        });
+        // Readiness changes only with the resourceVersion being set (a list completing).
+        let ready = tokio::time::timeout(limit, self.shared.fresh.wait_until(|| self.ready()));
         ready.await.is_ok() && self.ready()
     }
 
@@ -116,12 +117,12 @@ impl Cacher {
 }
 
 /// The bookmark timer: every tick, watchers due a bookmark get one.
-async fn dispatch_bookmarks(shared: Arc<Shared>, mut stop: tokio::sync::watch::Receiver<()>) {
+async fn dispatch_bookmarks(shared: Arc<Shared>, stop: Arc<signal::Stop>) {
     let mut tick = tokio::time::interval(shared.config.bookmark_tick);
     loop {
         tokio::select! {
             biased;
-            _ = stop.changed() => return,
+            () = stop.stopped() => return,
             _ = tick.tick() => shared.lock().dispatch_bookmarks(Instant::now(), shared.config.bookmark_frequency),
         }
     }

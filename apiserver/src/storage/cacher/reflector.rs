@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::Shared;
@@ -17,11 +16,11 @@ use crate::storage::error::StorageError;
 use crate::storage::etcd3::FeedItem;
 
 /// Runs list-and-watch rounds until the Cacher is dropped.
-pub(super) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
+pub(super) async fn run(shared: Arc<Shared>, stop: Arc<super::signal::Stop>) {
     loop {
         let outcome = tokio::select! {
             biased;
-            _ = stop.changed() => return,
+            () = stop.stopped() => return,
             outcome = list_and_watch(&shared) => outcome,
         };
         let error = outcome.err().map(|e| e.to_string());
@@ -29,7 +28,7 @@ pub(super) async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
         shared.lock().set_pending(Instant::now(), error);
         tokio::select! {
             biased;
-            _ = stop.changed() => return,
+            () = stop.stopped() => return,
             () = tokio::time::sleep(shared.config.relist_period) => {}
         }
     }
@@ -47,7 +46,7 @@ async fn list_and_watch(shared: &Shared) -> Result<(), StorageError> {
         state.replace(items, list_rv);
         state.progress = Some(progress);
     }
-    shared.fresh.send_replace(list_rv);
+    shared.fresh.set(list_rv);
     loop {
         let item = match feed.recv().await {
             Some(Ok(item)) => item,
@@ -63,6 +62,6 @@ async fn list_and_watch(shared: &Shared) -> Result<(), StorageError> {
             }
             state.cache.resource_version()
         };
-        shared.fresh.send_replace(rv);
+        shared.fresh.set(rv);
     }
 }
