@@ -195,6 +195,9 @@ mod real {
         // Members started together must not all time out together: spread the fixed timeout over
         // [election_tick, 2 * election_tick) by the start time, as raft-rs would by chance.
         config.raft.election_timeout_tick = config.raft.election_tick + (start_ms as usize % config.raft.election_tick);
+        // The later timeouts come from a stream seeded by the start time and the member's id, so that
+        // members started in the same millisecond still draw apart.
+        config.raft.election_seed = start_ms ^ config.member_id.0.rotate_left(32);
         config.raft.pre_vote = args.pre_vote;
         // Role changes go to the log, as etcd logs "elected leader".
         config.observer = fake_etcd::service::RaftObserver::new(|line| tracing::info!("raft: {line}"));

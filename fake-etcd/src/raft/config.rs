@@ -2,12 +2,11 @@
 //! on, pre-vote off (etcd 3.5 turns it on; both are configurable), heartbeat every tick, an election timeout
 //! of 10 ticks, ReadIndex (`ReadOnlySafe`) for linearizable reads.
 //!
-//! Determinism: raft-rs randomises each election timeout in `[min_election_tick, max_election_tick)` with
+//! Determinism: raft-rs randomises each election timeout in `[election_tick, 2 * election_tick)` with
 //! `thread_rng`, which is not deterministic under madsim on Linux (`shared/reference/raft-and-etcd.md` A.3).
-//! [`RaftConfig::election_timeout_tick`] collapses that range to one value (`min = e`, `max = e + 1`), so
-//! the draw always returns `e`. The caller picks `e` in `[election_tick, 2 * election_tick)` from the
-//! simulation seed (a sub-stream per member, re-drawn on every restart), which keeps etcd's spread of
-//! timeouts across members while making every run of a seed identical.
+//! [`RaftConfig::election_timeout_tick`] is the first timeout and [`RaftConfig::election_seed`] seeds the
+//! later ones; `RaftNode` overrides raft-rs's draw with them (see `raft::timeout`), so every run of a seed
+//! is identical and members still draw a new timeout each term, as etcd's do.
 
 use ::raft::{Config, ReadOnlyOption};
 
@@ -26,9 +25,11 @@ pub struct RaftConfig {
     pub election_tick: usize,
     /// Ticks between a leader's heartbeats (etcd: 1).
     pub heartbeat_tick: usize,
-    /// This member's fixed election timeout, in `[election_tick, 2 * election_tick)`, drawn by the caller
+    /// This member's first election timeout, in `[election_tick, 2 * election_tick)`, drawn by the caller
     /// from the simulation seed (see the module doc).
     pub election_timeout_tick: usize,
+    /// Seeds the timeouts drawn at each later election reset.
+    pub election_seed: u64,
     /// A leader that has not heard from a quorum for an election timeout steps down (etcd: always on).
     pub check_quorum: bool,
     /// A candidate first asks whether it could win before bumping its term (etcd 3.4: off, 3.5: on).
@@ -54,6 +55,7 @@ impl RaftConfig {
             election_tick: 10,
             heartbeat_tick: 1,
             election_timeout_tick: 10,
+            election_seed: 0,
             check_quorum: true,
             pre_vote: false,
             max_size_per_msg: 1024 * 1024,
@@ -85,8 +87,8 @@ impl RaftConfig {
             max_inflight_msgs: self.max_inflight_msgs,
             check_quorum: self.check_quorum,
             pre_vote: self.pre_vote,
-            min_election_tick: self.election_timeout_tick,
-            max_election_tick: self.election_timeout_tick + 1,
+            min_election_tick: self.election_tick,
+            max_election_tick: 2 * self.election_tick,
             read_only_option: ReadOnlyOption::Safe,
             ..Config::default()
         };

@@ -7,8 +7,9 @@
 //! - [`disk`]: the durable-state model. Writes are buffered until [`Disk::sync`]; a crash (re-opening from
 //!   the [`DurableDisk`] handle) loses everything not synced. A fault switch makes `sync` a silent no-op.
 //! - `storage`: raft-rs's `Storage` trait on top of [`Disk`].
-//! - [`config`]: [`RaftConfig`], etcd 3.4's settings by default, with the election timeout fixed per node
-//!   by the caller so that raft-rs's `thread_rng` never decides anything (DESIGN.md §4).
+//! - [`config`]: [`RaftConfig`], etcd 3.4's settings by default, with the first election timeout and the
+//!   seed of the later ones chosen by the caller, so that raft-rs's `thread_rng` never decides anything
+//!   (DESIGN.md §4); [`timeout`]: the seeded stream of election timeouts.
 //! - [`node`]: [`RaftNode`], the Ready loop in the order raft-rs 0.7 documents (persist, sync, send, apply),
 //!   folded into one call that returns plain data.
 //! - [`output`]: what one turn of the loop produced.
@@ -18,8 +19,9 @@
 //! - [`error`]: [`RaftError`], the one error type of this layer.
 //!
 //! Determinism: raft-rs draws each election timeout from `thread_rng`, which madsim does not intercept on
-//! Linux. [`RaftConfig::election_timeout_tick`] pins the draw to one value (`min = e`, `max = e + 1`), and
-//! the caller derives `e` from the simulation seed. raft-rs's own maps hash with a fixed FxHasher, so its
+//! Linux. [`RaftNode`] overrides every draw, right after the call that made it and before any tick can
+//! read it, with the next value of [`timeout::ElectionTimeouts`], seeded by the caller from the simulation
+//! seed ([`RaftConfig::election_seed`]). raft-rs's own maps hash with a fixed FxHasher, so its
 //! message order is a function of its inputs.
 
 pub mod codec;
@@ -30,6 +32,7 @@ pub mod error;
 pub mod node;
 pub mod output;
 mod storage;
+pub mod timeout;
 
 pub use config::RaftConfig;
 pub use disk::{Disk, DiskOptions, DiskState, DurableDisk};

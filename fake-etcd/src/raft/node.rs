@@ -19,6 +19,8 @@
 use ::raft::eraftpb::{ConfState, HardState, Snapshot, SnapshotMetadata};
 use ::raft::{RawNode, SnapshotStatus, StateRole};
 
+use super::timeout::ElectionTimeouts;
+
 use super::config::RaftConfig;
 use super::disk::{Disk, DiskOptions, DurableDisk};
 use super::entry::{encode_command, ProposalId};
@@ -53,6 +55,9 @@ pub struct RaftNode {
     snapshot_index: LogIndex,
     /// The hard state last reported, so `Output::hard_state` carries changes only.
     reported_hard_state: HardStateView,
+    /// Where the next election timeout comes from, and the (term, role) it was last drawn for.
+    timeouts: ElectionTimeouts,
+    drawn_for: (u64, StateRole),
 }
 
 impl RaftNode {
@@ -75,8 +80,32 @@ impl RaftNode {
         let raft_config = config.to_raft(snapshot_index.0)?;
         let reported_hard_state = hard_state_view(&disk.state().hard_state);
         let logger = slog::Logger::root(slog::Discard, slog::o!());
-        let raw = RawNode::new(&raft_config, disk, &logger).map_err(|e| RaftError::from_raft(e, None))?;
-        Ok(RaftNode { raw, config, pending_restore, applied: snapshot_index, snapshot_index, reported_hard_state })
+        let mut raw = RawNode::new(&raft_config, disk, &logger).map_err(|e| RaftError::from_raft(e, None))?;
+        raw.raft.set_randomized_election_timeout(config.election_timeout_tick);
+        let timeouts = ElectionTimeouts::new(config.election_seed, config.election_tick);
+        let drawn_for = (raw.raft.term, raw.raft.state);
+        Ok(RaftNode {
+            raw,
+            config,
+            pending_restore,
+            applied: snapshot_index,
+            snapshot_index,
+            reported_hard_state,
+            timeouts,
+            drawn_for,
+        })
+    }
+
+    /// raft-rs re-draws the election timeout from `thread_rng` whenever it resets its election clock, which
+    /// it does exactly when the term or the role changes. Right after any call that may have done so, and
+    /// before a tick can read the value, this replaces the draw with the seeded stream's next value.
+    fn redraw_election_timeout(&mut self) {
+        let now = (self.raw.raft.term, self.raw.raft.state);
+        if now != self.drawn_for {
+            self.drawn_for = now;
+            let ticks = self.timeouts.next_ticks();
+            self.raw.raft.set_randomized_election_timeout(ticks);
+        }
     }
 
     pub fn id(&self) -> MemberId {
@@ -99,14 +128,18 @@ impl RaftNode {
 
     /// One tick of the logical clock (etcd: one heartbeat interval). Returns whether anything happened.
     pub fn tick(&mut self) -> bool {
-        self.raw.tick()
+        let happened = self.raw.tick();
+        self.redraw_election_timeout();
+        happened
     }
 
     /// A message from a peer.
     pub fn step(&mut self, msg: ::raft::eraftpb::Message) -> Result<(), RaftError> {
         debug_assert_eq!(msg.to, self.config.id.0, "a message delivered to the wrong member");
         let from = MemberId(msg.from);
-        self.raw.step(msg).map_err(|e| RaftError::from_raft(e, Some(from)))
+        let stepped = self.raw.step(msg).map_err(|e| RaftError::from_raft(e, Some(from)));
+        self.redraw_election_timeout();
+        stepped
     }
 
     /// Proposes opaque data; `context` comes back with the committed entry. On a follower raft-rs forwards
@@ -114,7 +147,9 @@ impl RaftNode {
     /// under way): the proposal will never commit.
     pub fn propose(&mut self, data: Vec<u8>, context: Vec<u8>) -> Result<(), RaftError> {
         debug_assert!(!data.is_empty(), "empty data is the leader's empty entry");
-        self.raw.propose(context, data).map_err(|e| RaftError::from_raft(e, None))
+        let proposed = self.raw.propose(context, data).map_err(|e| RaftError::from_raft(e, None));
+        self.redraw_election_timeout();
+        proposed
     }
 
     /// Proposes a state-machine command, tagged with `id` so that the proposer can match the commit.
@@ -132,11 +167,14 @@ impl RaftNode {
     /// etcd's MoveLeader: the leader brings `to` up to date and tells it to campaign at once.
     pub fn transfer_leader(&mut self, to: MemberId) {
         self.raw.transfer_leader(to.0);
+        self.redraw_election_timeout();
     }
 
     /// Starts an election now (tests and a forced campaign; normal elections come from ticks).
     pub fn campaign(&mut self) -> Result<(), RaftError> {
-        self.raw.campaign().map_err(|e| RaftError::from_raft(e, None))
+        let campaigned = self.raw.campaign().map_err(|e| RaftError::from_raft(e, None));
+        self.redraw_election_timeout();
+        campaigned
     }
 
     /// The transport could not reach `to`: the leader stops streaming appends to it and probes instead.

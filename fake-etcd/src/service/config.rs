@@ -65,9 +65,11 @@ pub struct RaftSettings {
     pub tick_interval: Duration,
     /// Election timeout in ticks (etcd: 1000 ms / 100 ms = 10).
     pub election_tick: usize,
-    /// This member's fixed randomised election timeout in `[election_tick, 2 * election_tick)`; a
-    /// simulation draws it from the seed on every (re)start.
+    /// This member's first election timeout in `[election_tick, 2 * election_tick)`; a simulation draws
+    /// it from the seed on every (re)start.
     pub election_timeout_tick: usize,
+    /// Seeds the election timeouts drawn at each later election reset (`raft::timeout`).
+    pub election_seed: u64,
     pub pre_vote: bool,
     /// Entries applied between two snapshots (etcd: `--snapshot-count`).
     pub snapshot_threshold_entries: u64,
@@ -79,6 +81,7 @@ impl Default for RaftSettings {
             tick_interval: Duration::from_millis(100),
             election_tick: 10,
             election_timeout_tick: 10,
+            election_seed: 0,
             pre_vote: false,
             snapshot_threshold_entries: 100_000,
         }

@@ -52,6 +52,7 @@ impl Replica {
         let mut raft = RaftConfig::etcd_defaults(config.member_id, ids);
         raft.election_tick = config.raft.election_tick;
         raft.election_timeout_tick = config.raft.election_timeout_tick;
+        raft.election_seed = config.raft.election_seed;
         raft.pre_vote = config.raft.pre_vote;
         raft.snapshot_threshold_entries = config.raft.snapshot_threshold_entries;
         let node = RaftNode::open(raft, config.disk.clone(), config.disk_options)?;

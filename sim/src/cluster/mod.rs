@@ -298,7 +298,10 @@ fn build_member(
                 panics.lock().expect("panics lock poisoned").push(format!("{node_name} panicked and was restarted"));
             }
             let e = config.raft.election_tick;
-            config.raft.election_timeout_tick = timeouts.lock().expect("timeout stream lock").random_range(e..2 * e);
+            let mut stream = timeouts.lock().expect("timeout stream lock");
+            config.raft.election_timeout_tick = stream.random_range(e..2 * e);
+            config.raft.election_seed = stream.random();
+            drop(stream);
             async move {
                 let start_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
                 let member = match Member::new(config, start_ms) {
