@@ -299,6 +299,30 @@ mod tests {
         assert_eq!(ddmin(&[1, 2, 3], &mut |s| s.len() == 3), vec![1, 2, 3]);
     }
 
+    /// With an oracle that needs one kill and at least 10 ops, the nemesis becomes its schedule, the
+    /// schedule shrinks to the kill, and the ops to between 10 and 19.
+    #[test]
+    fn shrink_keeps_only_what_the_failure_needs() {
+        let file: File =
+            toml::from_str("[[workload]]\nname = \"w\"\nkind = \"kubernetes\"\nclients = 8\nops = 1000\n[nemesis]\n")
+                .unwrap();
+        let kill = Fault::Kill("etcd-1".into());
+        let applied: Vec<ScheduledFault> =
+            [Fault::ClogNode("w-1".into()), kill.clone(), Fault::Heal, Fault::Restart("etcd-1".into())]
+                .into_iter()
+                .enumerate()
+                .map(|(i, fault)| ScheduledFault { at_ms: 100 * i as u64, fault })
+                .collect();
+        let needed = fault_entry(100, &kill);
+        let got = shrink(&file, &applied, &mut |c: &File| {
+            c.faults.iter().any(|f| format!("{:?}", f.get_ref()) == format!("{needed:?}"))
+                && c.workloads.iter().map(|w| w.ops).sum::<usize>() >= 10
+        });
+        let size = Size::of(&got);
+        assert!(!size.nemesis && size.faults == 1, "{size}");
+        assert!((10..20).contains(&size.workload_ops) && size.workload_clients == 1, "{size}");
+    }
+
     #[test]
     fn cuts_try_a_half_then_smaller_steps() {
         assert_eq!(cuts(120, &[2, 4, 8]), vec![60, 90, 105]);
@@ -319,7 +343,7 @@ mod tests {
         let m = |n: &str| n.to_string();
         let faults = vec![
             Fault::Partition { left: vec![m("etcd-1")], right: vec![m("etcd-2"), m("etcd-3")] },
-            Fault::PartitionOneWay { from: vec![m("etcd-1")], to: vec![m("c-1")] },
+            Fault::PartitionOneWay { from: vec![m("etcd-1")], to: vec![m("c")] },
             Fault::Heal,
             Fault::ClogNode(m("etcd-2")),
             Fault::UnclogNode(m("etcd-2")),
