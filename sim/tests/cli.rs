@@ -1,7 +1,7 @@
 //! The `kubesim` commands that drive other runs, tested as a user runs them: as processes, by exit code,
 //! output and the files they write. `sweep` (pass, fail, shards merged, invalid input), `check-determinism`
 //! and `shrink`, over the small scenarios in `tests/data/`: `put-then-get.toml` passes, and
-//! `dropped-watch-response.toml` fails Reliable through a failpoint that drops watch responses.
+//! `injected-watch-drop.toml` fails Reliable through a failpoint that drops watch responses.
 #![cfg(madsim)]
 
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ fn passing() -> String {
 }
 
 fn failing() -> String {
-    data("dropped-watch-response.toml").display().to_string()
+    data("injected-watch-drop.toml").display().to_string()
 }
 
 fn text(bytes: &[u8]) -> String {

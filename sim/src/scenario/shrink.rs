@@ -6,8 +6,9 @@
 //! The reductions, in order: the nemesis becomes the explicit fault schedule it drew in the failing run
 //! (so that faults can then be removed one by one), then delta debugging (Zeller's ddmin) over the
 //! `[[fault]]` entries, the `[[failpoint]]` entries, whole workloads and scripted clients, and the
-//! scripted steps; workloads' `ops` and `clients` are cut by halves, or by smaller steps when a half is too much. Rounds repeat until a round
-//! removes nothing, because a smaller workload can make a fault unnecessary and the other way round.
+//! scripted steps; workloads' `ops` and `clients` are cut by halves, or by smaller steps when a half is
+//! too much. Rounds repeat until a round removes nothing, because a smaller workload can make a fault
+//! unnecessary and the other way round.
 //!
 //! A candidate is a [`File`]; the caller serializes it back to TOML and parses it, which also rejects a
 //! candidate whose references dangle (a step's `after` naming a removed step), at no cost of a run.
@@ -22,7 +23,8 @@ use super::syntax::{self, File};
 use crate::fault::{Fault, ScheduledFault};
 
 /// How a run failed: its failing expectations (`client/step: what`), the checks that did not come out as
-/// required (`Reliable must hold`), and a timeout. Two runs fail the same way when these are equal.
+/// required (`Reliable must hold`), member panics (`etcd-2 panicked and was restarted`) and a timeout. Two
+/// runs fail the same way when these are equal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature(BTreeSet<String>);
 
@@ -32,6 +34,7 @@ impl Signature {
         for c in j.checks.iter().filter(|c| !c.pass()) {
             s.insert(format!("{} {}", c.guarantee, if c.must_hold { "must hold" } else { "must fail" }));
         }
+        s.extend(j.panics.iter().cloned());
         if j.timed_out {
             s.insert("the time limit".into());
         }
@@ -134,6 +137,10 @@ impl fmt::Display for Size {
 
 /// Reduces `file` while `fails` says a candidate still fails the same way. `applied` is the fault
 /// schedule of the failing run, for making the nemesis explicit. `fails(file)` is assumed true.
+///
+/// The explicit schedule is not the same run again: the nemesis's own task takes part in madsim's
+/// scheduling, so without it every later interleaving moves. It is kept only when it still fails the
+/// same way; otherwise the nemesis stays and the other reductions go on around it.
 pub fn shrink(file: &File, applied: &[ScheduledFault], fails: &mut dyn FnMut(&File) -> bool) -> File {
     let mut cur = file.clone();
     if has_nemesis(&cur) {
@@ -358,7 +365,8 @@ mod tests {
             Fault::Release { node: m("etcd-1"), point: m("before-watch-response-send") },
         ];
         let base: File = toml::from_str(
-            "[cluster]\nmembers = 3\n[[client]]\nname = \"c\"\n[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n",
+            "[cluster]\nmembers = 3\n[[client]]\nname = \"c\"\n\
+             [[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n",
         )
         .unwrap();
         let applied: Vec<ScheduledFault> = faults
