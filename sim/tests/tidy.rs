@@ -113,6 +113,9 @@ const BANNED: &[(&str, &[(&str, &str)], bool)] = &[
             ("sim/src/checker/linearizable/timing.rs", "prints the checker's wall time"),
             // `kubesim bench` measures seeds per second on the real clock, outside any simulation.
             ("sim/src/bin/kubesim/main.rs", "benchmark timing only"),
+            // `kubesim sweep` measures seeds per second and each seed's process, in the parent, which runs
+            // no simulation (each seed runs in a child process).
+            ("sim/src/bin/kubesim/sweep_cmd.rs", "seeds/s of child processes only"),
         ],
         false,
     ),

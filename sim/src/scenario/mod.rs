@@ -1,7 +1,8 @@
 //! The scenario language: a TOML file describes a cluster, scripted clients with their steps and
 //! expectations, generated workloads, faults, failpoints, the nemesis and the checks; this module parses
 //! it ([`syntax`]), validates it into a [`Scenario`] ([`validate`]), runs it ([`execute`]), judges what the
-//! clients saw ([`judge`]) and writes the client-visible outcome that snapshots keep ([`report`]).
+//! clients saw ([`judge`]) and writes the client-visible outcome that snapshots keep ([`report`]);
+//! [`shrink`] reduces a failing scenario to a smaller one that fails the same way.
 //! `scenarios/README.md` is the language's reference, with an example per feature.
 
 pub mod error;
@@ -11,6 +12,7 @@ pub mod judge;
 pub mod plan;
 pub mod report;
 pub mod request;
+pub mod shrink;
 pub mod syntax;
 pub mod validate;
 

@@ -2,6 +2,11 @@
 //! which sets the flags and the target dir).
 //!
 //! - `kubesim run FILE [--seed N]`: one run of a scenario (`scenario_cmd`);
+//! - `kubesim sweep FILE|DIR [--seeds A..B] [--jobs J] [--shard i/n]`: many seeds, one process each
+//!   (`sweep_cmd`, `sweep_summary`, `child`);
+//! - `kubesim check-determinism FILE --seed N`: one seed in two processes, traces compared (`determinism_cmd`);
+//! - `kubesim shrink FILE --seed N`: a failing run reduced to a smaller scenario that fails the same way
+//!   (`shrink_cmd`);
 //! - `kubesim demo`: one member, one client, the transcript;
 //! - `kubesim traffic --seed N`: one run of generated traffic, set by flags, with the nemesis: trace,
 //!   verdicts, trace hash;
@@ -10,7 +15,17 @@
 //!   to measure; it never feeds a simulation.
 
 #[cfg(madsim)]
+mod child;
+#[cfg(madsim)]
+mod determinism_cmd;
+#[cfg(madsim)]
 mod scenario_cmd;
+#[cfg(madsim)]
+mod shrink_cmd;
+#[cfg(madsim)]
+mod sweep_cmd;
+#[cfg(madsim)]
+mod sweep_summary;
 
 #[cfg(madsim)]
 mod cli {
@@ -75,6 +90,16 @@ mod cli {
         /// One run of a scenario file: the trace, what the clients saw, the findings, the trace hash.
         /// Exit code 0 pass, 1 fail, 2 invalid scenario.
         Run(crate::scenario_cmd::RunScenario),
+        /// Many seeds of scenario files, one process per seed, J at a time: a summary table, every failing
+        /// seed with its replay command, and (--json) a summary that shards merge with --merge.
+        /// Exit code 0 all pass, 1 some failed, 2 invalid scenario.
+        Sweep(crate::sweep_cmd::SweepArgs),
+        /// Runs one seed twice in separate processes and compares the trace hashes; on a difference, shows
+        /// the first differing trace line. Exit code 0 deterministic, 1 not.
+        CheckDeterminism(crate::determinism_cmd::CheckDeterminism),
+        /// Reduces a failing seed's scenario (nemesis made explicit, faults, failpoints, workload sizes,
+        /// unreferenced steps) while it still fails the same way, and writes the result as a new file.
+        Shrink(crate::shrink_cmd::ShrinkArgs),
         /// One run of generated traffic set by flags: the trace (unless --quiet), the checkers' verdicts and
         /// the trace hash.
         Traffic {
@@ -130,6 +155,9 @@ mod cli {
                 ExitCode::SUCCESS
             }
             Command::Run(args) => crate::scenario_cmd::run(&args),
+            Command::Sweep(args) => crate::sweep_cmd::run(&args),
+            Command::CheckDeterminism(args) => crate::determinism_cmd::run(&args),
+            Command::Shrink(args) => crate::shrink_cmd::run(&args),
             Command::Traffic { args, hash_only, quiet } => {
                 if std::env::var_os("RUST_LOG").is_some() {
                     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();

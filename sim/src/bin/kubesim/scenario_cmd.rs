@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sim::scenario::{self, judge, report, Scenario};
 
 #[derive(clap::Args)]
@@ -33,7 +33,7 @@ pub struct RunScenario {
 }
 
 /// The one-line summary of a run.
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 pub struct Summary {
     pub scenario: String,
     pub file: String,
