@@ -27,6 +27,27 @@ impl ErrorStatus {
     pub fn new(code: GrpcCode, message: impl Into<String>) -> ErrorStatus {
         ErrorStatus { code, message: message.into() }
     }
+
+    /// Whether the error says for certain that the request did nothing: etcd's errors that depend only on
+    /// the request and the state (the model can produce them). Availability errors (no leader, timeouts, a
+    /// connection reset after sending) and anything unfamiliar leave the outcome unknown.
+    pub fn is_definite(&self) -> bool {
+        use fake_etcd::EtcdError;
+        const DEFINITE: [EtcdError; 11] = [
+            EtcdError::EmptyKey,
+            EtcdError::KeyNotFound,
+            EtcdError::ValueProvided,
+            EtcdError::LeaseProvided,
+            EtcdError::TooManyOps,
+            EtcdError::DuplicateKey,
+            EtcdError::Compacted,
+            EtcdError::FutureRev,
+            EtcdError::LeaseNotFound,
+            EtcdError::LeaseExist,
+            EtcdError::LeaseTtlTooLarge,
+        ];
+        DEFINITE.iter().any(|e| e.to_string() == self.message)
+    }
 }
 
 impl From<&fake_etcd::EtcdError> for ErrorStatus {

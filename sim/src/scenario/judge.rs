@@ -177,6 +177,9 @@ impl StepJudge<'_> {
         if let Some(want) = e.outcome {
             let (ok, err, unknown, not_sent) = match outcome {
                 Outcome::Ok(_) => (true, false, false, false),
+                // An availability error leaves the outcome as unknown as no answer does (the linearizability
+                // checker reads it so too), so `ok-or-unknown` accepts it; `error` accepts every error.
+                Outcome::Err(status) if !status.is_definite() => (false, true, true, false),
                 Outcome::Err(_) => (false, true, false, false),
                 Outcome::Unknown { .. } => (false, false, true, false),
                 Outcome::NotSent { .. } => (false, false, false, true),

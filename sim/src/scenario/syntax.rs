@@ -375,8 +375,9 @@ pub struct Wait {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
-    /// `ok`, `error`, `unknown` (no answer), `not-sent`, or `ok-or-unknown`. Default: `ok`, or `error` when
-    /// `error` is given.
+    /// `ok`, `error`, `unknown` (no answer, or an availability error such as a connection reset, which
+    /// leaves the outcome unknown), `not-sent`, or `ok-or-unknown`. Default: `ok`, or `error` when `error`
+    /// is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Spanned<ExpectOutcome>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

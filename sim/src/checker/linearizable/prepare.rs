@@ -15,8 +15,6 @@
 
 use std::collections::BTreeSet;
 
-use fake_etcd::EtcdError;
-
 use crate::history::{
     ClientId, ErrorStatus, History, LeaseId, OpId, Outcome, Request, Response, ResponseBody, Revision, TxnOpResult,
     TxnResult,
@@ -71,7 +69,7 @@ pub(super) fn entries(history: &History) -> Vec<Entry<'_>> {
                 Outcome::NotSent { .. } => return None,
                 Outcome::Ok(response) if serializable => Expect::StaleRead(response),
                 Outcome::Ok(response) => Expect::Response(response),
-                Outcome::Err(status) if !serializable && is_predictable(status) => Expect::Error(status),
+                Outcome::Err(status) if !serializable && status.is_definite() => Expect::Error(status),
                 _ if op.request.is_read_only() => return None,
                 _ if matches!(&op.request, Request::LeaseGrant(g) if g.id.is_none()) => return None,
                 _ => Expect::Anything,
@@ -89,25 +87,6 @@ pub(super) fn entries(history: &History) -> Vec<Entry<'_>> {
         .collect();
     entries.sort_by_key(|e| e.invoked);
     entries
-}
-
-/// Whether the model can produce this error: etcd's errors that depend only on the request and the state.
-/// Availability errors (no leader, timeouts) and anything unfamiliar leave the outcome unknown.
-fn is_predictable(status: &ErrorStatus) -> bool {
-    const PREDICTABLE: [EtcdError; 11] = [
-        EtcdError::EmptyKey,
-        EtcdError::KeyNotFound,
-        EtcdError::ValueProvided,
-        EtcdError::LeaseProvided,
-        EtcdError::TooManyOps,
-        EtcdError::DuplicateKey,
-        EtcdError::Compacted,
-        EtcdError::FutureRev,
-        EtcdError::LeaseNotFound,
-        EtcdError::LeaseExist,
-        EtcdError::LeaseTtlTooLarge,
-    ];
-    PREDICTABLE.iter().any(|e| e.to_string() == status.message)
 }
 
 /// The store revisions the op can start from, judging by its response: `h - 1` if it certainly wrote,
