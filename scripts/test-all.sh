@@ -35,7 +35,8 @@ if [ -n "$pending" ]; then
   exit 1
 fi
 
-echo "== determinism across processes: one faulted run twice, trace hashes compared"
+echo "== determinism across processes: a scenario seed and a faulted traffic run, each twice"
+cargo kubesim check-determinism scenarios/crash-restart-member-mid-write.toml --seed 3
 a=$(cargo kubesim traffic --seed 3 --hash-only)
 b=$(cargo kubesim traffic --seed 3 --hash-only)
 if [ "$a" != "$b" ]; then
