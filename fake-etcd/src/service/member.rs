@@ -24,7 +24,7 @@ use super::transport;
 use crate::apply::{Command, CommandResponse, StateMachine};
 use crate::error::EtcdError;
 use crate::failpoint::Failpoints;
-use crate::lease::LeaseIdGen;
+use crate::lease::{LeaseIdGen, TimeToLive};
 use crate::raft::{codec, encode_command, encode_internal, Message, RaftError, Role};
 use crate::types::{LeaseId, LogIndex, MemberId, Millis, Revision};
 use crate::watch::{HubConfig, StreamId, WatchHub};
@@ -333,6 +333,44 @@ impl Member {
         let now = self.now();
         let mut st = self.lock();
         st.raft.node.is_leader().then(|| st.sm.lessor.renew(id, now))
+    }
+
+    /// LeaseTimeToLive: the leader answers from its own lessor; a follower asks the leader, as etcd 3.4 does,
+    /// because only the leader's deadlines are current (keep-alives renew them there alone, and a new leader
+    /// extends them). Without a leader the follower waits for one, an election timeout at a time, until the
+    /// request timeout. `Ok(None)` is an unknown or expired lease.
+    pub async fn lease_time_to_live(&self, id: LeaseId) -> Result<Option<TimeToLive>, EtcdError> {
+        let deadline = Instant::now() + self.config.request_timeout;
+        loop {
+            let leader = match self.lease_time_to_live_as_leader(id) {
+                Some(answer) => return Ok(answer),
+                None => self.lock().raft.leader,
+            };
+            let now = Instant::now();
+            let wait = match leader.and_then(|l| self.peer(l).cloned()) {
+                Some(peer) if now < deadline => {
+                    let cluster_id = self.config.cluster_id;
+                    match transport::forward_lease_time_to_live(&peer, cluster_id, id, deadline - now).await {
+                        Ok(answer) => return Ok(answer),
+                        // The leader stepped down or did not answer: ask again once a leader is known.
+                        Err(_) => self.config.raft.tick_interval,
+                    }
+                }
+                Some(_) => self.config.raft.tick_interval,
+                None => self.config.election_timeout,
+            };
+            if Instant::now() + wait >= deadline {
+                return Err(if leader.is_some() { EtcdError::Timeout } else { EtcdError::NoLeader });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// The leader's side of LeaseTimeToLive (also a forwarded one); `None` when this member does not lead.
+    pub fn lease_time_to_live_as_leader(&self, id: LeaseId) -> Option<Option<TimeToLive>> {
+        let now = self.now();
+        let st = self.lock();
+        st.raft.node.is_leader().then(|| st.sm.lessor.time_to_live(id, now))
     }
 
     /// Revokes every lease whose deadline passed (what etcd's leader proposes every 500 ms; followers never
