@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod cluster;
 pub mod config;
+pub mod data_dir;
 pub mod identity;
 pub mod internal;
 pub mod kv;
