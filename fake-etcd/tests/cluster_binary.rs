@@ -1,10 +1,10 @@
 //! Three `fake-etcd` processes started with `--initial-cluster` form one Raft cluster that real etcdctl
 //! 3.4 uses through any member: writes through one member are read through the others, `member list` sees
-//! all three with their published client URLs, and writes still succeed after the leader is killed (the
-//! leader is the member whose log last says "raft: leader term="). A follower answers LeaseTimeToLive with
-//! the leader's remaining TTL, and members of two different clusters refuse each other's traffic with etcd's
-//! texts. With data dirs, a cluster whose every member is killed with SIGKILL comes back with every acknowledged
-//! write.
+//! all three with their published client URLs, `endpoint status --cluster` reaches each of them, and writes
+//! still succeed after the leader is killed (the leader is the member whose log last says
+//! "raft: leader term="). A follower answers LeaseTimeToLive with the leader's remaining TTL, and members
+//! of two different clusters refuse each other's traffic with etcd's texts. With data dirs, a cluster whose
+//! every member is killed with SIGKILL comes back with every acknowledged write.
 #![cfg(not(madsim))]
 
 use std::net::TcpListener;
@@ -165,6 +165,15 @@ fn three_processes_form_a_cluster_that_survives_its_leader() {
         let line = list.lines().find(|l| l.contains(&format!(", {name}, "))).unwrap_or_else(|| panic!("{list}"));
         assert!(line.contains(&peer[i]) && line.contains(&client[i]), "{line}");
     }
+
+    // `--cluster` dials every member's published client URL as a URL, the case etcdctl sends an
+    // `http://host:port` authority for; each member answers, and exactly one says it leads.
+    let status = ok(etcdctl(&client[0], &["endpoint", "status", "--cluster"]));
+    assert_eq!(status.lines().count(), 3, "{status}");
+    for url in &client {
+        assert!(status.contains(url.as_str()), "{url} missing from {status}");
+    }
+    assert_eq!(status.lines().filter(|l| l.contains(", true, false, ")).count(), 1, "one leader: {status}");
 
     let leader_index = cluster.leader_index();
     cluster.procs[leader_index] = None;

@@ -16,7 +16,7 @@ mod real {
     use clap::Parser;
     use fake_etcd::service::data_dir::{DataDir, Identity};
     use fake_etcd::service::identity::DEFAULT_CLUSTER_TOKEN;
-    use fake_etcd::service::{serve, serve_peers, Member, MemberConfig};
+    use fake_etcd::service::{serve_listener, serve_peers, Member, MemberConfig};
 
     #[derive(Parser, Debug)]
     #[command(name = "fake-etcd", version, about = "An etcd v3 compatible key-value server")]
@@ -231,7 +231,9 @@ mod real {
                 let member = member.clone();
                 tracing::info!(%addr, "serving client requests");
                 servers.push(tokio::spawn(async move {
-                    serve(member, addr, async move {
+                    let listener =
+                        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("serving on {addr}: {e}"))?;
+                    serve_listener(member, listener, async move {
                         let _ = stop.recv().await;
                     })
                     .await
