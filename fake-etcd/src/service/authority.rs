@@ -1,11 +1,12 @@
-//! A pump in front of the real build's client listener that rewrites one header etcdctl gets wrong for h2.
+//! The real build's client connections, with one header etcdctl gets wrong for h2 rewritten on the way in.
 //!
 //! When etcdctl dials an endpoint given as a URL itself (`endpoint status`, `hashkv`, `defrag`, anything
 //! with `--cluster`), grpc-go sends the HTTP/2 `:authority` pseudo-header as `http://host:port`. etcd's Go
 //! server ignores it; the h2 crate under tonic rejects it as a malformed authority and resets the stream
 //! (PROTOCOL_ERROR) before fake-etcd sees the request, and h2 has no setting to accept it. So every client
-//! connection of the real binary is pumped through [`Rewriter`], which relays the client's bytes frame by
-//! frame and rewrites `:authority: scheme://host:port` to `host:port`. The server's bytes go back untouched.
+//! connection of the real binary reaches tonic as a [`RewritingStream`], whose [`Rewriter`] relays the
+//! client's bytes frame by frame and rewrites `:authority: scheme://host:port` to `host:port`. The server's
+//! bytes go back untouched.
 //!
 //! HPACK makes a header block depend on every block before it on the connection (the dynamic table), so the
 //! rewriter decodes every block with a decoder that mirrors the client's encoder. Blocks are passed through
@@ -18,9 +19,12 @@
 
 use std::io;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tonic::transport::server::{Connected, TcpConnectInfo};
 
 /// What an HTTP/2 client sends first (RFC 9113 §3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -35,45 +39,106 @@ const FLAG_PRIORITY: u8 = 0x20;
 const MAX_FRAME: usize = 16_384;
 /// HPACK's default dynamic table size, which the server's decoder uses (tonic does not change it).
 const TABLE_SIZE: usize = 4096;
-/// How much of the pipe to the server may be in flight.
-const PIPE_BYTES: usize = 256 * 1024;
+/// How much is read from the client at a time.
+const READ_CHUNK: usize = 64 * 1024;
 
-/// Connects a client socket to the server's end of a fresh in-memory pipe, pumping both ways in a task of
-/// its own, and returns the server's end.
-pub fn pump(socket: TcpStream) -> DuplexStream {
-    let (server_end, proxy_end) = tokio::io::duplex(PIPE_BYTES);
-    tokio::spawn(async move {
-        let (client_read, mut client_write) = socket.into_split();
-        let (server_read, server_write) = tokio::io::split(proxy_end);
-        let upstream = client_to_server(client_read, server_write);
-        let downstream = async move {
-            let mut server_read = server_read;
-            let copied = tokio::io::copy(&mut server_read, &mut client_write).await;
-            let _ = client_write.shutdown().await;
-            copied
-        };
-        let (up, down) = tokio::join!(upstream, downstream);
-        if let Err(e) = up.and(down.map(|_| ())) {
-            tracing::debug!(error = %e, "client connection ended");
-        }
-    });
-    server_end
+/// A client connection as tonic reads it: bytes from the client pass through a [`Rewriter`] on their way
+/// in, bytes from the server go straight to the socket. No task and no extra pipe: the rewriting happens in
+/// the read call tonic makes anyway.
+pub struct RewritingStream {
+    inner: TcpStream,
+    rewriter: Rewriter,
+    /// Bytes read from the client that do not make a whole frame yet.
+    input: Vec<u8>,
+    /// Rewritten bytes not yet handed to the server, from `taken` on.
+    output: Vec<u8>,
+    taken: usize,
+    chunk: Box<[u8]>,
+    eof: bool,
 }
 
-async fn client_to_server(mut from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin) -> io::Result<()> {
-    let mut rewriter = Rewriter::default();
-    let mut input = Vec::with_capacity(64 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        let n = from.read(&mut chunk).await?;
-        if n == 0 {
-            break;
+impl RewritingStream {
+    pub fn new(inner: TcpStream) -> RewritingStream {
+        RewritingStream {
+            inner,
+            rewriter: Rewriter::default(),
+            input: Vec::new(),
+            output: Vec::new(),
+            taken: 0,
+            chunk: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            eof: false,
         }
-        input.extend_from_slice(&chunk[..n]);
-        let output = rewriter.feed(&mut input).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        to.write_all(&output).await?;
     }
-    to.shutdown().await
+}
+
+impl AsyncRead for RewritingStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if this.taken < this.output.len() {
+                let n = buf.remaining().min(this.output.len() - this.taken);
+                buf.put_slice(&this.output[this.taken..this.taken + n]);
+                this.taken += n;
+                if this.taken == this.output.len() {
+                    this.output.clear();
+                    this.taken = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.eof {
+                // An incomplete last frame is handed on as it is: the server sees what the client sent.
+                if this.input.is_empty() {
+                    return Poll::Ready(Ok(()));
+                }
+                this.output = std::mem::take(&mut this.input);
+                continue;
+            }
+            let mut read = ReadBuf::new(&mut this.chunk);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            let n = read.filled().len();
+            if n == 0 {
+                this.eof = true;
+                continue;
+            }
+            this.input.extend_from_slice(&this.chunk[..n]);
+            this.output =
+                this.rewriter.feed(&mut this.input).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        }
+    }
+}
+
+impl AsyncWrite for RewritingStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+impl Connected for RewritingStream {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> TcpConnectInfo {
+        self.inner.connect_info()
+    }
 }
 
 /// The error of this layer: a header block the rewriter cannot decode after it started re-encoding (it can

@@ -43,7 +43,7 @@ pub async fn serve(
 }
 
 /// The real binary's client listener: like [`serve`], on an already bound socket, with every connection
-/// pumped through `authority::pump` so that etcdctl's `http://` authorities reach tonic in a form h2 takes.
+/// read through `authority::RewritingStream` so that etcdctl's `http://` authorities reach tonic in a form h2 takes.
 #[cfg(not(madsim))]
 pub async fn serve_listener(
     member: Arc<Member>,
@@ -55,7 +55,7 @@ pub async fn serve_listener(
         let accepted = listener.accept().await.map(|(socket, _)| {
             // Small gRPC frames must not wait for Nagle's algorithm, as tonic's own listener also sets.
             let _ = socket.set_nodelay(true);
-            super::authority::pump(socket)
+            super::authority::RewritingStream::new(socket)
         });
         Some((accepted, listener))
     });
