@@ -59,6 +59,9 @@ mod real {
         /// Time (in milliseconds) of a heartbeat interval: one Raft tick.
         #[arg(long, default_value_t = 100)]
         heartbeat_interval: u64,
+        /// Number of committed transactions to trigger a snapshot to disk.
+        #[arg(long, default_value_t = 100_000)]
+        snapshot_count: u64,
         /// Enable the Raft pre-vote algorithm to prevent disruption when a partitioned member rejoins.
         #[arg(long, default_value_t = false)]
         pre_vote: bool,
@@ -202,6 +205,7 @@ mod real {
         // members started in the same millisecond still draw apart.
         config.raft.election_seed = start_ms ^ config.member_id.0.rotate_left(32);
         config.raft.pre_vote = args.pre_vote;
+        config.raft.snapshot_threshold_entries = args.snapshot_count.max(1);
         if let Some(dir) = &args.data_dir {
             let identity = Identity { member: config.member_id, cluster: config.cluster_id };
             config.disk = DataDir::open(dir, identity).map_err(|e| e.to_string())?;
