@@ -1,10 +1,12 @@
 //! Three `fake-etcd` processes started with `--initial-cluster` form one Raft cluster that real etcdctl
 //! 3.4 uses through any member: writes through one member are read through the others, `member list` sees
-//! all three with their published client URLs, and writes still succeed after the leader is killed (the
-//! leader is the member whose log last says "raft: leader term=").
+//! all three with their published client URLs, `endpoint status --cluster` reaches each of them, and writes
+//! still succeed after the leader is killed (the leader is the member whose log last says
+//! "raft: leader term="). A follower answers LeaseTimeToLive with the leader's remaining TTL, and members
+//! of two different clusters refuse each other's traffic with etcd's texts. With data dirs, a cluster whose
+//! every member is killed with SIGKILL comes back with every acknowledged write.
 #![cfg(not(madsim))]
 
-use std::fs::File;
 use std::net::TcpListener;
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
@@ -59,30 +61,100 @@ fn try_etcdctl(endpoint: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// Member processes started with `--initial-cluster`, one per name; dropping it kills them.
+struct Cluster {
+    names: Vec<&'static str>,
+    client: Vec<String>,
+    peer: Vec<String>,
+    initial: String,
+    tokens: Vec<String>,
+    procs: Vec<Option<Proc>>,
+    dir: std::path::PathBuf,
+}
+
+impl Cluster {
+    /// Starts one member per name; member i uses `tokens[i]` as its `--initial-cluster-token` and its own
+    /// data dir.
+    fn start(tag: &str, names: &[&'static str], tokens: &[&str]) -> Cluster {
+        let client: Vec<String> = names.iter().map(|_| format!("http://127.0.0.1:{}", free_port())).collect();
+        let peer: Vec<String> = names.iter().map(|_| format!("http://127.0.0.1:{}", free_port())).collect();
+        let initial: Vec<String> = names.iter().zip(&peer).map(|(n, p)| format!("{n}={p}")).collect();
+        let dir = std::env::temp_dir().join(format!("fake-etcd-cluster-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let tokens = tokens.iter().map(|t| t.to_string()).collect();
+        let mut cluster =
+            Cluster { names: names.to_vec(), client, peer, initial: initial.join(","), tokens, procs: Vec::new(), dir };
+        for i in 0..names.len() {
+            let member = cluster.spawn(i);
+            cluster.procs.push(Some(member));
+        }
+        cluster
+    }
+
+    /// Runs member i's process with its flags, appending to its log.
+    fn spawn(&self, i: usize) -> Proc {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log_path(i)).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_fake-etcd"))
+            .args(["--name", self.names[i], "--listen-client-urls", &self.client[i]])
+            .args(["--advertise-client-urls", &self.client[i]])
+            .args(["--listen-peer-urls", &self.peer[i], "--initial-advertise-peer-urls", &self.peer[i]])
+            .args(["--initial-cluster", &self.initial, "--initial-cluster-token", &self.tokens[i]])
+            .arg("--data-dir")
+            .arg(self.dir.join(format!("{}.data", self.names[i])))
+            .args(["--log-level", "info"])
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        Proc(child)
+    }
+
+    fn log_path(&self, i: usize) -> std::path::PathBuf {
+        self.dir.join(format!("{}.log", self.names[i]))
+    }
+
+    fn log(&self, i: usize) -> String {
+        std::fs::read_to_string(self.log_path(i)).unwrap_or_default()
+    }
+
+    /// The leader of the highest term any member reached (terms only grow, one leader per term).
+    fn leader_index(&self) -> usize {
+        (0..self.names.len())
+            .filter_map(|i| {
+                let text = self.log(i);
+                let term = text.lines().filter_map(|l| l.split("raft: leader term=").nth(1)).last()?;
+                Some((term.trim().parse::<u64>().unwrap(), i))
+            })
+            .max()
+            .expect("some member logged its election")
+            .1
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.procs.clear();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The lease id etcdctl printed for `lease grant` ("lease 694d7d0d1a2b3c4d granted with TTL(10s)").
+fn granted_lease(out: &str) -> String {
+    out.split_whitespace().nth(1).unwrap_or_else(|| panic!("no lease id in {out:?}")).to_string()
+}
+
+/// The remaining seconds etcdctl printed for `lease timetolive` ("... granted with TTL(10s), remaining(9s)").
+fn remaining_s(out: &str) -> i64 {
+    let rest = out.split("remaining(").nth(1).unwrap_or_else(|| panic!("no remaining TTL in {out:?}"));
+    rest.split('s').next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn three_processes_form_a_cluster_that_survives_its_leader() {
     let names = ["a", "b", "c"];
-    let client: Vec<String> = names.iter().map(|_| format!("http://127.0.0.1:{}", free_port())).collect();
-    let peer: Vec<String> = names.iter().map(|_| format!("http://127.0.0.1:{}", free_port())).collect();
-    let initial: Vec<String> = names.iter().zip(&peer).map(|(n, p)| format!("{n}={p}")).collect();
-    let initial = initial.join(",");
-    let dir = std::env::temp_dir().join(format!("fake-etcd-cluster-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let log = |i: usize| dir.join(format!("{}.log", names[i]));
-    let mut procs: Vec<Option<Proc>> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let child = Command::new(env!("CARGO_BIN_EXE_fake-etcd"))
-                .args(["--name", name, "--listen-client-urls", &client[i], "--advertise-client-urls", &client[i]])
-                .args(["--listen-peer-urls", &peer[i], "--initial-advertise-peer-urls", &peer[i]])
-                .args(["--initial-cluster", &initial, "--log-level", "info"])
-                .stderr(File::create(log(i)).unwrap())
-                .spawn()
-                .unwrap();
-            Some(Proc(child))
-        })
-        .collect();
+    let mut cluster = Cluster::start("survive", &names, &["etcd-cluster"; 3]);
+    let client = cluster.client.clone();
+    let peer = cluster.peer.clone();
 
     eventually(Duration::from_secs(20), || try_etcdctl(&client[0], &["put", "k", "v1"]));
     assert_eq!(ok(etcdctl(&client[1], &["get", "k", "--print-value-only"])).trim(), "v1");
@@ -94,19 +166,109 @@ fn three_processes_form_a_cluster_that_survives_its_leader() {
         assert!(line.contains(&peer[i]) && line.contains(&client[i]), "{line}");
     }
 
-    // The leader of the highest term any member reached leads now (terms only grow, one leader per term).
-    let leader_index = (0..3)
-        .filter_map(|i| {
-            let text = std::fs::read_to_string(log(i)).unwrap();
-            let term = text.lines().filter_map(|l| l.split("raft: leader term=").nth(1)).last()?;
-            Some((term.trim().parse::<u64>().unwrap(), i))
-        })
-        .max()
-        .expect("some member logged its election")
-        .1;
-    procs[leader_index] = None;
+    // `--cluster` dials every member's published client URL as a URL, the case etcdctl sends an
+    // `http://host:port` authority for; each member answers, and exactly one says it leads.
+    let status = ok(etcdctl(&client[0], &["endpoint", "status", "--cluster"]));
+    assert_eq!(status.lines().count(), 3, "{status}");
+    for url in &client {
+        assert!(status.contains(url.as_str()), "{url} missing from {status}");
+    }
+    assert_eq!(status.lines().filter(|l| l.contains(", true, false, ")).count(), 1, "one leader: {status}");
+
+    let leader_index = cluster.leader_index();
+    cluster.procs[leader_index] = None;
     let survivor = &client[(leader_index + 1) % 3];
     eventually(Duration::from_secs(30), || try_etcdctl(survivor, &["put", "k", "v2"]));
     let other = &client[(leader_index + 2) % 3];
     assert_eq!(ok(etcdctl(other, &["get", "k", "--print-value-only"])).trim(), "v2");
+}
+
+/// Keep-alives renew a lease on the leader only, so a follower's own lessor falls behind; etcd 3.4 forwards
+/// LeaseTimeToLive to the leader, and so must fake-etcd: after a keep-alive the follower reports the renewed
+/// TTL, and the keys attached on the leader.
+#[test]
+fn a_follower_answers_lease_time_to_live_with_the_leaders_ttl() {
+    let cluster = Cluster::start("lease", &["a", "b", "c"], &["etcd-cluster"; 3]);
+    let client = &cluster.client;
+    eventually(Duration::from_secs(20), || try_etcdctl(&client[0], &["put", "warm-up", "1"]));
+    let leader = &client[cluster.leader_index()];
+    let follower = &client[(cluster.leader_index() + 1) % 3];
+
+    let lease = granted_lease(&ok(etcdctl(leader, &["lease", "grant", "10"])));
+    ok(etcdctl(leader, &["put", "owned", "x", "--lease", &lease]));
+    std::thread::sleep(Duration::from_millis(3500));
+    ok(etcdctl(leader, &["lease", "keep-alive", "--once", &lease]));
+    let on_leader = remaining_s(&ok(etcdctl(leader, &["lease", "timetolive", &lease])));
+    let out = ok(etcdctl(follower, &["lease", "timetolive", &lease, "--keys"]));
+    let on_follower = remaining_s(&out);
+    // Without forwarding the follower would still count down from the grant: about 6 s left.
+    assert!(on_follower >= 8 && on_follower <= on_leader, "follower {on_follower} s, leader {on_leader} s: {out}");
+    assert!(out.contains("granted with TTL(10s)") && out.contains("attached keys([owned])"), "{out}");
+
+    // An unknown lease is TTL -1 on a follower too, which etcdctl prints as expired.
+    let out = ok(etcdctl(follower, &["lease", "timetolive", "1234abcd"]));
+    assert!(out.contains("already expired"), "{out}");
+}
+
+/// Two members started with different cluster tokens belong to different clusters (the token is part of
+/// every id): each refuses the other's Raft traffic and says so with etcd 3.4's log texts, neither gets a
+/// leader, and no write succeeds.
+#[test]
+fn members_of_different_clusters_refuse_each_other() {
+    let cluster = Cluster::start("mismatch", &["a", "b"], &["cluster-one", "cluster-two"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let both_said_so = || {
+        let (a, b) = (cluster.log(0), cluster.log(1));
+        a.contains("rafthttp: request cluster ID mismatch (got ")
+            && a.contains("rafthttp: request sent was ignored (cluster ID mismatch: peer[")
+            && b.contains("rafthttp: request cluster ID mismatch (got ")
+            && b.contains("rafthttp: request sent was ignored (cluster ID mismatch: peer[")
+    };
+    while !both_said_so() {
+        assert!(Instant::now() < deadline, "no mismatch logged:\n{}\n---\n{}", cluster.log(0), cluster.log(1));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The receiver names both cluster ids, the sender names the peer and both ids: they must agree.
+    let a = cluster.log(0);
+    let line = a.lines().find(|l| l.contains("request sent was ignored")).unwrap();
+    let ids = line.split("cluster ID mismatch: peer[").nth(1).unwrap();
+    let (remote, local) = ids.split_once(", local=").unwrap();
+    let remote = remote.split("]=").nth(1).unwrap();
+    let local = local.trim_end_matches(')');
+    assert_ne!(remote, local, "{line}");
+    let b = cluster.log(1);
+    assert!(b.contains(&format!("request cluster ID mismatch (got {local} want {remote})")), "{b}");
+
+    let out = etcdctl(&cluster.client[0], &["--command-timeout", "3s", "put", "k", "v"]);
+    assert!(!out.status.success(), "a put succeeded without a quorum");
+    for i in 0..2 {
+        assert!(!cluster.log(i).contains("raft: leader term="), "member {i} elected itself: {}", cluster.log(i));
+    }
+}
+
+/// Every member is killed with SIGKILL (no member survives to bring the others up to date) and started again
+/// on its data dir: the cluster elects a leader from what the members had synced and serves every write it
+/// acknowledged, through any member.
+#[test]
+fn a_cluster_killed_whole_comes_back_with_every_acknowledged_write() {
+    let mut cluster = Cluster::start("restart", &["a", "b", "c"], &["etcd-cluster"; 3]);
+    let client = cluster.client.clone();
+    eventually(Duration::from_secs(20), || try_etcdctl(&client[0], &["put", "k0", "v0"]));
+    for i in 1..20 {
+        ok(etcdctl(&client[i % 3], &["put", &format!("k{i}"), &format!("v{i}")]));
+    }
+    for p in &mut cluster.procs {
+        *p = None;
+    }
+    for i in 0..3 {
+        let member = cluster.spawn(i);
+        cluster.procs[i] = Some(member);
+    }
+    for (i, endpoint) in client.iter().enumerate() {
+        let out =
+            eventually(Duration::from_secs(30), || try_etcdctl(endpoint, &["get", "--prefix", "k", "--keys-only"]));
+        let keys: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(keys.len(), 20, "member {i} after the restart: {keys:?}");
+    }
+    eventually(Duration::from_secs(20), || try_etcdctl(&client[1], &["put", "after", "restart"]));
 }

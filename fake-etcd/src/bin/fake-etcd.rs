@@ -2,9 +2,11 @@
 //! `--initial-cluster a=URL,b=URL,...` members form a Raft cluster over their peer listeners
 //! (`--listen-peer-urls`), as etcd's do.
 //!
-//! Flags that only matter to a real etcd (data dir) are accepted so that scripts written for etcd run
-//! unchanged; the member keeps its state in memory, so a restarted process starts empty. Under `--cfg madsim` members are built by the
-//! `sim` crate instead, and this binary only says so.
+//! With `--data-dir` the member's Raft state (hard state, log, snapshot) is written and fsynced there on
+//! every sync, so a member killed with SIGKILL and started again on the same directory keeps every write it
+//! acknowledged (`service::data_dir`); without it the member keeps its state in memory and a restarted
+//! process starts empty. Under `--cfg madsim` members are built by the `sim` crate instead, and this binary
+//! only says so.
 
 #[cfg(not(madsim))]
 mod real {
@@ -12,18 +14,19 @@ mod real {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use clap::Parser;
+    use fake_etcd::service::data_dir::{DataDir, Identity};
     use fake_etcd::service::identity::DEFAULT_CLUSTER_TOKEN;
-    use fake_etcd::service::{serve, serve_peers, Member, MemberConfig};
+    use fake_etcd::service::{serve_listener, serve_peers, Member, MemberConfig};
 
     #[derive(Parser, Debug)]
-    #[command(name = "fake-etcd", version, about = "An etcd v3 compatible key-value server (in memory)")]
+    #[command(name = "fake-etcd", version, about = "An etcd v3 compatible key-value server")]
     struct Args {
         /// Human-readable name for this member.
         #[arg(long, default_value = "default")]
         name: String,
-        /// Accepted for compatibility; fake-etcd keeps its data in memory.
+        /// Path to the data directory (Raft hard state, log and snapshot); without it, state is kept in memory.
         #[arg(long)]
-        data_dir: Option<String>,
+        data_dir: Option<std::path::PathBuf>,
         /// URLs to listen on for client traffic (comma-separated, http only).
         #[arg(long, default_value = "http://127.0.0.1:2379")]
         listen_client_urls: String,
@@ -56,6 +59,9 @@ mod real {
         /// Time (in milliseconds) of a heartbeat interval: one Raft tick.
         #[arg(long, default_value_t = 100)]
         heartbeat_interval: u64,
+        /// Number of committed transactions to trigger a snapshot to disk.
+        #[arg(long, default_value_t = 100_000)]
+        snapshot_count: u64,
         /// Enable the Raft pre-vote algorithm to prevent disruption when a partitioned member rejoins.
         #[arg(long, default_value_t = false)]
         pre_vote: bool,
@@ -199,6 +205,11 @@ mod real {
         // members started in the same millisecond still draw apart.
         config.raft.election_seed = start_ms ^ config.member_id.0.rotate_left(32);
         config.raft.pre_vote = args.pre_vote;
+        config.raft.snapshot_threshold_entries = args.snapshot_count.max(1);
+        if let Some(dir) = &args.data_dir {
+            let identity = Identity { member: config.member_id, cluster: config.cluster_id };
+            config.disk = DataDir::open(dir, identity).map_err(|e| e.to_string())?;
+        }
         // Role changes go to the log, as etcd logs "elected leader".
         config.observer = fake_etcd::service::RaftObserver::new(|line| tracing::info!("raft: {line}"));
 
@@ -214,7 +225,8 @@ mod real {
             let c = member.config();
             tracing::info!(
                 name = %c.name, member_id = %c.member_id, cluster_id = format!("{:x}", c.cluster_id.0),
-                data_dir = args.data_dir.as_deref().unwrap_or("(in memory)"), "starting fake-etcd"
+                data_dir = args.data_dir.as_ref().map_or("(in memory)".into(), |d| d.display().to_string()),
+                "starting fake-etcd"
             );
             let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
             let mut servers = Vec::new();
@@ -223,7 +235,9 @@ mod real {
                 let member = member.clone();
                 tracing::info!(%addr, "serving client requests");
                 servers.push(tokio::spawn(async move {
-                    serve(member, addr, async move {
+                    let listener =
+                        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("serving on {addr}: {e}"))?;
+                    serve_listener(member, listener, async move {
                         let _ = stop.recv().await;
                     })
                     .await

@@ -7,7 +7,12 @@
 //! and re-create the member from it after a madsim node restart. [`DiskOptions::skip_sync`] turns `sync`
 //! into a no-op that still reports success: the "fsync skipped" bug, for tests that must show a durability
 //! checker can fail.
+//!
+//! In the real build the durable state must also outlive the process: a [`DiskBackend`] attached to the
+//! handle (the shell's data dir) receives every sync's writes and makes them durable on a real disk before
+//! the sync returns. This module only calls it; the file IO lives in the shell.
 
+use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ::raft::eraftpb::{ConfState, Entry, HardState, Snapshot};
@@ -115,9 +120,9 @@ impl DiskState {
     }
 }
 
-/// One buffered write, replayed onto the durable state by `sync`.
-#[derive(Clone, Debug)]
-enum DiskOp {
+/// One buffered write, replayed onto the durable state by `sync` (and by a backend's recovery).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DiskOp {
     Append(Vec<Entry>),
     SetHardState(HardState),
     SetConfState(ConfState),
@@ -127,7 +132,13 @@ enum DiskOp {
 }
 
 impl DiskOp {
-    fn apply_to(&self, state: &mut DiskState) {
+    /// Whether the write replaces or drops part of the log, so that a backend appending writes to a journal
+    /// had better write the whole state afresh instead (its journal would otherwise keep what is gone).
+    pub fn reshapes_log(&self) -> bool {
+        matches!(self, DiskOp::InstallSnapshot(_) | DiskOp::SaveSnapshot(_) | DiskOp::Compact(_))
+    }
+
+    pub fn apply_to(&self, state: &mut DiskState) {
         match self {
             DiskOp::Append(entries) => state.append(entries),
             DiskOp::SetHardState(hs) => state.hard_state = hs.clone(),
@@ -139,13 +150,29 @@ impl DiskOp {
     }
 }
 
+/// A real disk behind the model: every sync hands it the writes it made durable, in order, and the state
+/// they led to. It must not return before they are durable (written and fsynced); it has no way to fail,
+/// because a member whose disk refuses a write cannot keep the promise a sync makes, so a backend that
+/// cannot write stops the process, as etcd exits when it cannot save to its WAL.
+pub trait DiskBackend: Send + Sync + fmt::Debug {
+    fn persist(&self, ops: &[DiskOp], after: &DiskState);
+}
+
 /// The durable part of a member's disk: what survives a crash. Cloning shares the same disk.
 #[derive(Clone, Debug, Default)]
-pub struct DurableDisk(Arc<Mutex<DiskState>>);
+pub struct DurableDisk {
+    state: Arc<Mutex<DiskState>>,
+    backend: Option<Arc<dyn DiskBackend>>,
+}
 
 impl DurableDisk {
     pub fn new() -> DurableDisk {
         DurableDisk::default()
+    }
+
+    /// A disk that starts from `state` (recovered from a real disk) and hands every sync to `backend`.
+    pub fn with_backend(state: DiskState, backend: Arc<dyn DiskBackend>) -> DurableDisk {
+        DurableDisk { state: Arc::new(Mutex::new(state)), backend: Some(backend) }
     }
 
     /// A copy of what is durable now (for tests and checkers).
@@ -155,7 +182,7 @@ impl DurableDisk {
 
     fn lock(&self) -> MutexGuard<'_, DiskState> {
         // Nothing panics while holding this lock except a broken invariant, which is a bug anyway.
-        self.0.lock().expect("durable disk lock poisoned")
+        self.state.lock().expect("durable disk lock poisoned")
     }
 }
 
@@ -240,9 +267,13 @@ impl Disk {
             return;
         }
         let mut durable = self.durable.lock();
-        for op in self.pending.drain(..) {
+        for op in &self.pending {
             op.apply_to(&mut durable);
         }
+        if let Some(backend) = &self.durable.backend {
+            backend.persist(&self.pending, &durable);
+        }
+        self.pending.clear();
         self.syncs += 1;
         // Read-back half of the persist invariant: after a sync the durable state is what the process sees
         // (compared on the cheap parts; the journal replay is the same code that built the written view).

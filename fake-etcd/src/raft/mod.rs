@@ -6,6 +6,7 @@
 //! Parts, one job each:
 //! - [`disk`]: the durable-state model. Writes are buffered until [`Disk::sync`]; a crash (re-opening from
 //!   the [`DurableDisk`] handle) loses everything not synced. A fault switch makes `sync` a silent no-op.
+//! - [`disk_codec`]: the disk model's writes and whole state as bytes, for the real build's data dir.
 //! - `storage`: raft-rs's `Storage` trait on top of [`Disk`].
 //! - [`config`]: [`RaftConfig`], etcd 3.4's settings by default, with the first election timeout and the
 //!   seed of the later ones chosen by the caller, so that raft-rs's `thread_rng` never decides anything
@@ -27,6 +28,7 @@
 pub mod codec;
 pub mod config;
 pub mod disk;
+pub mod disk_codec;
 pub mod entry;
 pub mod error;
 pub mod node;
@@ -35,7 +37,7 @@ mod storage;
 pub mod timeout;
 
 pub use config::RaftConfig;
-pub use disk::{Disk, DiskOptions, DiskState, DurableDisk};
+pub use disk::{Disk, DiskBackend, DiskOp, DiskOptions, DiskState, DurableDisk};
 pub use entry::{decode_command, decode_payload, encode_command, encode_internal, Payload, ProposalId};
 pub use error::RaftError;
 pub use node::{NodeStatus, RaftNode};

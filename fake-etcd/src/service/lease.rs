@@ -1,5 +1,5 @@
 //! The Lease service. Grants and revokes go through the write path; keep-alives and time-to-live queries are
-//! answered by the member directly, as etcd's leader answers them without Raft.
+//! answered by the leader without Raft, as etcd's are; a follower forwards them to the leader.
 
 use std::sync::Arc;
 
@@ -97,9 +97,10 @@ impl Lease for LeaseService {
         req: Request<LeaseTimeToLiveRequest>,
     ) -> Result<Response<LeaseTimeToLiveResponse>, Status> {
         let req = req.into_inner();
-        let now = self.member.now();
-        let (ttl, revision) =
-            self.member.read(|sm| (sm.lessor.time_to_live(LeaseId(req.id), now), sm.mvcc.current_revision().0));
+        // A follower asks the leader (see `Member::lease_time_to_live`); the header is this member's own, as
+        // etcd fills the forwarded answer's header on the member the client asked.
+        let ttl = self.member.lease_time_to_live(LeaseId(req.id)).await?;
+        let revision = self.current_revision();
         // An unknown or expired lease is TTL -1 with no error, as etcd 3.4 answers.
         let resp = match ttl {
             Some(t) => LeaseTimeToLiveResponse {

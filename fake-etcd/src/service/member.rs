@@ -8,8 +8,10 @@
 //! entry (see `replica`), so watches and serializable reads work on every member.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use etcd_proto::etcdserverpb::{ResponseHeader, WatchRequest, WatchResponse};
 use etcd_proto::mvccpb::Event;
@@ -24,7 +26,7 @@ use super::transport;
 use crate::apply::{Command, CommandResponse, StateMachine};
 use crate::error::EtcdError;
 use crate::failpoint::Failpoints;
-use crate::lease::LeaseIdGen;
+use crate::lease::{LeaseIdGen, TimeToLive};
 use crate::raft::{codec, encode_command, encode_internal, Message, RaftError, Role};
 use crate::types::{LeaseId, LogIndex, MemberId, Millis, Revision};
 use crate::watch::{HubConfig, StreamId, WatchHub};
@@ -314,18 +316,12 @@ impl Member {
     /// Keep-alive: the leader renews without going through Raft; a follower forwards to the leader, as etcd
     /// does, because only the leader's deadlines decide expiry.
     pub async fn renew_lease(&self, id: LeaseId) -> Result<i64, EtcdError> {
-        let leader = {
-            let mut st = self.lock();
-            if st.raft.node.is_leader() {
-                let now = self.now();
-                return st.sm.lessor.renew(id, now);
-            }
-            st.raft.leader
-        };
-        let Some(leader) = leader.and_then(|l| self.peer(l).cloned()) else {
-            return Err(EtcdError::NoLeader);
-        };
-        transport::forward_lease_renew(&leader, self.config.cluster_id, id, self.config.request_timeout).await
+        let cluster_id = self.config.cluster_id;
+        self.at_leader(
+            || self.renew_lease_as_leader(id),
+            |leader, timeout| async move { transport::forward_lease_renew(&leader, cluster_id, id, timeout).await },
+        )
+        .await
     }
 
     /// The leader's side of a forwarded keep-alive; `None` when this member does not lead.
@@ -333,6 +329,64 @@ impl Member {
         let now = self.now();
         let mut st = self.lock();
         st.raft.node.is_leader().then(|| st.sm.lessor.renew(id, now))
+    }
+
+    /// LeaseTimeToLive: the leader answers from its own lessor; a follower asks the leader, as etcd 3.4 does,
+    /// because only the leader's deadlines are current (keep-alives renew them there alone, and a new leader
+    /// extends them). `Ok(None)` is an unknown or expired lease.
+    pub async fn lease_time_to_live(&self, id: LeaseId) -> Result<Option<TimeToLive>, EtcdError> {
+        let cluster_id = self.config.cluster_id;
+        self.at_leader(
+            || self.lease_time_to_live_as_leader(id).map(Ok),
+            |leader, timeout| async move {
+                transport::forward_lease_time_to_live(&leader, cluster_id, id, timeout).await
+            },
+        )
+        .await
+    }
+
+    /// What etcd does with the lease requests that bypass Raft (`LeaseRenew`, `LeaseTimeToLive` in
+    /// `v3_server.go`): `local` answers if this member leads; otherwise the request is forwarded to the
+    /// leader, and while there is none, or the one asked stepped down or did not answer, it is asked again
+    /// once a leader is known (waiting an election timeout at a time), until the request timeout: then "no
+    /// leader" if none was ever known, else "request timed out". Any other answer is final.
+    async fn at_leader<T, Fut>(
+        &self,
+        local: impl Fn() -> Option<Result<T, EtcdError>>,
+        forward: impl Fn(PeerSpec, Duration) -> Fut,
+    ) -> Result<T, EtcdError>
+    where
+        Fut: Future<Output = Result<T, EtcdError>>,
+    {
+        let deadline = Instant::now() + self.config.request_timeout;
+        loop {
+            let leader = match local() {
+                Some(answer) => return answer,
+                None => self.lock().raft.leader,
+            };
+            let now = Instant::now();
+            let wait = match leader.and_then(|l| self.peer(l).cloned()) {
+                Some(peer) if now < deadline => match forward(peer, deadline - now).await {
+                    Err(EtcdError::NotLeader | EtcdError::Timeout | EtcdError::NoLeader) => {
+                        self.config.raft.tick_interval
+                    }
+                    answer => return answer,
+                },
+                Some(_) => self.config.raft.tick_interval,
+                None => self.config.election_timeout,
+            };
+            if Instant::now() + wait >= deadline {
+                return Err(if leader.is_some() { EtcdError::Timeout } else { EtcdError::NoLeader });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// The leader's side of LeaseTimeToLive (also a forwarded one); `None` when this member does not lead.
+    pub fn lease_time_to_live_as_leader(&self, id: LeaseId) -> Option<Option<TimeToLive>> {
+        let now = self.now();
+        let st = self.lock();
+        st.raft.node.is_leader().then(|| st.sm.lessor.time_to_live(id, now))
     }
 
     /// Revokes every lease whose deadline passed (what etcd's leader proposes every 500 ms; followers never

@@ -5,8 +5,11 @@
 //! across an `.await`.
 
 pub mod auth;
+#[cfg(not(madsim))]
+pub mod authority;
 pub mod cluster;
 pub mod config;
+pub mod data_dir;
 pub mod identity;
 pub mod internal;
 pub mod kv;
@@ -23,4 +26,6 @@ pub mod watch;
 
 pub use config::{EventObserver, MemberConfig, MemberEvent, PeerSpec, RaftObserver, RaftSettings};
 pub use member::Member;
+#[cfg(not(madsim))]
+pub use server::serve_listener;
 pub use server::{serve, serve_peers};

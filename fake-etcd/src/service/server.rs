@@ -13,6 +13,7 @@ use etcd_proto::etcdserverpb::lease_server::LeaseServer;
 use etcd_proto::etcdserverpb::maintenance_server::MaintenanceServer;
 use etcd_proto::etcdserverpb::watch_server::WatchServer;
 use etcd_proto::kubesimpeer::peer_server::PeerServer;
+use tonic::transport::server::Router;
 use tonic::transport::Server;
 
 use super::auth::AuthService;
@@ -34,22 +35,49 @@ pub async fn serve(
 ) -> Result<(), tonic::transport::Error> {
     // A member served on several client URLs runs its background tasks once.
     let tickers = if member.claim_tasks() { spawn_tickers(member.clone()) } else { Vec::new() };
+    let result = client_router(member).serve_with_shutdown(addr, shutdown).await;
+    for t in tickers {
+        t.abort();
+    }
+    result
+}
+
+/// The real binary's client listener: like [`serve`], on an already bound socket, with every connection
+/// read through `authority::RewritingStream` so that etcdctl's `http://` authorities reach tonic in a form h2 takes.
+#[cfg(not(madsim))]
+pub async fn serve_listener(
+    member: Arc<Member>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let tickers = if member.claim_tasks() { spawn_tickers(member.clone()) } else { Vec::new() };
+    let incoming = futures::stream::unfold(listener, |listener| async move {
+        let accepted = listener.accept().await.map(|(socket, _)| {
+            // Small gRPC frames must not wait for Nagle's algorithm, as tonic's own listener also sets.
+            let _ = socket.set_nodelay(true);
+            super::authority::RewritingStream::new(socket)
+        });
+        Some((accepted, listener))
+    });
+    let result = client_router(member).serve_with_incoming_shutdown(incoming, shutdown).await;
+    for t in tickers {
+        t.abort();
+    }
+    result
+}
+
+/// Every client service of `member`.
+fn client_router(member: Arc<Member>) -> Router {
     // gRPC itself accepts a little more than etcd's request limit, so that an oversized request reaches
     // etcd's own check and gets etcd's own "request is too large".
     let max = member.config().max_request_bytes + etcd_proto::GRPC_OVERHEAD_BYTES;
-    let result = Server::builder()
+    Server::builder()
         .add_service(KvServer::new(KvService { member: member.clone() }).max_decoding_message_size(max))
         .add_service(WatchServer::new(WatchService { member: member.clone() }).max_decoding_message_size(max))
         .add_service(LeaseServer::new(LeaseService { member: member.clone() }).max_decoding_message_size(max))
         .add_service(MaintenanceServer::new(MaintenanceService { member: member.clone() }))
         .add_service(ClusterServer::new(ClusterService { member: member.clone() }))
         .add_service(AuthServer::new(AuthService { member }))
-        .serve_with_shutdown(addr, shutdown)
-        .await;
-    for t in tickers {
-        t.abort();
-    }
-    result
 }
 
 /// Serves `member`'s peer listener (Raft messages, forwarded keep-alives) on `addr` until `shutdown`.

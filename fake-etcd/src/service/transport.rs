@@ -1,20 +1,24 @@
 //! The sending side of the peer transport: one task per peer that batches the Raft messages queued for it
 //! into one `kubesimpeer.Peer/Deliver` call at a time, over the same (madsim-)tonic transport as the client
 //! API. A batch that cannot be delivered within the timeout is dropped and reported to Raft (unreachable;
-//! a snapshot in it failed), and Raft retries. Also the follower's side of a forwarded lease keep-alive.
+//! a snapshot in it failed), and Raft retries; a batch refused because the peer belongs to another cluster is
+//! reported the same way and logged with etcd's text. Also the follower's side of the lease requests it
+//! forwards to the leader (keep-alive, time to live).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_proto::kubesimpeer::peer_client::PeerClient;
-use etcd_proto::kubesimpeer::{LeaseRenewRequest, RaftBatch};
+use etcd_proto::kubesimpeer::{LeaseRenewRequest, LeaseTtlRequest, RaftBatch};
 use tokio::sync::mpsc;
 use tonic::transport::{Channel, Endpoint};
 
 use super::config::PeerSpec;
 use super::member::Member;
+use super::peer::{CLUSTER_ID_METADATA, CLUSTER_ID_MISMATCH};
 use crate::error::EtcdError;
+use crate::lease::TimeToLive;
 use crate::raft::{codec, Message, MessageType};
 use crate::types::{ClusterId, LeaseId, MemberId};
 
@@ -47,6 +51,8 @@ async fn send_loop(member: Arc<Member>, peer: PeerSpec, mut rx: mpsc::UnboundedR
     };
     let from = member.config().member_id;
     let cluster_id = member.config().cluster_id;
+    // A peer of another cluster refuses every batch; saying so once per run of refusals keeps the log useful.
+    let mut refused = false;
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -65,13 +71,33 @@ async fn send_loop(member: Arc<Member>, peer: PeerSpec, mut rx: mpsc::UnboundedR
         let sent = tokio::time::timeout(SEND_TIMEOUT, client.deliver(request)).await;
         match sent {
             Ok(Ok(_)) => {
+                refused = false;
                 if snapshot {
                     member.report_snapshot_delivered(peer.id);
                 }
             }
+            Ok(Err(status)) if is_cluster_mismatch(&status) => {
+                if !refused {
+                    refused = true;
+                    let remote = status.metadata().get(CLUSTER_ID_METADATA).and_then(|v| v.to_str().ok());
+                    // etcd 3.4's text (capnslog), from its stream and pipeline senders.
+                    tracing::error!(
+                        "rafthttp: request sent was ignored (cluster ID mismatch: peer[{}]={}, local={:x})",
+                        peer.id,
+                        remote.unwrap_or("unknown"),
+                        cluster_id.0
+                    );
+                }
+                member.report_undelivered(peer.id, snapshot);
+            }
             _ => member.report_undelivered(peer.id, snapshot),
         }
     }
+}
+
+/// Whether a peer refused a request because it belongs to another cluster.
+fn is_cluster_mismatch(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::FailedPrecondition && status.message() == CLUSTER_ID_MISMATCH
 }
 
 fn client(peer: &PeerSpec) -> Option<PeerClient<Channel>> {
@@ -99,6 +125,28 @@ pub async fn forward_lease_renew(
                 return Err(EtcdError::LeaseNotFound);
             }
             Ok(resp.ttl)
+        }
+        _ => Err(EtcdError::Timeout),
+    }
+}
+
+/// Asks the leader for a lease's time to live. `Ok(None)`: the leader knows no such live lease. Fails with
+/// `NotLeader` when the peer no longer leads and with `Timeout` when it does not answer in time.
+pub async fn forward_lease_time_to_live(
+    leader: &PeerSpec,
+    cluster_id: ClusterId,
+    id: LeaseId,
+    timeout: Duration,
+) -> Result<Option<TimeToLive>, EtcdError> {
+    let Some(mut client) = client(leader) else { return Err(EtcdError::NoLeader) };
+    let request = LeaseTtlRequest { cluster_id: cluster_id.0, id: id.0 };
+    match tokio::time::timeout(timeout, client.lease_time_to_live(request)).await {
+        Ok(Ok(resp)) => {
+            let resp = resp.into_inner();
+            if resp.not_leader {
+                return Err(EtcdError::NotLeader);
+            }
+            Ok(resp.found.then_some(TimeToLive { ttl_s: resp.ttl, granted_ttl_s: resp.granted_ttl, keys: resp.keys }))
         }
         _ => Err(EtcdError::Timeout),
     }
