@@ -7,7 +7,9 @@
 //! compare-and-swap shape) and each client count (1 and 16 connections, each issuing one request at a
 //! time), the servers are loaded for a fixed time in turn, and the table shows ops/s and the ratio
 //! fake-etcd / etcd. `KUBESIM_BENCH_SECS` sets the seconds per measurement (default 3; the whole run takes
-//! about 12 times that plus startup). `KUBESIM_UNDER_TEST=etcd` puts real etcd on both sides. Run without
+//! about 12 times that plus startup). `KUBESIM_UNDER_TEST=etcd` puts real etcd on both sides.
+//! `KUBESIM_BENCH_MEMBERS=3` runs both sides as 3-member clusters on loopback (each connection is given
+//! every member's endpoint, and the client spreads its requests over them). Run without
 //! cargo bench's `--bench` argument (as `cargo test --benches` does), it only checks that every workload
 //! runs, with 0.2 s per measurement.
 //!
@@ -72,13 +74,17 @@ mod bench {
             .map_or(default_secs, |s| s.parse::<f64>().expect("KUBESIM_BENCH_SECS"));
         let duration = Duration::from_secs_f64(secs);
         let under_test = Peer::under_test();
+        let members: usize = std::env::var("KUBESIM_BENCH_MEMBERS")
+            .ok()
+            .map_or(1, |s| s.parse().expect("KUBESIM_BENCH_MEMBERS: a number of members, 1 to 5"));
         // Servers are started on this thread and stay on it (see support::server).
-        let real = Server::start(&Peer::RealEtcd, Disk::Tmpfs);
-        let other = Server::start(&under_test, Disk::Tmpfs);
+        let real = Server::start_cluster(&Peer::RealEtcd, Disk::Tmpfs, members);
+        let other = Server::start_cluster(&under_test, Disk::Tmpfs, members);
+        let (real, other) = (real.as_slice(), other.as_slice());
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
 
-        println!("vs_etcd: {secs} s per measurement, loopback, etcd data on tmpfs");
+        println!("vs_etcd: {secs} s per measurement, {members} member(s) per side, loopback, data dirs on tmpfs");
         println!(
             "{:<8} {:>7} {:>14} {:>16} {:>10}",
             "workload",
@@ -89,13 +95,13 @@ mod bench {
         );
         let mut failed = Vec::new();
         runtime.block_on(async {
-            for server in [&real, &other] {
-                setup(server).await;
+            for servers in [real, other] {
+                setup(servers).await;
             }
             for workload in WORKLOADS {
                 for clients in CLIENTS {
-                    let a = measure(&real, workload, clients, duration).await;
-                    let b = measure(&other, workload, clients, duration).await;
+                    let a = measure(real, workload, clients, duration).await;
+                    let b = measure(other, workload, clients, duration).await;
                     let (ra, rb) = (a.ops as f64 / secs, b.ops as f64 / secs);
                     println!(
                         "{:<8} {:>7} {:>14.0} {:>16.0} {:>10.2}",
@@ -105,11 +111,11 @@ mod bench {
                         rb,
                         if ra > 0.0 { rb / ra } else { f64::NAN }
                     );
-                    for (server, m) in [(&real, &a), (&other, &b)] {
+                    for (servers, m) in [(real, &a), (other, &b)] {
                         if m.errors > 0 {
                             failed.push(format!(
                                 "{workload:?} x{clients} on {}: {} errors, first: {}",
-                                server.peer.label(),
+                                servers[0].peer.label(),
                                 m.errors,
                                 m.first_error.as_deref().unwrap_or("?")
                             ));
@@ -124,25 +130,27 @@ mod bench {
         }
     }
 
-    async fn connect(server: &Server) -> Client {
-        Client::connect([server.url()], None)
+    /// One connection given every member's endpoint.
+    async fn connect(servers: &[Server]) -> Client {
+        let urls: Vec<String> = servers.iter().map(Server::url).collect();
+        Client::connect(urls.clone(), None)
             .await
-            .unwrap_or_else(|e| panic!("connecting to {} at {}: {e}", server.peer.label(), server.url()))
+            .unwrap_or_else(|e| panic!("connecting to {} at {urls:?}: {e}", servers[0].peer.label()))
     }
 
     /// Writes the keys the range workload reads.
-    async fn setup(server: &Server) {
-        let mut client = connect(server).await;
+    async fn setup(servers: &[Server]) {
+        let mut client = connect(servers).await;
         for i in 0..RANGE_KEYS {
             client.put(format!("bench/range/{i:04}"), vec![b'r'; 128], None).await.expect("setup put");
         }
     }
 
     /// Runs `clients` connections against `server` for `duration` and counts their requests.
-    async fn measure(server: &Server, workload: Workload, clients: usize, duration: Duration) -> Measured {
+    async fn measure(servers: &[Server], workload: Workload, clients: usize, duration: Duration) -> Measured {
         let mut connections = Vec::new();
         for _ in 0..clients {
-            connections.push(connect(server).await);
+            connections.push(connect(servers).await);
         }
         let stop = Arc::new(AtomicBool::new(false));
         let tasks: Vec<_> = connections

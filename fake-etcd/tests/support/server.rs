@@ -72,8 +72,11 @@ pub struct Server {
     child: Child,
 }
 
-/// The member name given to every server.
+/// The member name given to every single-member server.
 pub const MEMBER_NAME: &str = "kubesim-1";
+
+/// Member names of a cluster started with [`Server::start_cluster`], the first being [`MEMBER_NAME`].
+const CLUSTER_NAMES: [&str; 5] = [MEMBER_NAME, "kubesim-2", "kubesim-3", "kubesim-4", "kubesim-5"];
 
 /// How long a member may take to answer its first request (real etcd elects itself after about a second).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -119,7 +122,49 @@ impl Server {
         std::fs::read_to_string(self.root.join("server.log")).unwrap_or_default()
     }
 
+    /// Starts `members` members of one cluster (at most 5), all with the same `--initial-cluster`, and waits
+    /// until every one answers; panics with the logs if one never does. A port taken between the probe and
+    /// the bind is not retried here: a benchmark can simply be run again.
+    pub fn start_cluster(peer: &Peer, disk: Disk, members: usize) -> Vec<Server> {
+        assert!((1..=CLUSTER_NAMES.len()).contains(&members), "1 to {} members", CLUSTER_NAMES.len());
+        let ports: Vec<(u16, u16)> = (0..members).map(|_| (ports::free_port(), ports::free_port())).collect();
+        let initial: Vec<String> =
+            ports.iter().zip(CLUSTER_NAMES).map(|((_, p), n)| format!("{n}=http://127.0.0.1:{p}")).collect();
+        let initial = initial.join(",");
+        // Every member must be running before any can elect a leader, so spawn all, then wait for each.
+        let mut servers: Vec<Server> = ports
+            .iter()
+            .zip(CLUSTER_NAMES)
+            .map(|(&(client_port, peer_port), name)| {
+                Server::spawn(peer, disk, name, client_port, peer_port, &initial)
+                    .unwrap_or_else(|e| panic!("{} {name} did not start: {e}", peer.label()))
+            })
+            .collect();
+        for server in &mut servers {
+            if let Err(e) = server.wait_ready() {
+                panic!("{} {} did not become ready: {e}", peer.label(), server.name);
+            }
+        }
+        servers
+    }
+
     fn try_start(peer: &Peer, disk: Disk) -> Result<Server, String> {
+        let (client_port, peer_port) = (ports::free_port(), ports::free_port());
+        let initial = format!("{MEMBER_NAME}=http://127.0.0.1:{peer_port}");
+        let mut server = Server::spawn(peer, disk, MEMBER_NAME, client_port, peer_port, &initial)?;
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// Runs one member process with etcd's flags; it is not ready yet.
+    fn spawn(
+        peer: &Peer,
+        disk: Disk,
+        name: &'static str,
+        client_port: u16,
+        peer_port: u16,
+        initial_cluster: &str,
+    ) -> Result<Server, String> {
         let base = match disk {
             Disk::Temp => std::env::temp_dir(),
             Disk::Tmpfs => PathBuf::from("/dev/shm"),
@@ -132,7 +177,6 @@ impl Server {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
         let log = File::create(root.join("server.log")).map_err(|e| format!("cannot create log: {e}"))?;
-        let (client_port, peer_port) = (ports::free_port(), ports::free_port());
         let program = match peer {
             Peer::RealEtcd => tools::etcd(),
             Peer::FakeEtcd(path) => path.clone(),
@@ -141,7 +185,7 @@ impl Server {
         let peer_url = format!("http://127.0.0.1:{peer_port}");
         let mut cmd = Command::new(&program);
         cmd.arg("--name")
-            .arg(MEMBER_NAME)
+            .arg(name)
             .arg("--data-dir")
             .arg(root.join("data"))
             .arg("--listen-client-urls")
@@ -153,7 +197,7 @@ impl Server {
             .arg("--initial-advertise-peer-urls")
             .arg(&peer_url)
             .arg("--initial-cluster")
-            .arg(format!("{MEMBER_NAME}={peer_url}"));
+            .arg(initial_cluster);
         // A panic's message and location are what a failure report needs; a backtrace would push them out of
         // the log tail that failure messages quote.
         cmd.env_remove("ETCD_NAME")
@@ -171,9 +215,7 @@ impl Server {
             });
         }
         let child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-        let mut server = Server { peer: peer.clone(), client_port, peer_port, name: MEMBER_NAME, root, child };
-        server.wait_ready()?;
-        Ok(server)
+        Ok(Server { peer: peer.clone(), client_port, peer_port, name, root, child })
     }
 
     /// Polls with `etcdctl endpoint health` (a linearizable read of key "health") until it succeeds, so the
