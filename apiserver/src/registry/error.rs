@@ -20,9 +20,9 @@ pub const OPTIMISTIC_LOCK_MESSAGE: &str =
 /// A failed registry operation.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum RegistryError {
-    /// The storage layer failed `op` on `name`.
+    /// The storage layer failed `op` on `name`. (Boxed: a storage error is larger than the other variants.)
     #[error("{err}")]
-    Storage { err: StorageError, op: Operation, resource: GroupResource, name: String },
+    Storage { err: Box<StorageError>, op: Operation, resource: GroupResource, name: String },
     /// Validation failed: 422 Invalid, named by kind (`ConfigMap`, `Deployment.apps`), not by resource.
     #[error("{} {:?} is invalid: {}", qualified_kind(group, kind), name, aggregate(errors))]
     Invalid { group: String, kind: String, name: String, errors: Vec<FieldError> },

@@ -11,7 +11,7 @@ use crate::registry::meta;
 use crate::registry::store::{ListRequest, Store};
 use crate::registry::strategies::namespaces::KUBERNETES_FINALIZER;
 use crate::storage::status::Operation;
-use crate::storage::{GetOptions, Preconditions, Storage};
+use crate::storage::{GetOptions, Preconditions, Storage, StorageError};
 
 /// What a finalization pass did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,14 +39,14 @@ pub async fn finalize<S: Storage + Clone>(
         for obj in &list.items {
             match store.delete(name, meta::get_str(obj, "name"), &Preconditions::default()).await {
                 Ok(_) => done.n_deleted += 1,
-                Err(RegistryError::Storage { err: crate::storage::StorageError::KeyNotFound { .. }, .. }) => {}
+                Err(RegistryError::Storage { err, .. }) if matches!(*err, StorageError::KeyNotFound { .. }) => {}
                 Err(err) => return Err(err),
             }
         }
     }
     let key = namespaces.key("", name);
     let storage_error = |err, op| RegistryError::Storage {
-        err,
+        err: Box::new(err),
         op,
         resource: namespaces.resource().group_resource(),
         name: name.to_string(),

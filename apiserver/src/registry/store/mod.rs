@@ -85,7 +85,12 @@ impl<S: Storage + Clone> Store<S> {
 
     /// A storage failure of `op` on `name`, translated later by the storage layer's rules.
     fn storage_error(&self, err: StorageError, op: Operation, name: &str) -> RegistryError {
-        RegistryError::Storage { err, op, resource: self.resource.group_resource(), name: name.to_string() }
+        RegistryError::Storage {
+            err: Box::new(err),
+            op,
+            resource: self.resource.group_resource(),
+            name: name.to_string(),
+        }
     }
 
     fn invalid(&self, name: &str, errors: Vec<crate::registry::field_error::FieldError>) -> RegistryError {
