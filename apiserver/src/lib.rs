@@ -3,6 +3,8 @@
 //! Built layer by layer (issue 6). Its boundary is fixed: it reaches its store only through the etcd v3 wire
 //! API from `etcd-proto`, never through fake-etcd's internals, so that it runs unchanged against real etcd 3.4.
 //! Today it holds the storage layer ([`storage`]): the storage interface, its typed errors and their one
-//! translation into Kubernetes `Status` objects, the etcd3 implementation, and the watch cache (Cacher).
+//! translation into Kubernetes `Status` objects, the etcd3 implementation, and the watch cache (Cacher); and
+//! the generic registry ([`registry`]) with its per-resource strategies on top.
 
+pub mod registry;
 pub mod storage;

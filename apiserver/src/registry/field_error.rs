@@ -1,0 +1,158 @@
+//! [`FieldError`]: one validation failure at a field path, formatted as apimachinery's `field.Error` is, so
+//! that a 422 Invalid `Status` reads exactly like kube-apiserver's (reference/apiserver-semantics.md S0.4).
+
+use std::fmt;
+
+/// The kind of a field error; its text and its `StatusCause` reason are apimachinery's `field.ErrorType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldErrorType {
+    Required,
+    Invalid,
+    Forbidden,
+    NotSupported,
+    Duplicate,
+    TooLong,
+}
+
+impl FieldErrorType {
+    /// The human text (`Invalid value`, `Required value`, ...).
+    pub fn text(self) -> &'static str {
+        match self {
+            FieldErrorType::Required => "Required value",
+            FieldErrorType::Invalid => "Invalid value",
+            FieldErrorType::Forbidden => "Forbidden",
+            FieldErrorType::NotSupported => "Unsupported value",
+            FieldErrorType::Duplicate => "Duplicate value",
+            FieldErrorType::TooLong => "Too long",
+        }
+    }
+
+    /// The `StatusCause.reason` a client matches on.
+    pub fn cause(self) -> &'static str {
+        match self {
+            FieldErrorType::Required => "FieldValueRequired",
+            FieldErrorType::Invalid => "FieldValueInvalid",
+            FieldErrorType::Forbidden => "FieldValueForbidden",
+            FieldErrorType::NotSupported => "FieldValueNotSupported",
+            FieldErrorType::Duplicate => "FieldValueDuplicate",
+            FieldErrorType::TooLong => "FieldValueTooLong",
+        }
+    }
+}
+
+/// The offending value, printed as Go's `%q` (strings) or `%v` (numbers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BadValue {
+    /// No value is shown (Required, Forbidden, TooLong never show one).
+    Omitted,
+    Str(String),
+    Int(i64),
+}
+
+/// One validation failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub kind: FieldErrorType,
+    /// The JSON path, as kube prints it (`metadata.name`, `spec.containers[0].image`).
+    pub field: String,
+    pub value: BadValue,
+    pub detail: String,
+}
+
+impl FieldError {
+    pub fn required(field: &str, detail: &str) -> FieldError {
+        FieldError {
+            kind: FieldErrorType::Required,
+            field: field.into(),
+            value: BadValue::Omitted,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
+        FieldError {
+            kind: FieldErrorType::Invalid,
+            field: field.into(),
+            value: BadValue::Str(value.into()),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn invalid_int(field: &str, value: i64, detail: &str) -> FieldError {
+        FieldError {
+            kind: FieldErrorType::Invalid,
+            field: field.into(),
+            value: BadValue::Int(value),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn forbidden(field: &str, detail: &str) -> FieldError {
+        FieldError {
+            kind: FieldErrorType::Forbidden,
+            field: field.into(),
+            value: BadValue::Omitted,
+            detail: detail.into(),
+        }
+    }
+
+    /// The message without the field (`ErrorBody`): what a `StatusCause` carries.
+    pub fn body(&self) -> String {
+        let shows_value =
+            matches!(self.kind, FieldErrorType::Invalid | FieldErrorType::NotSupported | FieldErrorType::Duplicate);
+        let mut s = match (&self.value, shows_value) {
+            (BadValue::Str(v), true) => format!("{}: {}", self.kind.text(), go_quote(v)),
+            (BadValue::Int(v), true) => format!("{}: {v}", self.kind.text()),
+            _ => self.kind.text().to_string(),
+        };
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
+    }
+}
+
+/// The aggregate text of a list, as `utilerrors.NewAggregate(...).Error()` prints it: one message alone,
+/// several in brackets, duplicates dropped.
+pub fn aggregate(errs: &[FieldError]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for e in errs {
+        let text = e.to_string();
+        if !seen.contains(&text) {
+            seen.push(text);
+        }
+    }
+    match seen.len() {
+        1 => seen.remove(0),
+        _ => format!("[{}]", seen.join(", ")),
+    }
+}
+
+/// Go's `%q` for the printable ASCII strings names are made of; other characters are escaped as Go would
+/// for the common cases.
+pub fn go_quote(s: &str) -> String {
+    crate::storage::resource_version::go_quote(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_match_apimachinery() {
+        let e = FieldError::invalid("metadata.name", "A", "bad");
+        assert_eq!(e.to_string(), "metadata.name: Invalid value: \"A\": bad");
+        let r = FieldError::required("metadata.name", "name or generateName is required");
+        assert_eq!(r.to_string(), "metadata.name: Required value: name or generateName is required");
+        assert_eq!(FieldError::required("spec.containers", "").to_string(), "spec.containers: Required value");
+        assert_eq!(aggregate(&[e.clone(), r.clone(), e.clone()]), format!("[{e}, {r}]"));
+        assert_eq!(FieldError::invalid_int("metadata.resourceVersion", 0, "x").body(), "Invalid value: 0: x");
+    }
+}

@@ -1,0 +1,32 @@
+//! The generic registry: kube-apiserver's `registry/generic/registry.Store` and its strategies, over any
+//! [`crate::storage::Storage`] backend (the etcd3 store or the Cacher).
+//!
+//! Layers, inside out:
+//! - [`field_error`]: [`FieldError`], apimachinery's field errors and their texts.
+//! - [`names`]: DNS-1123 name checks with kube's messages, and `generateName` expansion.
+//! - [`meta`]: metadata accessors over JSON and the generic metadata validation.
+//! - [`system`]: [`SystemFields`], the injected seeded generator and [`Clock`] that make names, uids and
+//!   timestamps deterministic.
+//! - [`strategy`]: the [`Strategy`] hooks per resource and the [`Resource`] descriptor;
+//!   [`strategies`] holds those of configmaps, namespaces and pods.
+//! - [`selector`]: label and field selectors.
+//! - [`error`]: [`RegistryError`], the one error type of this layer, and its one translation into a `Status`.
+//! - [`store`]: [`Store`], create, get, list, update, delete and watch of one resource.
+//! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
+
+pub mod error;
+pub mod field_error;
+pub mod meta;
+pub mod names;
+pub mod namespace_controller;
+pub mod selector;
+pub mod store;
+pub mod strategies;
+pub mod strategy;
+pub mod system;
+
+pub use error::RegistryError;
+pub use field_error::FieldError;
+pub use store::{DeleteResult, ListRequest, Store};
+pub use strategy::{DeleteStrategy, Resource, Strategy};
+pub use system::{Clock, FixedClock, SystemFields};

@@ -1,0 +1,135 @@
+//! Object names: the DNS-1123 checks kube applies to names (subdomain for most resources, label for
+//! namespaces), with apimachinery's exact messages, and `generateName` expansion.
+
+use rand::RngCore;
+
+/// The longest DNS-1123 subdomain.
+pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+/// The longest DNS-1123 label.
+pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
+
+const SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+'-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation \
+is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+const LABEL_MESSAGE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', \
+and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is \
+'[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// How a resource checks its names: `(name, is_prefix) -> messages`, apimachinery's `ValidateNameFunc`.
+pub type NameCheck = fn(&str, bool) -> Vec<String>;
+
+/// Whether `s` is one DNS label's worth of characters: lower-case alphanumerics and '-', alphanumeric at
+/// both ends.
+fn is_label_shaped(s: &str) -> bool {
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let bytes = s.as_bytes();
+    !bytes.is_empty()
+        && alnum(bytes[0])
+        && alnum(bytes[bytes.len() - 1])
+        && bytes.iter().all(|&c| alnum(c) || c == b'-')
+}
+
+fn max_len(max: usize) -> String {
+    format!("must be no more than {max} characters")
+}
+
+/// `IsDNS1123Label`.
+pub fn dns1123_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len(DNS1123_LABEL_MAX_LENGTH));
+    }
+    if !is_label_shaped(value) {
+        errs.push(LABEL_MESSAGE.to_string());
+    }
+    errs
+}
+
+/// `IsDNS1123Subdomain`.
+pub fn dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !value.split('.').all(is_label_shaped) {
+        errs.push(SUBDOMAIN_MESSAGE.to_string());
+    }
+    errs
+}
+
+/// A `generateName` prefix may end in '-' (the random suffix follows), so kube checks it with that dash
+/// masked (`maskTrailingDash`).
+fn mask_trailing_dash(name: &str, is_prefix: bool) -> String {
+    if is_prefix && name.len() > 1 && name.ends_with('-') {
+        format!("{}a", &name[..name.len() - 1])
+    } else {
+        name.to_string()
+    }
+}
+
+/// `NameIsDNSSubdomain`: configmaps, pods and most resources.
+pub fn name_is_dns_subdomain(name: &str, is_prefix: bool) -> Vec<String> {
+    dns1123_subdomain(&mask_trailing_dash(name, is_prefix))
+}
+
+/// `NameIsDNSLabel`: namespaces (and the namespace of every namespaced object).
+pub fn name_is_dns_label(name: &str, is_prefix: bool) -> Vec<String> {
+    dns1123_label(&mask_trailing_dash(name, is_prefix))
+}
+
+/// `path.ValidatePathSegmentName`: what every name must satisfy to be a URL path segment and an etcd key
+/// segment, checked for every resource after its own name check.
+pub fn path_segment_name(name: &str, is_prefix: bool) -> Vec<String> {
+    let mut errs = Vec::new();
+    if !is_prefix {
+        for bad in [".", ".."] {
+            if name == bad {
+                errs.push(format!("may not be '{bad}'"));
+            }
+        }
+    }
+    for bad in ["/", "%"] {
+        if name.contains(bad) {
+            errs.push(format!("may not contain '{bad}'"));
+        }
+    }
+    errs
+}
+
+/// The longest prefix kept from a `generateName` (63 minus the suffix).
+const GENERATED_PREFIX_MAX: usize = 58;
+/// The length of the random suffix.
+const GENERATED_SUFFIX_LEN: usize = 5;
+/// The suffix alphabet of apimachinery's `utilrand.String`: no vowels (no words), no look-alikes.
+const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// `SimpleNameGenerator.GenerateName`: the prefix cut to 58 bytes, then 5 characters drawn from `rng`.
+pub fn generate_name(prefix: &str, rng: &mut dyn RngCore) -> String {
+    let mut cut = prefix.len().min(GENERATED_PREFIX_MAX);
+    while !prefix.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut name = prefix[..cut].to_string();
+    for _ in 0..GENERATED_SUFFIX_LEN {
+        let idx = (rng.next_u32() as usize) % SUFFIX_ALPHABET.len();
+        name.push(SUFFIX_ALPHABET[idx] as char);
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_checks() {
+        assert!(name_is_dns_subdomain("a.b-c", false).is_empty());
+        assert_eq!(name_is_dns_subdomain("A", false), vec![SUBDOMAIN_MESSAGE.to_string()]);
+        assert!(name_is_dns_subdomain("web-", true).is_empty());
+        assert_eq!(name_is_dns_subdomain("web-", false).len(), 1);
+        assert_eq!(name_is_dns_label("a.b", false), vec![LABEL_MESSAGE.to_string()]);
+        assert_eq!(name_is_dns_label(&"a".repeat(64), false), vec![max_len(63)]);
+        assert_eq!(path_segment_name("..", false), vec!["may not be '..'".to_string()]);
+    }
+}

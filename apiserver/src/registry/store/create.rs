@@ -1,0 +1,106 @@
+//! Create: the NamespaceLifecycle admission check, kube's `BeforeCreate` (namespace, strategy, system
+//! fields, generateName, validation, canonicalization), then the storage create, retried with a new
+//! generated name on a collision (reference CR1-CR4, CR6, N3).
+
+use serde_json::Value;
+
+use crate::registry::error::RegistryError;
+use crate::registry::meta;
+use crate::registry::names;
+use crate::registry::store::Store;
+use crate::registry::strategies::namespaces;
+use crate::storage::status::Operation;
+use crate::storage::{GetOptions, Storage, StorageError};
+
+/// How many names a create with `generateName` tries (`maxNameGenerationCreateAttempts`).
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+impl<S: Storage + Clone> Store<S> {
+    /// Creates `obj` in `namespace` ("" for cluster-scoped resources) and returns it as stored.
+    pub async fn create(&self, namespace: &str, obj: Value) -> Result<Value, RegistryError> {
+        self.admit_create(namespace, &obj).await?;
+        let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();
+        let mut last_name = String::new();
+        for _ in 0..GENERATE_NAME_ATTEMPTS {
+            let prepared = self.before_create(namespace, obj.clone())?;
+            let name = meta::get_str(&prepared, "name").to_string();
+            let key = self.key(meta::get_str(&prepared, "namespace"), &name);
+            match self.storage.create(&key, prepared).await {
+                Ok(created) => return Ok(created),
+                Err(StorageError::KeyExists { .. }) if generated => last_name = name,
+                Err(err) => return Err(self.storage_error(err, Operation::Create, &name)),
+            }
+        }
+        Err(RegistryError::GenerateNameConflict { resource: self.resource.group_resource(), name: last_name })
+    }
+
+    /// The NamespaceLifecycle admission plugin on create: the namespace must exist and not be terminating.
+    /// It runs before the registry names the object, so a generated name is reported by its prefix.
+    async fn admit_create(&self, namespace: &str, obj: &Value) -> Result<(), RegistryError> {
+        let Some(namespaces) = &self.namespaces else { return Ok(()) };
+        if namespace.is_empty() {
+            return Ok(());
+        }
+        let key = format!("/{}/{namespace}", namespaces::resource().etcd_prefix);
+        let ns = match namespaces.get(&key, &GetOptions::default()).await {
+            Ok(ns) => ns,
+            Err(StorageError::KeyNotFound { .. }) => {
+                return Err(RegistryError::NamespaceNotFound { namespace: namespace.to_string() })
+            }
+            Err(err) => return Err(self.storage_error(err, Operation::Get, namespace)),
+        };
+        if namespaces::phase(&ns) == "Terminating" {
+            let name = match meta::get_str(obj, "name") {
+                "" => meta::get_str(obj, "generateName"),
+                name => name,
+            };
+            return Err(RegistryError::NamespaceTerminating {
+                resource: self.resource.group_resource(),
+                name: name.to_string(),
+                namespace: namespace.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `rest.BeforeCreate`: everything the server decides about a new object before it is stored.
+    pub(crate) fn before_create(&self, namespace: &str, mut obj: Value) -> Result<Value, RegistryError> {
+        meta::set(&mut obj, "deletionTimestamp", None);
+        meta::set(&mut obj, "deletionGracePeriodSeconds", None);
+        if self.strategy.namespace_scoped() {
+            match meta::get_str(&obj, "namespace") {
+                "" => meta::set(&mut obj, "namespace", Some(Value::from(namespace))),
+                ns if ns != namespace => {
+                    return Err(RegistryError::BadRequest(
+                        "the namespace of the provided object does not match the namespace sent on the request".into(),
+                    ))
+                }
+                _ => {}
+            }
+        } else {
+            meta::set(&mut obj, "namespace", None);
+        }
+        self.strategy.prepare_for_create(&mut obj);
+        meta::set(&mut obj, "uid", Some(Value::from(self.system.new_uid())));
+        meta::set(&mut obj, "creationTimestamp", Some(Value::from(self.system.now())));
+        if meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty() {
+            let name = self.system.generate_name(meta::get_str(&obj, "generateName"));
+            meta::set(&mut obj, "name", Some(Value::from(name)));
+        }
+        let name = meta::get_str(&obj, "name").to_string();
+        let errs = self.strategy.validate(&obj);
+        if !errs.is_empty() {
+            return Err(self.invalid(&name, errs));
+        }
+        // The generic check runs after the strategy's, so that the more specific messages win.
+        let errs: Vec<_> = names::path_segment_name(&name, false)
+            .into_iter()
+            .map(|msg| crate::registry::field_error::FieldError::invalid("metadata.name", &name, &msg))
+            .collect();
+        if !errs.is_empty() {
+            return Err(self.invalid(&name, errs));
+        }
+        self.strategy.canonicalize(&mut obj);
+        Ok(obj)
+    }
+}

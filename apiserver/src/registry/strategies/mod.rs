@@ -1,0 +1,23 @@
+//! The strategies of the built-in resources the registry serves so far, one file each, and the shared
+//! `generation` rule.
+
+pub mod configmaps;
+pub mod namespaces;
+pub mod pods;
+
+use serde_json::Value;
+
+use crate::registry::meta;
+
+/// Sets `metadata.generation` to 1 on create, for types that track it.
+pub(crate) fn start_generation(obj: &mut Value) {
+    meta::set(obj, "generation", Some(Value::from(1)));
+}
+
+/// Bumps `metadata.generation` when `spec` changed: the main endpoint's rule (reference ST3).
+pub(crate) fn bump_generation_on_spec_change(new: &mut Value, old: &Value) {
+    if new.get("spec") != old.get("spec") {
+        let generation = meta::get(old, "generation").and_then(Value::as_i64).unwrap_or(0);
+        meta::set(new, "generation", Some(Value::from(generation + 1)));
+    }
+}

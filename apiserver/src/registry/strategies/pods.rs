@@ -1,0 +1,132 @@
+//! Pods (`KK/pkg/registry/core/pod/strategy.go`), minimally: namespaced, names are DNS subdomains, a new
+//! pod is Pending with its QoS class, status belongs to `/status`, `generation` starts at 1 and follows
+//! spec changes, and the spec must name at least one container with a name and an image.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
+use crate::registry::meta;
+use crate::registry::names;
+use crate::registry::strategies::{bump_generation_on_spec_change, start_generation};
+use crate::registry::strategy::{Resource, Strategy};
+
+/// The descriptor of `pods`.
+pub fn resource() -> Resource {
+    Resource::core("Pod", "pods")
+}
+
+/// The Pod strategy.
+pub struct Pods;
+
+/// The field selector keys pods support besides the metadata ones (`pod.ToSelectableFields`, in part).
+const POD_FIELDS: &[(&str, &str, &str)] = &[
+    ("spec.nodeName", "spec", "nodeName"),
+    ("spec.restartPolicy", "spec", "restartPolicy"),
+    ("spec.schedulerName", "spec", "schedulerName"),
+    ("spec.serviceAccountName", "spec", "serviceAccountName"),
+    ("status.phase", "status", "phase"),
+    ("status.podIP", "status", "podIP"),
+];
+
+fn containers(pod: &Value) -> &[Value] {
+    pod.get("spec").and_then(|s| s.get("containers")).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// `qos.GetPodQOS`, simplified to its three outcomes: no requests or limits anywhere is BestEffort; cpu and
+/// memory limits on every container, with requests (if any) equal to them, is Guaranteed; else Burstable.
+fn qos_class(pod: &Value) -> &'static str {
+    let resources = |c: &Value, what: &str| c.get("resources").and_then(|r| r.get(what)).cloned();
+    let any = containers(pod).iter().any(|c| {
+        ["requests", "limits"]
+            .iter()
+            .any(|w| resources(c, w).and_then(|m| m.as_object().map(|o| !o.is_empty())) == Some(true))
+    });
+    if !any {
+        return "BestEffort";
+    }
+    let guaranteed = containers(pod).iter().all(|c| {
+        let limits = resources(c, "limits").unwrap_or(Value::Null);
+        let requests = resources(c, "requests").unwrap_or(Value::Null);
+        ["cpu", "memory"]
+            .iter()
+            .all(|r| limits.get(r).is_some() && requests.get(r).is_none_or(|q| Some(q) == limits.get(r)))
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+fn validate_spec(pod: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if containers(pod).is_empty() {
+        errs.push(FieldError::required("spec.containers", ""));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, c) in containers(pod).iter().enumerate() {
+        let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+        let path = format!("spec.containers[{i}]");
+        if name.is_empty() {
+            errs.push(FieldError::required(&format!("{path}.name"), ""));
+        } else {
+            for msg in names::dns1123_label(name) {
+                errs.push(FieldError::invalid(&format!("{path}.name"), name, &msg));
+            }
+            if !seen.insert(name) {
+                errs.push(FieldError {
+                    kind: FieldErrorType::Duplicate,
+                    field: format!("{path}.name"),
+                    value: BadValue::Str(name.to_string()),
+                    detail: String::new(),
+                });
+            }
+        }
+        if c.get("image").and_then(Value::as_str).unwrap_or("").trim().is_empty() {
+            errs.push(FieldError::required(&format!("{path}.image"), ""));
+        }
+    }
+    errs
+}
+
+impl Strategy for Pods {
+    fn namespace_scoped(&self) -> bool {
+        true
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        obj["status"] = json!({"phase": "Pending", "qosClass": qos_class(obj)});
+        start_generation(obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        new["status"] = old.get("status").cloned().unwrap_or(json!({}));
+        bump_generation_on_spec_change(new, old);
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = meta::validate_object_meta(obj, true, names::name_is_dns_subdomain);
+        errs.extend(validate_spec(obj));
+        errs
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = meta::validate_object_meta_update(new, old, true, names::name_is_dns_subdomain);
+        errs.extend(validate_spec(new));
+        errs
+    }
+
+    fn selectable_field(&self, obj: &Value, key: &str) -> Option<String> {
+        let (_, section, field) = POD_FIELDS.iter().find(|(k, _, _)| *k == key)?;
+        Some(obj.get(section).and_then(|s| s.get(field)).and_then(Value::as_str).unwrap_or("").to_string())
+    }
+
+    fn supports_field(&self, key: &str) -> bool {
+        POD_FIELDS.iter().any(|(k, _, _)| *k == key)
+    }
+}
+
+// Graceful deletion (deletionTimestamp + grace period, reference D4) is not modelled yet: pods delete at once.
+impl crate::registry::strategy::DeleteStrategy for Pods {}

@@ -1,0 +1,90 @@
+//! [`SystemFields`]: where the registry gets what kube-apiserver takes from the machine (a random
+//! `generateName` suffix, a random uid, the wall clock for `creationTimestamp` and `deletionTimestamp`).
+//! Here both come from the caller, a seeded generator and a [`Clock`], so the registry is deterministic:
+//! the same seed and clock give the same names, uids and timestamps.
+
+use std::sync::{Arc, Mutex};
+
+use rand::RngCore;
+
+use crate::registry::names;
+
+/// The time source: seconds since the Unix epoch. Simulations pass their simulated clock.
+pub trait Clock: Send + Sync {
+    fn now_unix_s(&self) -> i64;
+}
+
+/// A clock that stands still at a given instant, for tests.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedClock(pub i64);
+
+impl Clock for FixedClock {
+    fn now_unix_s(&self) -> i64 {
+        self.0
+    }
+}
+
+/// The registry's generators, shared by the stores of one apiserver. Clones share the generator.
+#[derive(Clone)]
+pub struct SystemFields {
+    rng: Arc<Mutex<Box<dyn RngCore + Send>>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl SystemFields {
+    /// Generators over `rng` (seeded by the caller, e.g. a ChaCha stream derived from the scenario seed)
+    /// and `clock`.
+    pub fn new(rng: Box<dyn RngCore + Send>, clock: Arc<dyn Clock>) -> SystemFields {
+        SystemFields { rng: Arc::new(Mutex::new(rng)), clock }
+    }
+
+    /// A name for `generateName` = `prefix`.
+    pub fn generate_name(&self, prefix: &str) -> String {
+        let mut rng = self.rng.lock().expect("the generator lock is never poisoned");
+        names::generate_name(prefix, &mut **rng)
+    }
+
+    /// A random (version 4) UUID, as kube-apiserver gives every new object.
+    pub fn new_uid(&self) -> String {
+        let mut bytes = [0u8; 16];
+        self.rng.lock().expect("the generator lock is never poisoned").fill_bytes(&mut bytes);
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    }
+
+    /// The current time as a `metav1.Time` is written on the wire (RFC 3339, seconds, UTC).
+    pub fn now(&self) -> String {
+        rfc3339(self.clock.now_unix_s())
+    }
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (the proleptic Gregorian calendar, via the
+/// days-to-civil conversion).
+pub fn rfc3339(unix_s: i64) -> String {
+    let days = unix_s.div_euclid(86_400);
+    let secs = unix_s.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", secs / 3_600, secs % 3_600 / 60, secs % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

@@ -1,0 +1,31 @@
+//! The registry suite: table-driven cases for the generic registry and its strategies (configmaps,
+//! namespaces, pods), each run against the registry over the etcd3 store and over the Cacher, each on
+//! fake-etcd (in-process) and real etcd 3.4.23. One entry point per (backend, server) pair runs every case
+//! and reports all failures.
+#![cfg(not(madsim))]
+
+#[path = "conformance/store.rs"]
+mod backend;
+mod registry_cases;
+
+use registry_cases::harness::{run_all, Backend, Server};
+
+#[test]
+fn registry_over_etcd3_store_on_fake_etcd() {
+    run_all(Server::FakeEtcd, Backend::Etcd3);
+}
+
+#[test]
+fn registry_over_etcd3_store_on_real_etcd() {
+    run_all(Server::RealEtcd, Backend::Etcd3);
+}
+
+#[test]
+fn registry_over_cacher_on_fake_etcd() {
+    run_all(Server::FakeEtcd, Backend::Cacher);
+}
+
+#[test]
+fn registry_over_cacher_on_real_etcd() {
+    run_all(Server::RealEtcd, Backend::Cacher);
+}

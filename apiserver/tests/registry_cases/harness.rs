@@ -1,0 +1,267 @@
+//! Starting a server (fake-etcd in-process, or a real etcd process killed on drop), building a fresh set of
+//! registries (namespaces, configmaps, pods) under each case's own key prefix over the chosen backend, with
+//! a seeded generator and a fixed clock, and running every case with a time limit.
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiserver::registry::strategies::{configmaps, namespaces, pods};
+use apiserver::registry::{FixedClock, RegistryError, Resource, Store, Strategy, SystemFields};
+use apiserver::storage::cacher::{Cacher, CacherConfig};
+use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
+use etcd_proto::etcdserverpb::kv_client::KvClient;
+use etcd_proto::etcdserverpb::RangeRequest;
+use fake_etcd::service::{serve, Member, MemberConfig};
+use futures::FutureExt;
+use rand::SeedableRng;
+use serde_json::{json, Value};
+use tonic::transport::Channel;
+
+use crate::backend::Store as Backing;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Server {
+    FakeEtcd,
+    RealEtcd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Etcd3,
+    Cacher,
+}
+
+/// The instant the fixed clock shows: 2023-11-14T22:13:20Z.
+pub const NOW_UNIX_S: i64 = 1_700_000_000;
+pub const NOW: &str = "2023-11-14T22:13:20Z";
+/// The seed of every case's generator.
+pub const SEED: u64 = 7;
+
+/// What a case gets: the registries, a raw etcd client, and how to build more registries.
+#[derive(Clone)]
+pub struct Ctx {
+    pub namespaces: Store<Backing>,
+    pub configmaps: Store<Backing>,
+    pub pods: Store<Backing>,
+    pub kv: KvClient<Channel>,
+    pub endpoint: String,
+    pub prefix: String,
+    pub server: Server,
+    pub backend: Backend,
+}
+
+impl Ctx {
+    /// Creates namespace `name` and returns it.
+    pub async fn namespace(&self, name: &str) -> Value {
+        self.namespaces
+            .create("", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+            .await
+            .unwrap()
+    }
+
+    /// A fresh set of registries under `prefix` with a generator seeded by `seed`.
+    pub async fn registries(&self, prefix: &str, seed: u64) -> (Store<Backing>, Store<Backing>, Store<Backing>) {
+        registries(&self.endpoint, prefix, self.server, self.backend, seed).await
+    }
+}
+
+async fn backing(endpoint: &str, prefix: &str, resource: &Resource, server: Server, backend: Backend) -> Backing {
+    let config = Etcd3Config { path_prefix: prefix.to_string(), resource: resource.group_resource() };
+    let etcd3 = Etcd3Store::connect(endpoint, config).await.unwrap();
+    match backend {
+        Backend::Etcd3 => Backing::Etcd3(etcd3),
+        Backend::Cacher => {
+            let mut config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
+            config.request_watch_progress = matches!(server, Server::FakeEtcd);
+            let cacher = Cacher::new(etcd3, config);
+            assert!(cacher.wait_ready(Duration::from_secs(10)).await, "the cacher never became ready");
+            Backing::Cacher(cacher)
+        }
+    }
+}
+
+/// The registries of namespaces, configmaps and pods under `prefix`.
+pub async fn registries(
+    endpoint: &str,
+    prefix: &str,
+    server: Server,
+    backend: Backend,
+    seed: u64,
+) -> (Store<Backing>, Store<Backing>, Store<Backing>) {
+    let rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let system = SystemFields::new(Box::new(rng), Arc::new(FixedClock(NOW_UNIX_S)));
+    let ns_store = backing(endpoint, prefix, &namespaces::resource(), server, backend).await;
+    let build = |resource: Resource, strategy: Arc<dyn Strategy>, storage: Backing, ns: Option<Backing>| {
+        Store::new(resource, strategy, storage, system.clone(), ns)
+    };
+    let namespaces_reg = build(namespaces::resource(), Arc::new(namespaces::Namespaces), ns_store.clone(), None);
+    let cm_store = backing(endpoint, prefix, &configmaps::resource(), server, backend).await;
+    let configmaps_reg =
+        build(configmaps::resource(), Arc::new(configmaps::ConfigMaps), cm_store, Some(ns_store.clone()));
+    let pod_store = backing(endpoint, prefix, &pods::resource(), server, backend).await;
+    let pods_reg = build(pods::resource(), Arc::new(pods::Pods), pod_store, Some(ns_store));
+    (namespaces_reg, configmaps_reg, pods_reg)
+}
+
+pub type CaseFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+pub struct Case {
+    pub name: &'static str,
+    pub run: CaseFn,
+}
+
+fn all_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    cases.extend(super::crud::cases());
+    cases.extend(super::lifecycle::cases());
+    cases.extend(super::pods::cases());
+    cases.extend(super::watch::cases());
+    cases
+}
+
+const CASE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs every case against the registry over `backend` on `server`; fails with the list of failed cases.
+pub fn run_all(server: Server, backend: Backend) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let running = start(server).await;
+        let endpoint = running.endpoint.clone();
+        let kv = KvClient::connect(endpoint.clone()).await.unwrap();
+        let cases = all_cases();
+        let mut failures = Vec::new();
+        for case in &cases {
+            let prefix = format!("/registry-{}/", case.name);
+            let (namespaces, configmaps, pods) = registries(&endpoint, &prefix, server, backend, SEED).await;
+            let ctx = Ctx {
+                namespaces,
+                configmaps,
+                pods,
+                kv: kv.clone(),
+                endpoint: endpoint.clone(),
+                prefix,
+                server,
+                backend,
+            };
+            let outcome = tokio::time::timeout(CASE_TIMEOUT, AssertUnwindSafe((case.run)(ctx)).catch_unwind()).await;
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(panic)) => failures.push(format!("{}: {}", case.name, panic_text(&panic))),
+                Err(_) => failures.push(format!("{}: timed out after {CASE_TIMEOUT:?}", case.name)),
+            }
+        }
+        eprintln!("registry over {backend:?} on {server:?}: {} cases, {} failed", cases.len(), failures.len());
+        assert!(
+            failures.is_empty(),
+            "{backend:?} on {server:?}: {} of {} cases failed:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+        drop(running);
+    });
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+}
+
+/// The `Status` of a failed registry call as JSON, as a client would receive it.
+pub fn status_json(err: &RegistryError) -> Value {
+    serde_json::to_value(err.to_status()).unwrap()
+}
+
+/// The error of a call expected to fail.
+pub fn expect_err<T: std::fmt::Debug>(r: Result<T, RegistryError>) -> Value {
+    status_json(&r.expect_err("expected the call to fail"))
+}
+
+/// The raw stored value of an etcd key, parsed.
+pub async fn raw(ctx: &Ctx, key: &str) -> Option<Value> {
+    let r =
+        ctx.kv.clone().range(RangeRequest { key: key.as_bytes().to_vec(), ..RangeRequest::default() }).await.unwrap();
+    r.into_inner().kvs.first().map(|kv| serde_json::from_slice(&kv.value).unwrap())
+}
+
+struct Running {
+    endpoint: String,
+    _guard: Guard,
+}
+
+enum Guard {
+    Fake(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>),
+    Real(Child, #[allow(dead_code)] tempfile::TempDir),
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Guard::Real(child, _) = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn start(server: Server) -> Running {
+    let port = free_port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let guard = match server {
+        Server::FakeEtcd => {
+            let config =
+                MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], "registry");
+            let member = Member::new(config, 0).expect("a fresh single member opens");
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let addr = format!("127.0.0.1:{port}").parse().unwrap();
+            tokio::spawn(async move {
+                serve(member, addr, async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+            });
+            Guard::Fake(stop)
+        }
+        Server::RealEtcd => {
+            let binary = "/usr/bin/etcd";
+            assert!(
+                std::path::Path::new(binary).exists(),
+                "{binary} is missing: install Debian's etcd-server package (3.4.23)"
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let peer = format!("http://127.0.0.1:{}", free_port());
+            let child = Command::new(binary)
+                .args(["--name", "registry", "--data-dir"])
+                .arg(dir.path().join("data"))
+                .args(["--listen-client-urls", &endpoint, "--advertise-client-urls", &endpoint])
+                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+                .args(["--initial-cluster", &format!("registry={peer}"), "--log-level", "error"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            Guard::Real(child, dir)
+        }
+    };
+    for _ in 0..200 {
+        if let Ok(mut kv) = KvClient::connect(endpoint.clone()).await {
+            if kv.range(RangeRequest { key: b"probe".to_vec(), ..RangeRequest::default() }).await.is_ok() {
+                return Running { endpoint, _guard: guard };
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{server:?} never answered on {endpoint}");
+}

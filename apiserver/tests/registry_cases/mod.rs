@@ -1,0 +1,14 @@
+//! The registry cases, one module per area, and the harness that runs them.
+
+/// The [`harness::Case`] list of the given async case functions, each named after its function.
+macro_rules! cases {
+    ($($case:ident),* $(,)?) => {
+        vec![$(crate::registry_cases::harness::Case { name: stringify!($case), run: |ctx| Box::pin($case(ctx)) }),*]
+    };
+}
+
+pub mod crud;
+pub mod harness;
+pub mod lifecycle;
+pub mod pods;
+pub mod watch;
