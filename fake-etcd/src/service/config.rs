@@ -41,6 +41,9 @@ pub struct MemberConfig {
     /// The member's disk. A harness keeps the handle across a restart; the real build starts empty.
     pub disk: DurableDisk,
     pub disk_options: DiskOptions,
+    /// Bug switch for negative tests, off by default: watchers go back in time on a snapshot restore, as
+    /// in etcd before #15271 and #20221 were fixed (`crate::watch::HubConfig::restore_lowers_watchers`).
+    pub restore_lowers_watchers: bool,
     /// Told about role changes, for the simulation's trace.
     pub observer: RaftObserver,
     /// Told what the member does on its own (compaction applied, lease expired and revoked); empty unless
@@ -131,6 +134,7 @@ impl MemberConfig {
             request_timeout: Duration::from_millis(7000),
             disk: DurableDisk::new(),
             disk_options: DiskOptions::default(),
+            restore_lowers_watchers: false,
             observer: RaftObserver::default(),
             events: EventObserver::default(),
             max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,
