@@ -76,6 +76,9 @@ pub struct RaftSettings {
     pub pre_vote: bool,
     /// Entries applied between two snapshots (etcd: `--snapshot-count`).
     pub snapshot_threshold_entries: u64,
+    /// Entries kept in the log behind a snapshot, so that a follower slightly behind catches up from the log
+    /// rather than a snapshot (etcd: `SnapshotCatchUpEntries` = 5000).
+    pub snapshot_catch_up_entries: u64,
 }
 
 impl Default for RaftSettings {
@@ -87,6 +90,7 @@ impl Default for RaftSettings {
             election_seed: 0,
             pre_vote: false,
             snapshot_threshold_entries: 100_000,
+            snapshot_catch_up_entries: 5000,
         }
     }
 }

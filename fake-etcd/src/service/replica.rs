@@ -55,6 +55,7 @@ impl Replica {
         raft.election_seed = config.raft.election_seed;
         raft.pre_vote = config.raft.pre_vote;
         raft.snapshot_threshold_entries = config.raft.snapshot_threshold_entries;
+        raft.snapshot_catch_up_entries = config.raft.snapshot_catch_up_entries;
         let node = RaftNode::open(raft, config.disk.clone(), config.disk_options)?;
         Ok(Replica {
             node,
