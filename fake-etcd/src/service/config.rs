@@ -41,6 +41,9 @@ pub struct MemberConfig {
     /// The member's disk. A harness keeps the handle across a restart; the real build starts empty.
     pub disk: DurableDisk,
     pub disk_options: DiskOptions,
+    /// Bug switch for negative tests, off by default: watchers go back in time on a snapshot restore, as
+    /// in etcd before #15271 and #20221 were fixed (`crate::watch::HubConfig::restore_lowers_watchers`).
+    pub restore_lowers_watchers: bool,
     /// Told about role changes, for the simulation's trace.
     pub observer: RaftObserver,
     /// Told what the member does on its own (compaction applied, lease expired and revoked); empty unless
@@ -73,6 +76,9 @@ pub struct RaftSettings {
     pub pre_vote: bool,
     /// Entries applied between two snapshots (etcd: `--snapshot-count`).
     pub snapshot_threshold_entries: u64,
+    /// Entries kept in the log behind a snapshot, so that a follower slightly behind catches up from the log
+    /// rather than a snapshot (etcd: `SnapshotCatchUpEntries` = 5000).
+    pub snapshot_catch_up_entries: u64,
 }
 
 impl Default for RaftSettings {
@@ -84,6 +90,7 @@ impl Default for RaftSettings {
             election_seed: 0,
             pre_vote: false,
             snapshot_threshold_entries: 100_000,
+            snapshot_catch_up_entries: 5000,
         }
     }
 }
@@ -131,6 +138,7 @@ impl MemberConfig {
             request_timeout: Duration::from_millis(7000),
             disk: DurableDisk::new(),
             disk_options: DiskOptions::default(),
+            restore_lowers_watchers: false,
             observer: RaftObserver::default(),
             events: EventObserver::default(),
             max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,

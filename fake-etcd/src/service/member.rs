@@ -81,7 +81,11 @@ impl Member {
     /// `start_ms` seeds the lease id generator and the proposal ids (wall-clock milliseconds in the real
     /// build, simulated ones under madsim), so that a restarted member does not reuse ids of its past life.
     pub fn new(config: MemberConfig, start_ms: u64) -> Result<Arc<Member>, RaftError> {
-        let hub_config = HubConfig { max_request_bytes: config.max_request_bytes, ..HubConfig::default() };
+        let hub_config = HubConfig {
+            max_request_bytes: config.max_request_bytes,
+            restore_lowers_watchers: config.restore_lowers_watchers,
+            ..HubConfig::default()
+        };
         let raft = Replica::open(&config, start_ms)?;
         let state = State {
             sm: StateMachine::new(config.min_lease_ttl_s()),
@@ -508,6 +512,13 @@ impl State {
             return;
         }
         let responses = self.hub.notify(events, &self.sm.mvcc);
+        self.dispatch(responses, member);
+    }
+
+    /// The store was just replaced by a Raft snapshot's: tells the watch hub, which re-syncs its watchers
+    /// from the restored store, and sends what it owes.
+    pub(super) fn restored(&mut self, member: &Member) {
+        let responses = self.hub.restore(&self.sm.mvcc);
         self.dispatch(responses, member);
     }
 

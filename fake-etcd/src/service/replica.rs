@@ -1,6 +1,6 @@
 //! A member's Raft side: its [`RaftNode`], the clients waiting for their proposals and reads, and the drive
-//! loop that turns each Ready into effects (send messages, restore a snapshot, apply committed entries on
-//! the state machine and the watch hub, answer reads, react to leader changes).
+//! loop that turns each Ready into effects (send messages, restore a snapshot on the state machine and the
+//! watch hub, apply committed entries on them, answer reads, react to leader changes).
 //!
 //! Bootstrapping follows etcd: a new cluster's log starts with one entry per member at term 1 (etcd's
 //! membership entries), committed everywhere, so the first election is for term 2. After every start the
@@ -55,6 +55,7 @@ impl Replica {
         raft.election_seed = config.raft.election_seed;
         raft.pre_vote = config.raft.pre_vote;
         raft.snapshot_threshold_entries = config.raft.snapshot_threshold_entries;
+        raft.snapshot_catch_up_entries = config.raft.snapshot_catch_up_entries;
         let node = RaftNode::open(raft, config.disk.clone(), config.disk_options)?;
         Ok(Replica {
             node,
@@ -121,6 +122,13 @@ impl State {
             if let Some(snapshot) = out.snapshot {
                 self.sm.restore(&snapshot.data, now).expect("a snapshot taken by a member restores");
                 self.raft.applied = snapshot.index;
+                // Watchers must not stall at the revision they had, nor go back: the hub re-syncs them.
+                self.restored(member);
+                let revision = self.sm.mvcc.current_revision();
+                member
+                    .config()
+                    .observer
+                    .emit(&format!("snapshot restored index={} revision={revision}", snapshot.index));
             }
             for entry in out.committed {
                 let index = entry.index;

@@ -22,11 +22,20 @@ pub struct HubConfig {
     pub max_request_bytes: usize,
     /// At most this many revisions per catch-up response (etcd's `watchBatchMaxRevs`).
     pub batch_max_revs: usize,
+    /// Bug switch, off by default: reproduces etcd before #15271 and #20221 were fixed, for negative tests.
+    /// On a snapshot restore, every synced watcher moves back to the revision it was created at (so it
+    /// replays events it already delivered) and a watcher on a future revision is lowered to the restored
+    /// revision (so it gets events below its start). See [`WatchHub::restore`].
+    pub restore_lowers_watchers: bool,
 }
 
 impl Default for HubConfig {
     fn default() -> Self {
-        HubConfig { max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES, batch_max_revs: 1000 }
+        HubConfig {
+            max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,
+            batch_max_revs: 1000,
+            restore_lowers_watchers: false,
+        }
     }
 }
 
@@ -156,6 +165,46 @@ impl WatchHub {
         out
     }
 
+    /// The member replaced its store with a leader's Raft snapshot (`store` is the restored one); returns what
+    /// the watchers are owed now. Raft installs only a snapshot ahead of what the member applied, so the
+    /// restored revision is never below the one the hub last saw.
+    ///
+    /// As etcd does since its fixes of #15271 and #20221 (`watchableStore.Restore` moves every synced watcher
+    /// to the unsynced group, and the next sync brings it up to date), every watcher keeps its position:
+    /// - one whose next revision is at or below the restored revision catches up from the restored store's
+    ///   history, or is canceled with `compact_revision` if the snapshot's compaction removed part of what it
+    ///   is owed; it never gets an event at or below a revision it already delivered;
+    /// - one waiting for a future start revision keeps waiting for exactly that revision;
+    /// - on a stalled stream, watchers are unsynced already and catch up at the next `sync`, as before.
+    ///
+    /// With [`HubConfig::restore_lowers_watchers`] the old behaviour instead: every watcher on a stream that
+    /// is not stalled (etcd's synced group) restarts from the revision it was created at, and a future one is
+    /// lowered to just after the restored revision.
+    pub fn restore(&mut self, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
+        let current = store.current_revision();
+        let config = self.config;
+        let mut out = Vec::new();
+        for (&sid, s) in &mut self.streams {
+            if s.stalled {
+                continue;
+            }
+            let ids: Vec<i64> = s.watchers.keys().copied().collect();
+            for &id in &ids {
+                let w = s.watchers.get_mut(&id).expect("listed just above");
+                w.synced = false;
+                if config.restore_lowers_watchers {
+                    lower_on_restore(w, current);
+                }
+            }
+            for id in ids {
+                out.extend(catch_up(s, id, store, &config).into_iter().map(|r| (sid, r)));
+            }
+            out.extend(s.answer_progress(current).map(|r| (sid, r)));
+        }
+        self.check(current);
+        out
+    }
+
     /// The periodic progress tick (`--experimental-watch-progress-notify-interval`): each watcher created with
     /// `progress_notify` that is synced and got no events since the previous tick gets an empty response at
     /// the current revision.
@@ -190,6 +239,17 @@ impl WatchHub {
             }
         }
     }
+}
+
+/// The restore bug (see [`HubConfig::restore_lowers_watchers`]): the watcher forgets how far it got.
+///
+/// Before etcd #15271 was fixed, live delivery never advanced a synced watcher's `minRev`, so a restore that
+/// moved it to the unsynced group resent everything from its creation on. Before #20221 was fixed, the
+/// resync then set every watcher's `minRev` to the restored revision + 1, lowering the ones that waited for
+/// a future revision. What it delivered is forgotten too, because etcd never tracked it.
+fn lower_on_restore(w: &mut Watcher, current: Revision) {
+    w.next = w.first.min(current.next());
+    w.last_delivered = Revision::ZERO;
 }
 
 /// Validates and registers a watcher; returns the created response and whatever it is owed right away.

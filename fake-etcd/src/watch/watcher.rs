@@ -78,6 +78,9 @@ pub(super) struct Watcher {
     pub(super) quiet: bool,
     /// The revision of the last event delivered, for the ordering invariant.
     pub(super) last_delivered: Revision,
+    /// `next` as it was at creation: where etcd's synced watchers still stood before etcd #15271 was fixed,
+    /// because live delivery did not advance their `minRev`. Only the restore bug switch reads it.
+    pub(super) first: Revision,
 }
 
 impl Watcher {
@@ -85,7 +88,7 @@ impl Watcher {
     /// (a stalled stream's watchers never are); its `next` is the same either way.
     pub(super) fn new(spec: WatchSpec, current: Revision) -> Watcher {
         let next = if spec.start == Revision::ZERO { current.next() } else { spec.start };
-        Watcher { spec, next, synced: false, quiet: true, last_delivered: Revision::ZERO }
+        Watcher { spec, next, synced: false, quiet: true, last_delivered: Revision::ZERO, first: next }
     }
 
     /// Whether the watcher is still waiting for a start revision the store has not reached.

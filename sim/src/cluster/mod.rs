@@ -42,6 +42,11 @@ pub struct ClusterSpec {
     pub progress_notify_interval_ms: u64,
     /// The members' disk model switches (`skip_sync` is the "fsync skipped" bug, for negative tests).
     pub disk_options: DiskOptions,
+    /// Raft entries applied between two snapshots, and kept in the log behind one; `None` keeps fake-etcd's
+    /// defaults (etcd's 100,000 and 5,000).
+    pub snapshot_count: Option<u64>,
+    /// The restore bug: watchers go back in time when a member installs a snapshot (etcd #15271, #20221).
+    pub restore_lowers_watchers: bool,
     /// Client names (a scenario's); empty means `c1..cK`. When given, there is one per client.
     pub client_labels: Vec<String>,
 }
@@ -53,6 +58,8 @@ impl ClusterSpec {
             clients,
             progress_notify_interval_ms: 1000,
             disk_options: DiskOptions::default(),
+            snapshot_count: None,
+            restore_lowers_watchers: false,
             client_labels: Vec::new(),
         }
     }
@@ -273,6 +280,13 @@ fn build_member(
     config.progress_notify_interval = Duration::from_millis(spec.progress_notify_interval_ms);
     config.disk = DurableDisk::new();
     config.disk_options = spec.disk_options;
+    config.restore_lowers_watchers = spec.restore_lowers_watchers;
+    // A small snapshot count stands for etcd's compaction pressure scaled down: the log behind a snapshot
+    // shrinks with it (etcd keeps 5,000 entries), or a lagging member would never need a snapshot.
+    if let Some(count) = spec.snapshot_count {
+        config.raft.snapshot_threshold_entries = count;
+        config.raft.snapshot_catch_up_entries = count;
+    }
     let (observer_trace, observer_name) = (trace.clone(), name.clone());
     config.observer = RaftObserver::new(move |line| observer_trace.event(&observer_name, line));
     let failpoints = config.failpoints.clone();

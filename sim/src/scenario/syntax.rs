@@ -87,6 +87,13 @@ pub struct Cluster {
     /// A request with no answer within this time has an unknown outcome.
     #[serde(default = "default_request_timeout_ms")]
     pub request_timeout_ms: Spanned<u64>,
+    /// Raft entries applied between two snapshots (etcd's `--snapshot-count`). A small value makes the leader
+    /// compact its log, so that a member that lagged behind must install a snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_count: Option<Spanned<u64>>,
+    /// Bug switches for negative tests, by name (`restore-lowers-watchers`, `skip-sync`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bugs: Vec<Spanned<String>>,
 }
 
 fn default_members() -> Spanned<usize> {
@@ -105,6 +112,8 @@ impl Default for Cluster {
             members: default_members(),
             progress_notify_interval_ms: default_progress_notify_interval_ms(),
             request_timeout_ms: default_request_timeout_ms(),
+            snapshot_count: None,
+            bugs: Vec::new(),
         }
     }
 }

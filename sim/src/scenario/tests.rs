@@ -17,6 +17,8 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("no operation", "[[client.step]]\nname = \"s\"\n", "4:1", "no operation; expected exactly one of: get, put"),
     ("two operations", "[[client.step]]\nget = { key = \"/a\" }\nsleep_ms = 5\n", "4:1", "2 operations (get, sleep_ms)"),
     ("members out of range", "[cluster]\nmembers = 0\n", "5:11", "`members` is 0; expected 1 to 9"),
+    ("unknown bug switch", "[cluster]\nbugs = [\"skip-sync\", \"restore-lowers-watcher\"]\n", "5:22", "unknown bug \"restore-lowers-watcher\"; expected one of"),
+    ("zero snapshot_count", "[cluster]\nsnapshot_count = 0\n", "5:18", "`snapshot_count` is 0; expected at least 1"),
     ("zero seeds", "[scenario]\nseeds = 0\n", "5:9", "`seeds` is 0"),
     ("after a missing step", "[[client.step]]\nafter = [\"nope\"]\nsleep_ms = 1\n", "5:10", "names step \"nope\", which no client has"),
     ("rev_of a missing step", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { revision = \"rev_of(nope)\" }\n", "6:23", "`rev_of` names step \"nope\""),

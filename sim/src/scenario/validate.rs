@@ -75,6 +75,24 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
 
     let mut spec = ClusterSpec::new(members, 0);
     spec.progress_notify_interval_ms = *c.progress_notify_interval_ms.get_ref();
+    if let Some(count) = &c.snapshot_count {
+        if *count.get_ref() == 0 {
+            return Err(src.err(count.span(), "`snapshot_count` is 0; expected at least 1"));
+        }
+        spec.snapshot_count = Some(*count.get_ref());
+    }
+    for bug in &c.bugs {
+        match bug.get_ref().as_str() {
+            "restore-lowers-watchers" => spec.restore_lowers_watchers = true,
+            "skip-sync" => spec.disk_options.skip_sync = true,
+            other => {
+                return Err(src.err(
+                    bug.span(),
+                    format!("unknown bug {other:?}; expected one of \"restore-lowers-watchers\", \"skip-sync\""),
+                ))
+            }
+        }
+    }
     let member_names = spec.member_names();
 
     // Client names: scripted clients first, then each workload's generated ones.

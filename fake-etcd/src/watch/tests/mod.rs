@@ -8,6 +8,7 @@ mod create;
 mod fragment;
 mod live;
 mod progress;
+mod restore;
 mod streams;
 
 use etcd_proto::etcdserverpb::watch_request::RequestUnion;
