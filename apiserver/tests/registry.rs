@@ -4,6 +4,9 @@
 //! and reports all failures.
 #![cfg(not(madsim))]
 
+#[path = "support/etcd_server.rs"]
+mod etcd_server;
+
 #[path = "conformance/store.rs"]
 mod backend;
 mod registry_cases;

@@ -7,6 +7,9 @@
 //! reports all failures.
 #![cfg(not(madsim))]
 
+#[path = "support/etcd_server.rs"]
+mod etcd_server;
+
 mod conformance;
 
 use conformance::harness::{run_all, Backend, Server};

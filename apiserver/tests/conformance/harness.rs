@@ -3,10 +3,8 @@
 //! with a time limit, collecting all failures.
 
 use std::future::Future;
-use std::net::TcpListener;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use apiserver::storage::cacher::{Cacher, CacherConfig};
@@ -14,17 +12,11 @@ use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
 use apiserver::storage::{GroupResource, WatchEvent, Watcher};
 use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::{CompactionRequest, RangeRequest};
-use fake_etcd::service::{serve, Member, MemberConfig};
 use futures::FutureExt;
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
-/// The etcd a suite runs against.
-#[derive(Clone, Copy, Debug)]
-pub enum Server {
-    FakeEtcd,
-    RealEtcd,
-}
+pub use crate::etcd_server::Server;
 
 /// The storage backend a suite runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +111,7 @@ const CASE_TIMEOUT: Duration = Duration::from_secs(30);
 pub fn run_all(server: Server, backend: Backend) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
-        let running = start(server).await;
+        let running = crate::etcd_server::start(server, "conformance").await;
         let endpoint = running.endpoint.clone();
         let kv = KvClient::connect(endpoint.clone()).await.unwrap();
         let cases = all_cases(backend);
@@ -158,86 +150,6 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .cloned()
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "panic".into())
-}
-
-/// A server that stops when dropped.
-struct Running {
-    endpoint: String,
-    _guard: Guard,
-}
-
-enum Guard {
-    Fake(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>),
-    Real(Child, #[allow(dead_code)] tempfile::TempDir),
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Guard::Real(child, _) = self {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-async fn start(server: Server) -> Running {
-    let port = free_port();
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let guard = match server {
-        Server::FakeEtcd => {
-            let config = MemberConfig::single(
-                "fake",
-                vec!["http://127.0.0.1:2380".into()],
-                vec![endpoint.clone()],
-                "conformance",
-            );
-            let member = Member::new(config, 0).expect("a fresh single member opens");
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let addr = format!("127.0.0.1:{port}").parse().unwrap();
-            tokio::spawn(async move {
-                serve(member, addr, async move {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-            });
-            Guard::Fake(stop)
-        }
-        Server::RealEtcd => {
-            let binary = "/usr/bin/etcd";
-            assert!(
-                std::path::Path::new(binary).exists(),
-                "{binary} is missing: install Debian's etcd-server package (apt-get install etcd-server), version 3.4.23"
-            );
-            let dir = tempfile::tempdir().unwrap();
-            let peer = format!("http://127.0.0.1:{}", free_port());
-            let child = Command::new(binary)
-                .args(["--name", "conformance", "--data-dir"])
-                .arg(dir.path().join("data"))
-                .args(["--listen-client-urls", &endpoint, "--advertise-client-urls", &endpoint])
-                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-                .args(["--initial-cluster", &format!("conformance={peer}"), "--log-level", "error"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            Guard::Real(child, dir)
-        }
-    };
-    // Wait until the server answers a read.
-    for _ in 0..200 {
-        if let Ok(mut kv) = KvClient::connect(endpoint.clone()).await {
-            if kv.range(RangeRequest { key: b"probe".to_vec(), ..RangeRequest::default() }).await.is_ok() {
-                return Running { endpoint, _guard: guard };
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{server:?} never answered on {endpoint}");
 }
 
 // ---- helpers for cases ----

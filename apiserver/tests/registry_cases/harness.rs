@@ -3,10 +3,8 @@
 //! a seeded generator and a fixed clock, and running every case with a time limit.
 
 use std::future::Future;
-use std::net::TcpListener;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +14,6 @@ use apiserver::storage::cacher::{Cacher, CacherConfig};
 use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
 use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::RangeRequest;
-use fake_etcd::service::{serve, Member, MemberConfig};
 use futures::FutureExt;
 use rand::SeedableRng;
 use serde_json::{json, Value};
@@ -24,11 +21,7 @@ use tonic::transport::Channel;
 
 use crate::backend::Store as Backing;
 
-#[derive(Clone, Copy, Debug)]
-pub enum Server {
-    FakeEtcd,
-    RealEtcd,
-}
+pub use crate::etcd_server::Server;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -130,7 +123,7 @@ const CASE_TIMEOUT: Duration = Duration::from_secs(30);
 pub fn run_all(server: Server, backend: Backend) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
-        let running = start(server).await;
+        let running = crate::etcd_server::start(server, "registry").await;
         let endpoint = running.endpoint.clone();
         let kv = KvClient::connect(endpoint.clone()).await.unwrap();
         let cases = all_cases();
@@ -190,78 +183,4 @@ pub async fn raw(ctx: &Ctx, key: &str) -> Option<Value> {
     let r =
         ctx.kv.clone().range(RangeRequest { key: key.as_bytes().to_vec(), ..RangeRequest::default() }).await.unwrap();
     r.into_inner().kvs.first().map(|kv| serde_json::from_slice(&kv.value).unwrap())
-}
-
-struct Running {
-    endpoint: String,
-    _guard: Guard,
-}
-
-enum Guard {
-    Fake(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>),
-    Real(Child, #[allow(dead_code)] tempfile::TempDir),
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Guard::Real(child, _) = self {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-async fn start(server: Server) -> Running {
-    let port = free_port();
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let guard = match server {
-        Server::FakeEtcd => {
-            let config =
-                MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], "registry");
-            let member = Member::new(config, 0).expect("a fresh single member opens");
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let addr = format!("127.0.0.1:{port}").parse().unwrap();
-            tokio::spawn(async move {
-                serve(member, addr, async move {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-            });
-            Guard::Fake(stop)
-        }
-        Server::RealEtcd => {
-            let binary = "/usr/bin/etcd";
-            assert!(
-                std::path::Path::new(binary).exists(),
-                "{binary} is missing: install Debian's etcd-server package (3.4.23)"
-            );
-            let dir = tempfile::tempdir().unwrap();
-            let peer = format!("http://127.0.0.1:{}", free_port());
-            let child = Command::new(binary)
-                .args(["--name", "registry", "--data-dir"])
-                .arg(dir.path().join("data"))
-                .args(["--listen-client-urls", &endpoint, "--advertise-client-urls", &endpoint])
-                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-                .args(["--initial-cluster", &format!("registry={peer}"), "--log-level", "error"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            Guard::Real(child, dir)
-        }
-    };
-    for _ in 0..200 {
-        if let Ok(mut kv) = KvClient::connect(endpoint.clone()).await {
-            if kv.range(RangeRequest { key: b"probe".to_vec(), ..RangeRequest::default() }).await.is_ok() {
-                return Running { endpoint, _guard: guard };
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{server:?} never answered on {endpoint}");
 }
