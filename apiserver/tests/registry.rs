@@ -4,6 +4,8 @@
 //! and reports all failures.
 #![cfg(not(madsim))]
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "support/etcd_server.rs"]
 mod etcd_server;
 

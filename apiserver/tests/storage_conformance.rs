@@ -7,6 +7,8 @@
 //! reports all failures.
 #![cfg(not(madsim))]
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "support/etcd_server.rs"]
 mod etcd_server;
 

@@ -3,7 +3,6 @@
 //! with a time limit, collecting all failures.
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -12,7 +11,6 @@ use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
 use apiserver::storage::{GroupResource, WatchEvent, Watcher};
 use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::{CompactionRequest, RangeRequest};
-use futures::FutureExt;
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
@@ -104,9 +102,6 @@ fn all_cases(backend: Backend) -> Vec<Case> {
     cases
 }
 
-/// The longest a case may take; a watch that never delivers must fail, not hang.
-const CASE_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Runs every case against `backend` on `server` and fails with the list of failed cases.
 pub fn run_all(server: Server, backend: Backend) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -125,31 +120,11 @@ pub fn run_all(server: Server, backend: Backend) {
                 Backend::Cacher => super::store::Store::Cacher(new_cacher(etcd3, server, |_| {}).await),
             };
             let ctx = Ctx { store, kv: kv.clone(), endpoint: endpoint.clone(), prefix, server, backend };
-            let outcome = tokio::time::timeout(CASE_TIMEOUT, AssertUnwindSafe((case.run)(ctx)).catch_unwind()).await;
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(panic)) => failures.push(format!("{}: {}", case.name, panic_text(&panic))),
-                Err(_) => failures.push(format!("{}: timed out after {CASE_TIMEOUT:?}", case.name)),
-            }
+            failures.extend(crate::cases::run_case(case.name, (case.run)(ctx)).await);
         }
-        eprintln!("{backend:?} on {server:?}: {} cases, {} failed", cases.len(), failures.len());
-        assert!(
-            failures.is_empty(),
-            "{backend:?} on {server:?}: {} of {} cases failed:\n{}",
-            failures.len(),
-            cases.len(),
-            failures.join("\n")
-        );
+        crate::cases::assert_all_passed(&format!("{backend:?} on {server:?}"), cases.len(), &failures);
         drop(running);
     });
-}
-
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
 }
 
 // ---- helpers for cases ----

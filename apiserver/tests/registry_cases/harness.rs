@@ -3,7 +3,6 @@
 //! a seeded generator and a fixed clock, and running every case with a time limit.
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +13,6 @@ use apiserver::storage::cacher::{Cacher, CacherConfig};
 use apiserver::storage::etcd3::{Etcd3Config, Etcd3Store};
 use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::RangeRequest;
-use futures::FutureExt;
 use rand::SeedableRng;
 use serde_json::{json, Value};
 use tonic::transport::Channel;
@@ -117,8 +115,6 @@ fn all_cases() -> Vec<Case> {
     cases
 }
 
-const CASE_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Runs every case against the registry over `backend` on `server`; fails with the list of failed cases.
 pub fn run_all(server: Server, backend: Backend) {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -141,31 +137,11 @@ pub fn run_all(server: Server, backend: Backend) {
                 server,
                 backend,
             };
-            let outcome = tokio::time::timeout(CASE_TIMEOUT, AssertUnwindSafe((case.run)(ctx)).catch_unwind()).await;
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(panic)) => failures.push(format!("{}: {}", case.name, panic_text(&panic))),
-                Err(_) => failures.push(format!("{}: timed out after {CASE_TIMEOUT:?}", case.name)),
-            }
+            failures.extend(crate::cases::run_case(case.name, (case.run)(ctx)).await);
         }
-        eprintln!("registry over {backend:?} on {server:?}: {} cases, {} failed", cases.len(), failures.len());
-        assert!(
-            failures.is_empty(),
-            "{backend:?} on {server:?}: {} of {} cases failed:\n{}",
-            failures.len(),
-            cases.len(),
-            failures.join("\n")
-        );
+        crate::cases::assert_all_passed(&format!("registry over {backend:?} on {server:?}"), cases.len(), &failures);
         drop(running);
     });
-}
-
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
 }
 
 /// The `Status` of a failed registry call as JSON, as a client would receive it.
