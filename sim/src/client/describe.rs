@@ -99,6 +99,10 @@ impl Display for DescribeRequest<'_> {
                 if r.revision.0 > 0 {
                     write!(f, " rev={}", r.revision)?;
                 }
+                if r.serializable {
+                    // A serializable read may be served stale by the member asked; the trace must say so.
+                    f.write_str(" serializable")?;
+                }
                 Ok(())
             }
             Request::Put(p) if p.lease.is_none() => write!(f, "put {}={}", text(&p.key), text(&p.value)),

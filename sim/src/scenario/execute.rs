@@ -19,13 +19,16 @@ use fake_etcd::failpoint::Point;
 use madsim::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot};
 
-use super::plan::{ClientScript, Op, Scenario, StepPlan, WaitPlan, WatchCondition, When};
+use super::plan::{
+    ClientScript, CompareValue, GetPlan, Op, Scenario, StepPlan, TxnOpPlan, TxnPlan, WaitPlan, WatchCondition, When,
+};
 use super::request::{self, Known};
+use super::syntax::{CompareOp, CompareTarget};
 use crate::client::watch::{record_watch, WatchControl, WatchSpec};
 use crate::client::{channel, describe_request, RecordingClient, SharedHistory};
 use crate::cluster::{Cluster, Seeds};
 use crate::fault::{nemesis, ScheduledFault};
-use crate::history::{self as h, History, Outcome, ResponseBody, WatchId};
+use crate::history::{self as h, History, KeySpan, Outcome, ResponseBody, WatchId};
 use crate::trace::Trace;
 use crate::workload::run_client;
 
@@ -387,10 +390,20 @@ fn describe(step: &StepPlan) -> String {
         Err(_) => fallback,
     };
     match &step.op {
-        Op::Get(g) => plain(
-            request::range(g, &NoneKnown).map(|r| h::Request::Range((&r).into())),
-            format!("get (at {:?})", g.revision.as_ref().map(|e| e.to_string())),
-        ),
+        Op::Get(g) => match (&g.revision, request::range(g, &NoneKnown)) {
+            (_, Ok(r)) => describe_request(&h::Request::Range((&r).into())),
+            // A read at `rev_of(step)`: the request without its revision, then the revision by name.
+            (Some(rev), Err(_)) => {
+                let at_latest = GetPlan { revision: None, ..g.clone() };
+                let r = request::range(&at_latest, &NoneKnown).expect("a get without a revision names no step");
+                format!(
+                    "{} rev={}",
+                    describe_request(&h::Request::Range((&r).into())),
+                    rev.to_string().replace(' ', "")
+                )
+            }
+            (None, Err(e)) => unreachable!("a get without a revision names no step: {e}"),
+        },
         Op::Put(p) => match &p.lease {
             None => plain(request::put(p, &NoneKnown).map(|r| h::Request::Put((&r).into())), String::new()),
             Some(l) => format!("put {}={} lease={l}", p.key, p.value),
@@ -398,7 +411,7 @@ fn describe(step: &StepPlan) -> String {
         Op::Delete(d) => describe_request(&h::Request::DeleteRange((&request::delete(d)).into())),
         Op::Txn(t) => match request::txn(t, &NoneKnown) {
             Ok(r) => describe_request(&h::Request::Txn((&r).into())),
-            Err(_) => format!("txn ({} compares, {} then, {} else)", t.compare.len(), t.success.len(), t.failure.len()),
+            Err(_) => describe_txn(t),
         },
         Op::Compact { revision, .. } => format!("compact rev={revision}"),
         Op::LeaseGrant { ttl_s, .. } => format!("lease-grant ttl={ttl_s}s"),
@@ -427,6 +440,58 @@ fn describe(step: &StepPlan) -> String {
             WatchCondition::Progress => format!("wait {watch} progress"),
         },
     }
+}
+
+/// A txn whose compares or operations name other steps (`rev_of(read)`, a lease step), shown with the
+/// names, in the trace's txn form: `txn [mod(/a)==rev_of(read)] ? put /a=2 : get /a`.
+fn describe_txn(t: &TxnPlan) -> String {
+    let span = |s: &KeySpan| {
+        let del = describe_request(&h::Request::DeleteRange(h::DeleteRangeRequest { span: s.clone(), prev_kv: false }));
+        del.trim_start_matches("del ").to_string()
+    };
+    let compares: Vec<String> = t
+        .compare
+        .iter()
+        .map(|c| {
+            let target = match c.target {
+                CompareTarget::Version => "version",
+                CompareTarget::Create => "create",
+                CompareTarget::Mod => "mod",
+                CompareTarget::Value => "value",
+                CompareTarget::Lease => "lease",
+            };
+            let op = match c.op {
+                CompareOp::Equal => "==",
+                CompareOp::NotEqual => "!=",
+                CompareOp::Greater => ">",
+                CompareOp::Less => "<",
+            };
+            let value = match &c.value {
+                CompareValue::Number(e) => e.to_string().replace(' ', ""),
+                CompareValue::Text(s) => s.clone(),
+                CompareValue::Lease(step) => step.clone(),
+            };
+            format!("{target}({}){op}{value}", span(&c.span))
+        })
+        .collect();
+    let ops = |list: &[TxnOpPlan]| -> String {
+        if list.is_empty() {
+            return "-".into();
+        }
+        let each: Vec<String> = list
+            .iter()
+            .map(|op| match op {
+                TxnOpPlan::Get(g) => format!("get {}", span(&g.span)),
+                TxnOpPlan::Put(p) => match &p.lease {
+                    Some(l) => format!("put {}={} lease={l}", p.key, p.value),
+                    None => format!("put {}={}", p.key, p.value),
+                },
+                TxnOpPlan::Delete(d) => format!("del {}", span(&d.span)),
+            })
+            .collect();
+        each.join("; ")
+    };
+    format!("txn [{}] ? {} : {}", compares.join(" "), ops(&t.success), ops(&t.failure))
 }
 
 /// Runs one step: what was observed, the revision `rev_of` gets, the lease a grant got.
