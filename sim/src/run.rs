@@ -163,30 +163,20 @@ async fn drive(config: &RunConfig) -> Simulated {
         "sim",
         format!("start seed={} members={} clients={}", config.seed, cluster.members.len(), cluster.clients.len()),
     );
-    for m in &cluster.members {
-        observe(&m.name, &m.events, &trace, &history);
-    }
-    for fp in &config.failpoints {
-        let point: Point = fp.point.parse().expect("validated before the run");
-        let member = cluster.member(&fp.node).expect("validated before the run");
-        trace.event(&fp.node, format!("arm {point} {}{}", fp.arm.action, describe_arm(&fp.arm)));
-        member.failpoints.arm(point, fp.arm.clone());
-    }
+    prepare(&cluster, &config.failpoints, &trace, &history);
 
     // Give the members a moment to bind before the first request.
     madsim::time::sleep(Duration::from_millis(50)).await;
 
     let endpoints = cluster.endpoints();
     let timeout = Duration::from_millis(config.request_timeout_ms);
-    let per_client = config.ops / cluster.clients.len();
-    let extra = config.ops % cluster.clients.len();
     let mut clients = Vec::new();
     for (i, c) in cluster.clients.iter().enumerate() {
         // Clients spread over the members, as clients pinned to single members do in etcd's tests.
         let endpoint = &endpoints[i % endpoints.len()];
         let client = RecordingClient::new(c.client, endpoint, history.clone(), trace.clone(), timeout);
         let rng = seeds.rng(&format!("workload/{}", c.name));
-        let ops = per_client + usize::from(i < extra);
+        let ops = share(config.ops, cluster.clients.len(), i);
         clients.push(c.node.spawn(run_client(config.workload, client, rng, ops)));
     }
 
@@ -216,7 +206,29 @@ async fn drive(config: &RunConfig) -> Simulated {
         // Scheduled faults past the end of the workload are not applied.
         b.abort();
     }
-    // Let held failpoints go, so that nothing waits forever past the run.
+    finish(&cluster, &trace).await;
+    let sim_time = madsim::time::TimeHandle::current().elapsed();
+    let panics = cluster.panics();
+    Simulated { seed: config.seed, trace: trace.take(), history: history.take(), sim_time, panics }
+}
+
+/// What every run does once its cluster is built: files each member's own events (see [`observe`]) and arms
+/// the failpoints, each with a trace line.
+pub(crate) fn prepare(cluster: &Cluster, failpoints: &[FailpointSpec], trace: &Trace, history: &SharedHistory) {
+    for m in &cluster.members {
+        observe(&m.name, &m.events, trace, history);
+    }
+    for fp in failpoints {
+        let point: Point = fp.point.parse().expect("validated before the run");
+        let member = cluster.member(&fp.node).expect("validated before the run");
+        trace.event(&fp.node, format_args!("arm {point} {}{}", fp.arm.action, describe_arm(&fp.arm)));
+        member.failpoints.arm(point, fp.arm.clone());
+    }
+}
+
+/// What every run does last: lets held failpoints go, so that nothing waits forever past the run, waits for
+/// the restarts crash hooks scheduled, and writes `sim end`.
+pub(crate) async fn finish(cluster: &Cluster, trace: &Trace) {
     for m in &cluster.members {
         for p in Point::ALL {
             m.failpoints.disarm(p);
@@ -224,9 +236,11 @@ async fn drive(config: &RunConfig) -> Simulated {
     }
     cluster.wait_for_restarts().await;
     trace.event("sim", "end");
-    let sim_time = madsim::time::TimeHandle::current().elapsed();
-    let panics = cluster.panics();
-    Simulated { seed: config.seed, trace: trace.take(), history: history.take(), sim_time, panics }
+}
+
+/// Client `i`'s share of `ops` requests spread evenly over `clients` (the first ones take the remainder).
+pub(crate) fn share(ops: usize, clients: usize, i: usize) -> usize {
+    ops / clients + usize::from(i < ops % clients)
 }
 
 /// Turns what a member does on its own into trace lines (`etcd-1 compacted rev=40`, `etcd-1 lease-expired
@@ -271,7 +285,7 @@ pub(crate) fn observe(
     });
 }
 
-pub(crate) fn describe_arm(arm: &Arm) -> String {
+fn describe_arm(arm: &Arm) -> String {
     let mut s = String::new();
     if arm.skip > 0 {
         s.push_str(&format!(" after {} hits", arm.skip));

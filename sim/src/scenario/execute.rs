@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use etcd_proto::etcdserverpb as pb;
 use etcd_proto::etcdserverpb::maintenance_client::MaintenanceClient;
-use fake_etcd::failpoint::Point;
 use madsim::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot};
 
@@ -199,15 +198,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
             cluster.clients.len()
         ),
     );
-    for m in &cluster.members {
-        crate::run::observe(&m.name, &m.events, &trace, &history);
-    }
-    for fp in &scenario.failpoints {
-        let point: Point = fp.point.parse().expect("validated before the run");
-        let member = cluster.member(&fp.node).expect("validated before the run");
-        trace.event(&fp.node, format_args!("arm {point} {}{}", fp.arm.action, crate::run::describe_arm(&fp.arm)));
-        member.failpoints.arm(point, fp.arm.clone());
-    }
+    crate::run::prepare(&cluster, &scenario.failpoints, &trace, &history);
     // Give the members a moment to bind before the first request.
     madsim::time::sleep(Duration::from_millis(50)).await;
 
@@ -237,8 +228,6 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     }
     let mut next = scenario.clients.len();
     for w in &scenario.workloads {
-        let per_client = w.ops / w.clients.len();
-        let extra = w.ops % w.clients.len();
         for (j, name) in w.clients.iter().enumerate() {
             let node = &cluster.clients[next];
             next += 1;
@@ -248,7 +237,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
             let client =
                 RecordingClient::new(node.client, endpoint, history.clone(), trace.clone(), timeout).named(name);
             let rng = seeds.rng(&format!("workload/{name}"));
-            let ops = per_client + usize::from(j < extra);
+            let ops = crate::run::share(w.ops, w.clients.len(), j);
             tasks.push(node.node.spawn(run_client(w.kind, client, rng, ops)));
         }
     }
@@ -308,13 +297,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
             trace.event("sim", "a watch did not close within 5s");
         }
     }
-    for m in &cluster.members {
-        for p in Point::ALL {
-            m.failpoints.disarm(p);
-        }
-    }
-    cluster.wait_for_restarts().await;
-    trace.event("sim", "end");
+    crate::run::finish(&cluster, &trace).await;
 
     let records = std::mem::take(&mut *records.lock().expect("records lock"));
     let clients = scenario
