@@ -5,14 +5,14 @@
 #![cfg(not(madsim))]
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+#[path = "support/ports.rs"]
+mod ports;
+
+use ports::free_port;
 
 fn fake_etcd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fake-etcd"))

@@ -7,13 +7,18 @@
 //! every member is killed with SIGKILL comes back with every acknowledged write.
 #![cfg(not(madsim))]
 
-use std::net::TcpListener;
+use std::net::TcpStream;
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+#[path = "support/ports.rs"]
+mod ports;
+
+use ports::free_port;
+
+/// How often a cluster start is tried with fresh ports when a member finds one of its ports taken between
+/// our probe and its own bind (any other start failure is final at once).
+const START_ATTEMPTS: usize = 3;
 
 struct Proc(Child);
 
@@ -74,8 +79,42 @@ struct Cluster {
 
 impl Cluster {
     /// Starts one member per name; member i uses `tokens[i]` as its `--initial-cluster-token` and its own
-    /// data dir.
+    /// data dir. Returns once every member accepts connections on its client port; a member that exits
+    /// first fails the test with its log, unless a port was taken under it, which is retried on fresh ports.
     fn start(tag: &str, names: &[&'static str], tokens: &[&str]) -> Cluster {
+        let mut failures = Vec::new();
+        for _ in 0..START_ATTEMPTS {
+            let mut cluster = Cluster::spawn_all(tag, names, tokens);
+            match cluster.wait_listening() {
+                Ok(()) => return cluster,
+                Err(failure) if failure.contains("in use") => failures.push(failure),
+                Err(failure) => panic!("the cluster did not start: {failure}"),
+            }
+        }
+        panic!("the cluster did not start in {START_ATTEMPTS} attempts:\n{}", failures.join("\n---\n"));
+    }
+
+    /// Waits until every member accepts TCP connections on its client URL, or one of them exits.
+    fn wait_listening(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for i in 0..self.names.len() {
+            let addr = self.client[i].trim_start_matches("http://").to_string();
+            while TcpStream::connect(&addr).is_err() {
+                let proc = self.procs[i].as_mut().expect("every member was spawned");
+                if let Ok(Some(status)) = proc.0.try_wait() {
+                    return Err(format!("member {} exited ({status}):\n{}", self.names[i], self.log(i)));
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("member {} never listened on {addr}:\n{}", self.names[i], self.log(i)));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+
+    /// Spawns every member on freshly probed ports.
+    fn spawn_all(tag: &str, names: &[&'static str], tokens: &[&str]) -> Cluster {
         let client: Vec<String> = names.iter().map(|_| format!("http://127.0.0.1:{}", free_port())).collect();
         let peer: Vec<String> = names.iter().map(|_| format!("http://127.0.0.1:{}", free_port())).collect();
         let initial: Vec<String> = names.iter().zip(&peer).map(|(n, p)| format!("{n}={p}")).collect();

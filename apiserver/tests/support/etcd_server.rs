@@ -2,7 +2,6 @@
 //! 3.4.23 as a child process with its data dir in a temp dir. [`start`] returns once the server answers a
 //! read; dropping the [`Running`] stops it. Shared by the storage conformance and registry suites.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -37,9 +36,11 @@ impl Drop for Guard {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+// fake-etcd's test port allocator: ports below the ephemeral range, unique within the process.
+#[path = "../../../fake-etcd/tests/support/ports.rs"]
+mod ports;
+
+use ports::free_port;
 
 /// Starts `server` as a one-member cluster named `name` and waits until it answers a read.
 pub async fn start(server: Server, name: &str) -> Running {

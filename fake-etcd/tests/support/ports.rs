@@ -1,6 +1,7 @@
 //! Hands out loopback ports that no other server of this process is using and that nothing else holds.
 //!
-//! Ports come from 43000-44999, the range reserved for these tests on shared machines. Within one process a
+//! Ports come from 21000-22999, below Linux's ephemeral range (32768-60999), so no outgoing connection of
+//! this machine (etcdctl's, or a member's to its peers) is ever given one of them. Within one process a
 //! counter makes every port unique, so tests running on parallel threads never collide. Separate test
 //! processes (cargo runs test binaries one after another, nextest runs them side by side) start at an offset
 //! derived from their pid, and every candidate is probed with a bind first, so a port some other program
@@ -10,7 +11,7 @@
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-const FIRST: u32 = 43000;
+const FIRST: u32 = 21000;
 const COUNT: u32 = 2000;
 
 /// How many ports this process has handed out so far.
