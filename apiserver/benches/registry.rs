@@ -32,7 +32,9 @@ fn main() {
 
 #[cfg(madsim)]
 fn main() {
-    eprintln!("the registry benchmark measures real sockets and processes; it has nothing to do in the simulation build");
+    eprintln!(
+        "the registry benchmark measures real sockets and processes; it has nothing to do in the simulation build"
+    );
 }
 
 #[cfg(not(madsim))]
@@ -240,7 +242,12 @@ mod bench {
     }
 
     /// Lists of the whole list namespace with resourceVersion `rv`, one at a time; each must return all `n`.
-    async fn lists<S: Storage + Clone + 'static>(store: &Store<S>, rv: &str, n: usize, settings: &Settings) -> Measured {
+    async fn lists<S: Storage + Clone + 'static>(
+        store: &Store<S>,
+        rv: &str,
+        n: usize,
+        settings: &Settings,
+    ) -> Measured {
         let store = store.clone();
         let request = ListRequest { resource_version: rv.into(), ..ListRequest::default() };
         measure(1, settings.duration, move |_| {
@@ -340,12 +347,12 @@ mod bench {
     fn print_table(etcd: &Results, fake: &Results) {
         println!("one configmap is {} bytes of JSON as stored", etcd.object_bytes);
         println!(
-            "{:<26} {:>10} {:>8} {:>8} {:>12} {:>8} {:>8} {:>10}",
+            "{:<26} {:>10} {:>9} {:>9} {:>12} {:>9} {:>9} {:>10}",
             "request", "etcd /s", "p50 ms", "p99 ms", "fake-etcd /s", "p50 ms", "p99 ms", "fake/etcd"
         );
         for ((what, a), (_, b)) in etcd.rows.iter().zip(&fake.rows) {
             println!(
-                "{:<26} {:>10.0} {:>8.2} {:>8.2} {:>12.0} {:>8.2} {:>8.2} {:>10.2}",
+                "{:<26} {:>10.0} {:>9.3} {:>9.3} {:>12.0} {:>9.3} {:>9.3} {:>10.2}",
                 what,
                 a.per_sec(),
                 a.quantile_ms(0.5),

@@ -112,6 +112,11 @@ fn all_cases() -> Vec<Case> {
     cases.extend(super::lifecycle::cases());
     cases.extend(super::pods::cases());
     cases.extend(super::watch::cases());
+    cases.extend(super::dry_run::cases());
+    cases.extend(super::graceful::cases());
+    cases.extend(super::subresources::cases());
+    cases.extend(super::finalizers::cases());
+    cases.extend(super::bad_input::cases());
     cases
 }
 
