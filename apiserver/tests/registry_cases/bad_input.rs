@@ -99,6 +99,23 @@ async fn wrong_field_types_are_decode_errors(ctx: Ctx) {
             "json: cannot unmarshal number into Go struct field Container.spec.containers.image of type string"
         )
     );
+    let mut grace = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    grace["spec"]["terminationGracePeriodSeconds"] = json!(1.5);
+    let status = expect_err(ctx.pods.create("ns", grace).await);
+    assert_eq!(
+        status,
+        cannot(
+            "Pod",
+            "json: cannot unmarshal number 1.5 into Go struct field PodSpec.spec.terminationGracePeriodSeconds of type int64"
+        )
+    );
+    // A field Go leaves at its zero value decodes; validation reports it.
+    let status = expect_err(ctx.pods.create("ns", json!({"metadata": {"name": "p"}, "spec": {}})).await);
+    assert_eq!(status["code"], 422);
+    assert_eq!(status["message"], "Pod \"p\" is invalid: spec.containers: Required value");
+    let nameless = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"image": "i"}]}});
+    let status = expect_err(ctx.pods.create("ns", nameless).await);
+    assert_eq!(status["message"], "Pod \"p\" is invalid: spec.containers[0].name: Required value");
     let ns = json!({"metadata": {"name": "x"}, "spec": {"finalizers": "kubernetes"}});
     let status = expect_err(ctx.namespaces.create("", ns).await);
     assert_eq!(
