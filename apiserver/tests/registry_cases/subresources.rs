@@ -1,5 +1,5 @@
 //! Subresources: a pod's `/status` changes only status (spec and ownerReferences come from the stored
-//! pod, the generation stays), with the same optimistic lock and no create; a namespace's `/status`
+//! pod, a dropped QoS class is backfilled, the generation stays), with the same optimistic lock and no create; a namespace's `/status`
 //! changes only status and `/finalize` only `spec.finalizers`, and the `/finalize` that removes the last
 //! finalizer of a deleted namespace deletes it; a resource without the subresource answers 404
 //! (reference ST1-ST4, N4).
@@ -35,7 +35,11 @@ async fn pod_status_changes_only_status(ctx: Ctx) {
     edit["metadata"]["labels"] = json!({"a": "b"});
     let status = Subresource::Status;
     let updated = ctx.pods.update_subresource("ns", "p", status, edit, &UpdateOptions::default()).await.unwrap();
-    assert_eq!(updated["status"], json!({"phase": "Running", "podIP": "10.0.0.5"}));
+    assert_eq!(
+        updated["status"],
+        json!({"phase": "Running", "podIP": "10.0.0.5", "qosClass": "BestEffort"}),
+        "/status takes the new status, and the QoS class set on create is backfilled"
+    );
     assert_eq!(updated["spec"], created["spec"], "/status keeps the spec");
     assert_eq!(updated["metadata"]["ownerReferences"], owner, "/status keeps ownerReferences");
     assert_eq!(updated["metadata"]["labels"], json!({"a": "b"}), "pod /status takes metadata");
@@ -58,7 +62,7 @@ async fn pod_status_changes_only_status(ctx: Ctx) {
     let mut dry = main.clone();
     dry["status"] = json!({"phase": "Succeeded"});
     let answer = ctx.pods.update_subresource("ns", "p", status, dry, &UpdateOptions::dry_run()).await.unwrap();
-    assert_eq!(answer["status"], json!({"phase": "Succeeded"}));
+    assert_eq!(answer["status"], json!({"phase": "Succeeded", "qosClass": "BestEffort"}));
     assert_eq!(ctx.pods.get("ns", "p", &GetOptions::default()).await.unwrap(), main);
 }
 

@@ -124,6 +124,11 @@ impl Strategy for Pods {
         // ownerReferences, so both come from the stored pod.
         new["spec"] = old.get("spec").cloned().unwrap_or(json!({}));
         meta::copy(new, old, "ownerReferences");
+        // The QoS class is set once, on create; old kubelets dropped it from the status they sent back.
+        let qos = old.get("status").and_then(|s| s.get("qosClass")).cloned();
+        if let (Some(status), Some(qos)) = (new.get_mut("status").and_then(Value::as_object_mut), qos) {
+            status.entry("qosClass").or_insert(qos);
+        }
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
