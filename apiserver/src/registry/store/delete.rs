@@ -78,6 +78,8 @@ impl<S: Storage + Clone> Store<S> {
             .map_err(|e| self.storage_error(e, Operation::Delete, name))?;
         self.check_preconditions(name, &opts.preconditions, &current)?;
         let mut preconditions = opts.preconditions.clone();
+        // A probe on a copy: the marks themselves are made by `mark`, against the state the guaranteed
+        // update reads, which may be newer than this one.
         let grace = self.before_delete(&mut current.clone(), opts.grace_period_seconds);
         if grace == Graceful::Pending {
             return Ok(DeleteResult { deleted: false, body: self.finalize_delete(name, current) });
@@ -99,6 +101,7 @@ impl<S: Storage + Clone> Store<S> {
                     return Ok(DeleteResult { deleted: true, body: obj })
                 }
                 Marked::Write { obj, delete_now: true } => {
+                    // The marks were a write: a resourceVersion precondition now names the marked object.
                     if preconditions.resource_version.is_some() {
                         preconditions.resource_version = Some(obj.resource_version().to_string());
                     }
