@@ -1,7 +1,7 @@
 //! The registry suite: table-driven cases for the generic registry and its strategies (configmaps,
-//! namespaces, pods), each run against the registry over the etcd3 store and over the Cacher, each on
-//! fake-etcd (in-process) and real etcd 3.4.23. One entry point per (backend, server) pair runs every case
-//! and reports all failures.
+//! namespaces, pods, and a custom resource whose strategy its case defines), each run against the registry
+//! over the etcd3 store and over the Cacher, each on fake-etcd (in-process) and real etcd 3.4.23. One entry
+//! point per (backend, server) pair runs every case and reports all failures.
 #![cfg(not(madsim))]
 
 #[path = "support/cases.rs"]

@@ -45,6 +45,9 @@ pub enum RegistryError {
     /// Any other refusal: 403 `<resource> "<name>" is forbidden: <reason>`.
     #[error("{} {name:?} is forbidden: {reason}", resource.qualified())]
     Forbidden { resource: GroupResource, name: String, reason: String },
+    /// A path the server does not serve, such as a subresource the resource lacks: 404 with no details.
+    #[error("the server could not find the requested resource")]
+    NoSuchPath,
     /// A request that contradicts itself (name or namespace in the body against the URL): 400.
     #[error("{0}")]
     BadRequest(String),
@@ -102,6 +105,7 @@ impl RegistryError {
             }
             E::Forbidden { resource, name, .. } => failure(403, "Forbidden", message, object_details(resource, name)),
             E::BadRequest(_) => status::bad_request(&message),
+            E::NoSuchPath => failure(404, "NotFound", message, StatusDetails::default()),
         }
     }
 }

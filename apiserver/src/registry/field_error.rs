@@ -47,6 +47,8 @@ pub enum BadValue {
     Omitted,
     Str(String),
     Int(i64),
+    /// A value Go prints with `%#v` (a slice: `[]string{"x"}`), already in that form.
+    GoSyntax(String),
 }
 
 /// One validation failure.
@@ -96,6 +98,18 @@ impl FieldError {
         }
     }
 
+    /// `field.NotSupported` of a string list (Go's `%#v` of a `[]string`) with the values allowed.
+    pub fn not_supported_list(field: &str, values: &[String], allowed: &[&str]) -> FieldError {
+        let shown: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
+        let allowed: Vec<String> = allowed.iter().map(|v| go_quote(v)).collect();
+        FieldError {
+            kind: FieldErrorType::NotSupported,
+            field: field.into(),
+            value: BadValue::GoSyntax(format!("[]string{{{}}}", shown.join(", "))),
+            detail: format!("supported values: {}", allowed.join(", ")),
+        }
+    }
+
     /// The message without the field (`ErrorBody`): what a `StatusCause` carries.
     pub fn body(&self) -> String {
         let shows_value =
@@ -103,6 +117,7 @@ impl FieldError {
         let mut s = match (&self.value, shows_value) {
             (BadValue::Str(v), true) => format!("{}: {}", self.kind.text(), go_quote(v)),
             (BadValue::Int(v), true) => format!("{}: {v}", self.kind.text()),
+            (BadValue::GoSyntax(v), true) => format!("{}: {v}", self.kind.text()),
             _ => self.kind.text().to_string(),
         };
         if !self.detail.is_empty() {

@@ -89,7 +89,56 @@ pub fn validate_object_meta(obj: &Value, namespace_scoped: bool, name_check: Nam
     if generation < 0 {
         errs.push(FieldError::invalid_int("metadata.generation", generation, "must be greater than or equal to 0"));
     }
+    errs.extend(validate_labels(obj));
+    errs.extend(validate_annotations(obj));
     errs
+}
+
+/// `ValidateLabels`: keys are qualified names, values label values; both reported at `metadata.labels`.
+fn validate_labels(obj: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (key, value) in labels(obj) {
+        for msg in names::qualified_name(key) {
+            errs.push(FieldError::invalid("metadata.labels", key, &msg));
+        }
+        for msg in names::label_value(value) {
+            errs.push(FieldError::invalid("metadata.labels", value, &msg));
+        }
+    }
+    errs
+}
+
+/// `TotalAnnotationSizeLimitB`: keys and values together, 256 KiB.
+const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
+
+/// `ValidateAnnotations`: keys are qualified names (checked in lower case), and all of them together
+/// stay within 256 KiB.
+fn validate_annotations(obj: &Value) -> Vec<FieldError> {
+    let Some(map) = get(obj, "annotations").and_then(Value::as_object) else { return Vec::new() };
+    let mut errs = Vec::new();
+    let mut total = 0;
+    for (key, value) in map {
+        for msg in names::qualified_name(&key.to_lowercase()) {
+            errs.push(FieldError::invalid("metadata.annotations", key, &msg));
+        }
+        total += key.len() + value.as_str().map_or(0, str::len);
+    }
+    if total > ANNOTATIONS_MAX_BYTES {
+        errs.push(FieldError {
+            kind: crate::registry::field_error::FieldErrorType::TooLong,
+            field: "metadata.annotations".into(),
+            value: crate::registry::field_error::BadValue::Omitted,
+            detail: format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes"),
+        });
+    }
+    errs
+}
+
+/// The strings of `metadata.finalizers`.
+pub fn finalizers(obj: &Value) -> Vec<&str> {
+    get(obj, "finalizers")
+        .and_then(Value::as_array)
+        .map_or(Vec::new(), |f| f.iter().filter_map(Value::as_str).collect())
 }
 
 /// `ValidateObjectMetaAccessorUpdate`: the new metadata must be valid, and name, namespace, uid and
@@ -105,6 +154,23 @@ pub fn validate_object_meta_update(
         let (now, was) = (get_str(new, field), get_str(old, field));
         if now != was {
             errs.push(FieldError::invalid(&format!("metadata.{field}"), now, "field is immutable"));
+        }
+    }
+    // `ValidateNoNewFinalizers`: once deletion has begun, only the finalizers already there may finish it.
+    if !get_str(old, "deletionTimestamp").is_empty() {
+        let before = finalizers(old);
+        let mut extra: Vec<&str> = finalizers(new).into_iter().filter(|f| !before.contains(f)).collect();
+        extra.sort_unstable();
+        extra.dedup();
+        if !extra.is_empty() {
+            let shown: Vec<String> = extra.iter().map(|f| crate::registry::field_error::go_quote(f)).collect();
+            errs.push(FieldError::forbidden(
+                "metadata.finalizers",
+                &format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    shown.join(", ")
+                ),
+            ));
         }
     }
     errs

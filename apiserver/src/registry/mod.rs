@@ -7,6 +7,10 @@
 //! - [`meta`]: metadata accessors over JSON and the generic metadata validation.
 //! - [`system`]: [`SystemFields`], the injected seeded generator and [`Clock`] that make names, uids and
 //!   timestamps deterministic.
+//! - [`options`]: [`CreateOptions`], [`UpdateOptions`], [`DeleteOptions`] (dry run, grace period) and their
+//!   validation.
+//! - [`typecheck`]: the body's `kind` and `apiVersion` against the resource's, and the Go types of the
+//!   fields kube decodes into typed objects, with kube's decode errors.
 //! - [`strategy`]: the [`Strategy`] hooks per resource and the [`Resource`] descriptor;
 //!   [`strategies`] holds those of configmaps, namespaces and pods.
 //! - [`selector`]: label and field selectors.
@@ -19,14 +23,17 @@ pub mod field_error;
 pub mod meta;
 pub mod names;
 pub mod namespace_controller;
+pub mod options;
 pub mod selector;
 pub mod store;
 pub mod strategies;
 pub mod strategy;
 pub mod system;
+pub mod typecheck;
 
 pub use error::RegistryError;
 pub use field_error::FieldError;
+pub use options::{CreateOptions, DeleteOptions, UpdateOptions};
 pub use store::{DeleteResult, ListRequest, Store};
-pub use strategy::{DeleteStrategy, Resource, Strategy};
+pub use strategy::{DeleteStrategy, Resource, Strategy, Subresource};
 pub use system::{Clock, FixedClock, SystemFields};

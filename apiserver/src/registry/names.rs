@@ -58,6 +58,72 @@ pub fn dns1123_subdomain(value: &str) -> Vec<String> {
     errs
 }
 
+/// `qualifiedNameFmt`: a label key's name part.
+const QUALIFIED_NAME_REGEX: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and \
+end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MESSAGE: &str = "a valid label must be an empty string or consist of alphanumeric characters, \
+'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or \
+'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+/// The longest name part of a qualified name, and the longest label value.
+const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
+
+/// Whether `s` matches [`QUALIFIED_NAME_REGEX`].
+fn is_qualified_name_part(s: &str) -> bool {
+    let alnum = |c: u8| c.is_ascii_alphanumeric();
+    let b = s.as_bytes();
+    !b.is_empty()
+        && alnum(b[0])
+        && alnum(b[b.len() - 1])
+        && b.iter().all(|&c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `IsQualifiedName`: a label key or annotation key, an optional DNS subdomain prefix and '/' before a
+/// name part.
+pub fn qualified_name(value: &str) -> Vec<String> {
+    let parts: Vec<&str> = value.split('/').collect();
+    let mut errs = Vec::new();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                errs.extend(dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")));
+            }
+            *name
+        }
+        _ => {
+            debug_assert!(QUALIFIED_NAME_MESSAGE.contains(QUALIFIED_NAME_REGEX));
+            return vec![format!(
+                "a qualified name {QUALIFIED_NAME_MESSAGE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )];
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > QUALIFIED_NAME_MAX_LENGTH {
+        errs.push(format!("name part {}", max_len(QUALIFIED_NAME_MAX_LENGTH)));
+    }
+    if !is_qualified_name_part(name) {
+        errs.push(format!("name part {QUALIFIED_NAME_MESSAGE}"));
+    }
+    errs
+}
+
+/// `IsValidLabelValue`: empty, or a qualified name part of at most 63 characters.
+pub fn label_value(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > QUALIFIED_NAME_MAX_LENGTH {
+        errs.push(max_len(QUALIFIED_NAME_MAX_LENGTH));
+    }
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        errs.push(LABEL_VALUE_MESSAGE.to_string());
+    }
+    errs
+}
+
 /// A `generateName` prefix may end in '-' (the random suffix follows), so kube checks it with that dash
 /// masked (`maskTrailingDash`).
 fn mask_trailing_dash(name: &str, is_prefix: bool) -> String {

@@ -1,6 +1,6 @@
 //! The namespace controller's finalization, reduced to one synchronous pass: kube-controller-manager
 //! deletes everything in a Terminating namespace, then removes the `kubernetes` finalizer through
-//! `/finalize`, and the namespace goes once no finalizer is left (reference N2, N4, N5). Here a caller runs
+//! `/finalize`, and that update deletes the namespace once no finalizer is left (reference N2, N4, N5). Here a caller runs
 //! [`finalize`] when it wants that to happen; without it a namespace stays Terminating, as in a cluster
 //! with no controller.
 
@@ -8,9 +8,10 @@ use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
+use crate::registry::options::UpdateOptions;
 use crate::registry::store::{ListRequest, Store};
 use crate::registry::strategies::namespaces::KUBERNETES_FINALIZER;
-use crate::storage::status::Operation;
+use crate::registry::strategy::Subresource;
 use crate::storage::{GetOptions, Preconditions, Storage, StorageError};
 
 /// What a finalization pass did.
@@ -44,38 +45,15 @@ pub async fn finalize<S: Storage + Clone>(
             }
         }
     }
-    let key = namespaces.key("", name);
-    let storage_error = |err, op| RegistryError::Storage {
-        err: Box::new(err),
-        op,
-        resource: namespaces.resource().group_resource(),
-        name: name.to_string(),
-    };
-    let finalized = namespaces
-        .storage()
-        .guaranteed_update(
-            &key,
-            false,
-            None,
-            |mut obj: Value, _| {
-                if let Some(list) =
-                    obj.get_mut("spec").and_then(|s| s.get_mut("finalizers")).and_then(Value::as_array_mut)
-                {
-                    list.retain(|f| f != KUBERNETES_FINALIZER);
-                }
-                Ok(obj)
-            },
-            None,
-        )
-        .await
-        .map_err(|e| storage_error(e, Operation::Update))?;
-    if !namespaces.strategy().has_pending_finalizers(&finalized) {
-        namespaces
-            .storage()
-            .delete(&key, None, |_| Ok(()), None)
-            .await
-            .map_err(|e| storage_error(e, Operation::Delete))?;
-        done.namespace_deleted = true;
+    let mut ns = namespaces.get("", name, &GetOptions::default()).await?;
+    if let Some(list) = ns.get_mut("spec").and_then(|s| s.get_mut("finalizers")).and_then(Value::as_array_mut) {
+        list.retain(|f| f != KUBERNETES_FINALIZER);
     }
+    namespaces.update_subresource("", name, Subresource::Finalize, ns, &UpdateOptions::default()).await?;
+    done.namespace_deleted = match namespaces.get("", name, &GetOptions::default()).await {
+        Ok(_) => false,
+        Err(RegistryError::Storage { err, .. }) if matches!(*err, StorageError::KeyNotFound { .. }) => true,
+        Err(err) => return Err(err),
+    };
     Ok(done)
 }

@@ -46,6 +46,16 @@ impl Resource {
     }
 }
 
+/// A subresource that replaces part of an object through its own update (`PUT .../status`,
+/// `PUT /api/v1/namespaces/<name>/finalize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// `/status`: only `status` changes (reference ST2).
+    Status,
+    /// `/finalize` of namespaces: only `spec.finalizers` changes (reference N4).
+    Finalize,
+}
+
 /// Per-resource behaviour of create and update (delete: the [`DeleteStrategy`] supertrait). Objects are JSON;
 /// hooks edit them in place.
 pub trait Strategy: DeleteStrategy {
@@ -68,6 +78,29 @@ pub trait Strategy: DeleteStrategy {
 
     /// Resets what the main endpoint may not change (status) and bumps the generation where kube does.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
+
+    /// The built-in type a body must decode into (`None`: JSON only, as for custom resources).
+    fn typed(&self) -> Option<crate::registry::typecheck::Typed> {
+        None
+    }
+
+    /// Whether the resource serves `sub`; an update of a subresource it lacks is a 404.
+    fn supports(&self, _sub: Subresource) -> bool {
+        false
+    }
+
+    /// Resets what an update of `sub` may not change. The default is kube's custom-resource status
+    /// strategy: everything comes from the stored object except the new `status`.
+    fn prepare_for_subresource_update(&self, _sub: Subresource, new: &mut Value, old: &Value) {
+        let status = new.get("status").cloned();
+        *new = old.clone();
+        match status {
+            Some(status) => new["status"] = status,
+            None => {
+                new.as_object_mut().map(|o| o.remove("status"));
+            }
+        }
+    }
 
     /// Validates a new object, metadata included (`Validate`).
     fn validate(&self, obj: &Value) -> Vec<FieldError>;
@@ -97,6 +130,20 @@ pub trait DeleteStrategy: Send + Sync {
         crate::registry::meta::get(obj, "finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
     }
 
+    /// `CheckGracefulDelete`: for resources deleted gracefully (pods), the grace period in seconds that a
+    /// delete of `obj` gets, given the `gracePeriodSeconds` the client asked for (already at least 0);
+    /// `None` for resources deleted at once (reference D4).
+    fn graceful_period(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
+
+    /// `ShouldDeleteDuringUpdate`: whether the update of `old` into `new` deletes the object instead,
+    /// because it removes the last finalizer of an object whose deletion waits only for them (a
+    /// `deletionTimestamp` with no grace period left; reference U8).
+    fn should_delete_during_update(&self, new: &Value, old: &Value) -> bool {
+        generic_should_delete_during_update(new, old)
+    }
+
     /// Marks `obj` as being deleted beyond `deletionTimestamp` (namespaces: phase Terminating).
     fn prepare_for_delete(&self, _obj: &mut Value) {}
 
@@ -109,4 +156,13 @@ pub trait DeleteStrategy: Send + Sync {
     fn undeletable(&self, _name: &str) -> Option<&'static str> {
         None
     }
+}
+
+/// The generic `ShouldDeleteDuringUpdate`: no finalizers left in `new`, and `old` was deleted with no grace
+/// period left.
+pub fn generic_should_delete_during_update(new: &Value, old: &Value) -> bool {
+    use crate::registry::meta;
+    let finalizers = meta::get(new, "finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+    let grace = meta::get(old, "deletionGracePeriodSeconds").and_then(Value::as_i64);
+    !finalizers && !meta::get_str(old, "deletionTimestamp").is_empty() && grace.is_none_or(|g| g == 0)
 }

@@ -58,6 +58,34 @@ impl SystemFields {
     pub fn now(&self) -> String {
         rfc3339(self.clock.now_unix_s())
     }
+
+    /// `secs` seconds from now, as [`SystemFields::now`] writes it: a graceful deletion's
+    /// `deletionTimestamp` is the instant its grace period ends.
+    pub fn now_plus(&self, secs: i64) -> String {
+        rfc3339(self.clock.now_unix_s() + secs)
+    }
+}
+
+/// The seconds since the epoch of a `YYYY-MM-DDTHH:MM:SSZ` timestamp (the form [`rfc3339`] writes), or
+/// `None` for any other text: the registry reads back only timestamps it wrote.
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z'
+    {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    // days-from-civil, the inverse of the conversion in `rfc3339`.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (the proleptic Gregorian calendar, via the
@@ -86,5 +114,13 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn timestamps_parse_back() {
+        for t in [0, 951_782_400, 1_700_000_000, 1_700_000_030, -86_401] {
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t), "{}", rfc3339(t));
+        }
+        assert_eq!(parse_rfc3339("2023-11-14T22:13:20.5Z"), None);
     }
 }

@@ -99,6 +99,16 @@ pub async fn registries(
     (namespaces_reg, configmaps_reg, pods_reg)
 }
 
+/// A registry of another resource (a custom resource) under the case's prefix, sharing the case's
+/// namespaces for admission.
+pub async fn custom_store(ctx: &Ctx, resource: Resource, strategy: Arc<dyn Strategy>) -> Store<Backing> {
+    let rng = rand_chacha::ChaCha8Rng::seed_from_u64(SEED);
+    let system = SystemFields::new(Box::new(rng), Arc::new(FixedClock(NOW_UNIX_S)));
+    let ns_store = backing(&ctx.endpoint, &ctx.prefix, &namespaces::resource(), ctx.server, ctx.backend).await;
+    let storage = backing(&ctx.endpoint, &ctx.prefix, &resource, ctx.server, ctx.backend).await;
+    Store::new(resource, strategy, storage, system, Some(ns_store))
+}
+
 pub type CaseFn = fn(Ctx) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 pub struct Case {
@@ -112,6 +122,12 @@ fn all_cases() -> Vec<Case> {
     cases.extend(super::lifecycle::cases());
     cases.extend(super::pods::cases());
     cases.extend(super::watch::cases());
+    cases.extend(super::dry_run::cases());
+    cases.extend(super::graceful::cases());
+    cases.extend(super::subresources::cases());
+    cases.extend(super::finalizers::cases());
+    cases.extend(super::bad_input::cases());
+    cases.extend(super::custom::cases());
     cases
 }
 

@@ -7,8 +7,14 @@ macro_rules! cases {
     };
 }
 
+pub mod bad_input;
 pub mod crud;
+pub mod custom;
+pub mod dry_run;
+pub mod finalizers;
+pub mod graceful;
 pub mod harness;
 pub mod lifecycle;
 pub mod pods;
+pub mod subresources;
 pub mod watch;

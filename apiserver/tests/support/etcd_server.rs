@@ -1,7 +1,9 @@
 //! The etcd a test suite runs against: fake-etcd in-process on a loopback port, or Debian's real etcd
 //! 3.4.23 as a child process with its data dir in a temp dir. [`start`] returns once the server answers a
-//! read; dropping the [`Running`] stops it. Shared by the storage conformance and registry suites.
+//! read; dropping the [`Running`] stops it. Shared by the storage conformance and registry suites and the
+//! registry benchmark, which puts real etcd's data dir on tmpfs ([`start_in`]).
 
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -43,7 +45,15 @@ mod ports;
 use ports::free_port;
 
 /// Starts `server` as a one-member cluster named `name` and waits until it answers a read.
+// The benchmark compiles this file too and uses only `start_in`.
+#[allow(dead_code)]
 pub async fn start(server: Server, name: &str) -> Running {
+    start_in(server, name, &std::env::temp_dir()).await
+}
+
+/// [`start`], with real etcd's data dir under `root` (the benchmark passes /dev/shm, a tmpfs, so that
+/// etcd pays no fsync cost, as fake-etcd keeps its in-process data in memory).
+pub async fn start_in(server: Server, name: &str, root: &Path) -> Running {
     let port = free_port();
     let endpoint = format!("http://127.0.0.1:{port}");
     let guard = match server {
@@ -68,7 +78,7 @@ pub async fn start(server: Server, name: &str) -> Running {
                 std::path::Path::new(binary).exists(),
                 "{binary} is missing: install Debian's etcd-server package (apt-get install etcd-server), version 3.4.23"
             );
-            let dir = tempfile::tempdir().unwrap();
+            let dir = tempfile::tempdir_in(root).unwrap();
             let peer = format!("http://127.0.0.1:{}", free_port());
             let child = Command::new(binary)
                 .args(["--name", name, "--data-dir"])

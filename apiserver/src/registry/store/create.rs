@@ -1,14 +1,17 @@
 //! Create: the NamespaceLifecycle admission check, kube's `BeforeCreate` (namespace, strategy, system
 //! fields, generateName, validation, canonicalization), then the storage create, retried with a new
-//! generated name on a collision (reference CR1-CR4, CR6, N3).
+//! generated name on a collision (reference CR1-CR4, CR6, N3). A dry run does all of it but the write: a
+//! name already taken is still a 409, and the answer has no resourceVersion (CR5).
 
 use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::names;
+use crate::registry::options::{self, CreateOptions};
 use crate::registry::store::Store;
 use crate::registry::strategies::namespaces;
+use crate::registry::typecheck;
 use crate::storage::status::Operation;
 use crate::storage::{GetOptions, Storage, StorageError};
 
@@ -18,6 +21,13 @@ const GENERATE_NAME_ATTEMPTS: usize = 8;
 impl<S: Storage + Clone> Store<S> {
     /// Creates `obj` in `namespace` ("" for cluster-scoped resources) and returns it as stored.
     pub async fn create(&self, namespace: &str, obj: Value) -> Result<Value, RegistryError> {
+        self.create_with(namespace, obj, &CreateOptions::default()).await
+    }
+
+    /// [`Store::create`] with options (a dry run).
+    pub async fn create_with(&self, namespace: &str, obj: Value, opts: &CreateOptions) -> Result<Value, RegistryError> {
+        let dry_run = options::dry_run("CreateOptions", &opts.dry_run)?;
+        typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
         self.admit_create(namespace, &obj).await?;
         let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();
         let mut last_name = String::new();
@@ -25,13 +35,28 @@ impl<S: Storage + Clone> Store<S> {
             let prepared = self.before_create(namespace, obj.clone())?;
             let name = meta::get_str(&prepared, "name").to_string();
             let key = self.key(meta::get_str(&prepared, "namespace"), &name);
-            match self.storage.create(&key, prepared).await {
+            let result = if dry_run {
+                self.dry_run_create(&key, prepared).await
+            } else {
+                self.storage.create(&key, prepared).await
+            };
+            match result {
                 Ok(created) => return Ok(created),
                 Err(StorageError::KeyExists { .. }) if generated => last_name = name,
                 Err(err) => return Err(self.storage_error(err, Operation::Create, &name)),
             }
         }
         Err(RegistryError::GenerateNameConflict { resource: self.resource.group_resource(), name: last_name })
+    }
+
+    /// The dry-run storage's create: the key must be free, and the object comes back as it would be stored,
+    /// without a resourceVersion (`DryRunnableStorage.Create`).
+    async fn dry_run_create(&self, key: &str, obj: Value) -> Result<Value, StorageError> {
+        match self.storage.get(key, &GetOptions::default()).await {
+            Ok(_) => Err(StorageError::KeyExists { key: key.to_string(), rv: 0 }),
+            Err(StorageError::KeyNotFound { .. }) => Ok(obj),
+            Err(err) => Err(err),
+        }
     }
 
     /// The NamespaceLifecycle admission plugin on create: the namespace must exist and not be terminating.

@@ -1,24 +1,50 @@
 //! Delete: existence and preconditions checked against a quorum read (409 with kube's precondition texts),
-//! then either a pending deletion for an object with finalizers (it gets a `deletionTimestamp`; namespaces
-//! also turn Terminating) or the storage delete, checked again atomically. The answer is the object or a
-//! Success `Status`, as the resource's store says (reference D1-D3, N2, N3).
+//! then kube's `BeforeDelete` and `updateForGracefulDeletionAndFinalizers`: a resource deleted gracefully
+//! (pods) first gets `deletionTimestamp` = now + grace and `deletionGracePeriodSeconds`, which a later
+//! delete may only shorten, and goes at once when the grace is 0; an object with finalizers gets a
+//! `deletionTimestamp` and waits for them (namespaces also turn Terminating). Anything else is the storage
+//! delete, checked again atomically. The answer is the object or a Success `Status`, as the resource's
+//! store says. A dry run answers the same and writes nothing (reference D1-D4, D6, N2, N3).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDetails};
 use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
+use crate::registry::options::{self, DeleteOptions};
 use crate::registry::store::{Parked, Store};
+use crate::registry::system::parse_rfc3339;
 use crate::storage::status::Operation;
-use crate::storage::{GetOptions, Object, Preconditions, Storage};
+use crate::storage::{GetOptions, Object, Preconditions, Storage, StorageError};
 
 /// What a delete did and what kube-apiserver answers with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeleteResult {
-    /// Whether the object is gone (false: it waits for finalizers).
+    /// Whether the object is gone (false: it waits for its grace period or finalizers).
     pub deleted: bool,
     /// The response body: the object, or a Success `Status` naming it.
     pub body: Value,
+}
+
+/// `BeforeDelete`'s verdict on one state of the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Graceful {
+    /// Not deleted gracefully (or its grace is over): finalizers decide.
+    No,
+    /// A graceful deletion is already under way and this delete does not shorten it: nothing changes.
+    Pending,
+    /// The object now carries a deletion timestamp `period` seconds away.
+    Start { period: i64 },
+}
+
+/// What marking one state of the object as deleting decided.
+enum Marked {
+    /// Store this object; it is gone only when `delete_now` (grace 0 and no finalizers).
+    Write { obj: Value, delete_now: bool },
+    /// Another delete got there first and this one changes nothing.
+    Pending,
+    /// Nothing waits: delete at once.
+    DeleteNow,
 }
 
 impl<S: Storage + Clone> Store<S> {
@@ -29,6 +55,17 @@ impl<S: Storage + Clone> Store<S> {
         name: &str,
         preconditions: &Preconditions,
     ) -> Result<DeleteResult, RegistryError> {
+        self.delete_with(namespace, name, &DeleteOptions::with_preconditions(preconditions.clone())).await
+    }
+
+    /// [`Store::delete`] with options (grace period, dry run).
+    pub async fn delete_with(
+        &self,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<DeleteResult, RegistryError> {
+        let dry_run = options::dry_run("DeleteOptions", &opts.dry_run)?;
         if let Some(reason) = self.strategy.undeletable(name) {
             let resource = self.resource.group_resource();
             return Err(RegistryError::Forbidden { resource, name: name.into(), reason: reason.into() });
@@ -39,18 +76,161 @@ impl<S: Storage + Clone> Store<S> {
             .get(&key, &GetOptions::default())
             .await
             .map_err(|e| self.storage_error(e, Operation::Delete, name))?;
-        self.check_preconditions(name, preconditions, &current)?;
-        if self.strategy.has_pending_finalizers(&current) {
-            let object = self.mark_deleting(&key, name, preconditions).await?;
-            return Ok(DeleteResult { deleted: false, body: object });
+        self.check_preconditions(name, &opts.preconditions, &current)?;
+        let mut preconditions = opts.preconditions.clone();
+        // A probe on a copy: the marks themselves are made by `mark`, against the state the guaranteed
+        // update reads, which may be newer than this one.
+        let grace = self.before_delete(&mut current.clone(), opts.grace_period_seconds);
+        if grace == Graceful::Pending {
+            return Ok(DeleteResult { deleted: false, body: self.finalize_delete(name, current) });
+        }
+        if matches!(grace, Graceful::Start { .. }) || self.strategy.has_pending_finalizers(&current) {
+            let marked = if dry_run {
+                self.mark(current.clone(), opts.grace_period_seconds)?
+            } else {
+                self.mark_deleting(&key, name, opts).await?
+            };
+            match marked {
+                Marked::Write { obj, delete_now: false } => return Ok(DeleteResult { deleted: false, body: obj }),
+                Marked::Pending => {
+                    return Ok(DeleteResult { deleted: false, body: self.finalize_delete(name, current) })
+                }
+                // kube answers a dry run with the marked object itself here, even where a real delete
+                // would answer with a Status.
+                Marked::Write { obj, delete_now: true } if dry_run => {
+                    return Ok(DeleteResult { deleted: true, body: obj })
+                }
+                Marked::Write { obj, delete_now: true } => {
+                    // The marks were a write: a resourceVersion precondition now names the marked object.
+                    if preconditions.resource_version.is_some() {
+                        preconditions.resource_version = Some(obj.resource_version().to_string());
+                    }
+                }
+                Marked::DeleteNow => {}
+            }
+        }
+        if dry_run {
+            return Ok(DeleteResult { deleted: true, body: self.finalize_delete(name, current) });
         }
         let deleted = self
             .storage
-            .delete(&key, Some(preconditions), |_| Ok(()), None)
+            .delete(&key, Some(&preconditions), |_| Ok(()), None)
             .await
             .map_err(|e| self.storage_error(e, Operation::Delete, name))?;
-        let body = if self.strategy.return_deleted_object() { deleted } else { self.success(name, &deleted) };
-        Ok(DeleteResult { deleted: true, body })
+        Ok(DeleteResult { deleted: true, body: self.finalize_delete(name, deleted) })
+    }
+
+    /// `rest.BeforeDelete`: decides whether this delete starts, shortens or leaves a graceful deletion,
+    /// writing the new `deletionTimestamp` and `deletionGracePeriodSeconds` into `obj`.
+    fn before_delete(&self, obj: &mut Value, requested: Option<i64>) -> Graceful {
+        // Negative grace periods count as one second, on the request and on the object.
+        let requested = requested.map(|g| if g < 0 { 1 } else { g });
+        if meta::get(obj, "deletionGracePeriodSeconds").and_then(Value::as_i64).is_some_and(|g| g < 0) {
+            meta::set(obj, "deletionGracePeriodSeconds", Some(Value::from(1)));
+        }
+        let Some(period) = self.strategy.graceful_period(obj, requested) else { return Graceful::No };
+        let timestamp = meta::get_str(obj, "deletionTimestamp").to_string();
+        if !timestamp.is_empty() {
+            let current = meta::get(obj, "deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+            // A graceful deletion with no grace left waits only for finalizers (or a failed delete is retried).
+            if current == 0 {
+                return Graceful::No;
+            }
+            let Some(shorter) = requested.filter(|&p| p < current) else { return Graceful::Pending };
+            let at = match parse_rfc3339(&timestamp) {
+                Some(t) => crate::registry::system::rfc3339(t - current + shorter),
+                None => self.system.now_plus(shorter),
+            };
+            meta::set(obj, "deletionTimestamp", Some(Value::from(at)));
+            meta::set(obj, "deletionGracePeriodSeconds", Some(Value::from(shorter)));
+            return Graceful::Start { period: shorter };
+        }
+        meta::set(obj, "deletionTimestamp", Some(Value::from(self.system.now_plus(period))));
+        meta::set(obj, "deletionGracePeriodSeconds", Some(Value::from(period)));
+        bump_generation(obj);
+        Graceful::Start { period }
+    }
+
+    /// One attempt of `updateForGracefulDeletionAndFinalizers` on the state `obj`.
+    fn mark(&self, mut obj: Value, requested: Option<i64>) -> Result<Marked, RegistryError> {
+        let grace = self.before_delete(&mut obj, requested);
+        let finalizers = self.strategy.has_pending_finalizers(&obj);
+        match grace {
+            Graceful::Pending => Ok(Marked::Pending),
+            Graceful::No if finalizers => {
+                self.mark_as_deleting(&mut obj);
+                self.strategy.prepare_for_delete(&mut obj);
+                Ok(Marked::Write { obj, delete_now: false })
+            }
+            Graceful::No => Ok(Marked::DeleteNow),
+            Graceful::Start { period } => Ok(Marked::Write { obj, delete_now: !finalizers && period == 0 }),
+        }
+    }
+
+    /// `markAsDeleting`: a deletion waiting only for finalizers has no grace period, and its timestamp is
+    /// now unless an earlier delete set one that is not in the future.
+    fn mark_as_deleting(&self, obj: &mut Value) {
+        let timestamp = meta::get_str(obj, "deletionTimestamp").to_string();
+        let now = self.system.now();
+        if timestamp.is_empty() {
+            bump_generation(obj);
+        }
+        let later = match (parse_rfc3339(&timestamp), parse_rfc3339(&now)) {
+            (Some(t), Some(n)) => t > n,
+            _ => false,
+        };
+        if timestamp.is_empty() || later {
+            meta::set(obj, "deletionTimestamp", Some(Value::from(now)));
+        }
+        meta::set(obj, "deletionGracePeriodSeconds", Some(Value::from(0)));
+    }
+
+    /// Writes the marks of [`Store::mark`] in one guaranteed update; watchers see MODIFIED.
+    async fn mark_deleting(&self, key: &str, name: &str, opts: &DeleteOptions) -> Result<Marked, RegistryError> {
+        let mut parked = Parked::default();
+        let mut stop = None;
+        let result = self
+            .storage
+            .guaranteed_update(
+                key,
+                false,
+                Some(&opts.preconditions),
+                |obj, _| {
+                    stop = None;
+                    if obj.is_null() {
+                        let err =
+                            RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() };
+                        return Err(parked.park(err));
+                    }
+                    match self.mark(obj, opts.grace_period_seconds) {
+                        Ok(Marked::Write { obj, .. }) => Ok(obj),
+                        Ok(other) => {
+                            // Not an error: nothing is to be written, and the caller acts on `stop`.
+                            stop = Some(other);
+                            Err(StorageError::Internal("nothing to mark".into()))
+                        }
+                        Err(err) => Err(parked.park(err)),
+                    }
+                },
+                None,
+            )
+            .await;
+        if let Some(stop) = stop {
+            return Ok(stop);
+        }
+        let obj = result.map_err(|err| parked.take_or(err, |err| self.storage_error(err, Operation::Delete, name)))?;
+        let finalizers = self.strategy.has_pending_finalizers(&obj);
+        let grace = meta::get(&obj, "deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        Ok(Marked::Write { obj, delete_now: !finalizers && grace == 0 })
+    }
+
+    /// `finalizeDelete`: the answer to a delete, the object itself or a Success `Status` naming it.
+    fn finalize_delete(&self, name: &str, obj: Value) -> Value {
+        if self.strategy.return_deleted_object() {
+            obj
+        } else {
+            self.success(name, &obj)
+        }
     }
 
     /// `BeforeDelete`'s early precondition check, with its own texts (the storage layer's apply only to
@@ -77,36 +257,6 @@ impl<S: Storage + Clone> Store<S> {
         Ok(())
     }
 
-    /// Sets `deletionTimestamp` (kept if already set) and a zero grace period, and lets the strategy mark
-    /// the object; watchers see MODIFIED.
-    async fn mark_deleting(&self, key: &str, name: &str, pre: &Preconditions) -> Result<Value, RegistryError> {
-        let now = self.system.now();
-        let mut parked = Parked::default();
-        let result = self
-            .storage
-            .guaranteed_update(
-                key,
-                false,
-                Some(pre),
-                |mut obj, _| {
-                    if obj.is_null() {
-                        let err =
-                            RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() };
-                        return Err(parked.park(err));
-                    }
-                    if meta::get_str(&obj, "deletionTimestamp").is_empty() {
-                        meta::set(&mut obj, "deletionTimestamp", Some(Value::from(now.clone())));
-                        meta::set(&mut obj, "deletionGracePeriodSeconds", Some(Value::from(0)));
-                    }
-                    self.strategy.prepare_for_delete(&mut obj);
-                    Ok(obj)
-                },
-                None,
-            )
-            .await;
-        result.map_err(|err| parked.take_or(err, |err| self.storage_error(err, Operation::Delete, name)))
-    }
-
     /// The Success `Status` of an immediate delete: it names the object by resource plural and uid.
     fn success(&self, name: &str, deleted: &Value) -> Value {
         let status = Status {
@@ -122,5 +272,13 @@ impl<S: Storage + Clone> Store<S> {
             ..Status::default()
         };
         serde_json::to_value(&status).expect("a Status always serializes")
+    }
+}
+
+/// Bumps `metadata.generation` for types that track it (a deletion counts as a change of intent).
+fn bump_generation(obj: &mut Value) {
+    let generation = meta::get(obj, "generation").and_then(Value::as_i64).unwrap_or(0);
+    if generation > 0 {
+        meta::set(obj, "generation", Some(Value::from(generation + 1)));
     }
 }

@@ -55,11 +55,6 @@ impl<S: Storage + Clone> Store<S> {
         &self.resource
     }
 
-    /// The storage underneath, for the namespace controller's finalization.
-    pub(crate) fn storage(&self) -> &S {
-        &self.storage
-    }
-
     pub fn strategy(&self) -> &dyn Strategy {
         self.strategy.as_ref()
     }

@@ -1,21 +1,75 @@
 //! Update: kube's `Store.Update` inside one guaranteed update. The resourceVersion in the body is the
 //! optimistic lock (409 Conflict if stale; none at all is allowed only for types that allow unconditional
 //! updates); a uid in the body is a precondition; a missing object is created only where the strategy
-//! allows it; then `BeforeUpdate` (reference U1-U4, U7).
+//! allows it; then `BeforeUpdate` (reference U1-U4, U7). Subresources (`/status`, `/finalize`) take the
+//! same path with their own resets and never create (ST1-ST4, N4). An update that removes the last
+//! finalizer of an object waiting only for them deletes it instead, answering with the submitted object
+//! (U8). A dry run reads the current object and answers as if it had written.
 
 use serde_json::Value;
 
 use crate::registry::error::{RegistryError, OPTIMISTIC_LOCK_MESSAGE};
 use crate::registry::field_error::FieldError;
 use crate::registry::meta;
+use crate::registry::options::{self, UpdateOptions};
 use crate::registry::store::{Parked, Store};
+use crate::registry::strategy::Subresource;
+use crate::registry::typecheck;
 use crate::storage::status::Operation;
-use crate::storage::{Object, Preconditions, Storage};
+use crate::storage::{GetOptions, Object, Preconditions, Storage, StorageError};
+
+/// What one update attempt decided.
+enum Outcome {
+    /// Store this object.
+    Write(Value),
+    /// Delete the object instead; answer with this one (the update emptied its finalizers).
+    Delete(Value),
+}
 
 impl<S: Storage + Clone> Store<S> {
     /// Replaces the object `namespace`/`name` with `obj`; returns the stored object and whether it was
     /// created.
     pub async fn update(&self, namespace: &str, name: &str, obj: Value) -> Result<(Value, bool), RegistryError> {
+        self.update_with(namespace, name, obj, &UpdateOptions::default()).await
+    }
+
+    /// [`Store::update`] with options (a dry run).
+    pub async fn update_with(
+        &self,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        opts: &UpdateOptions,
+    ) -> Result<(Value, bool), RegistryError> {
+        self.update_inner(namespace, name, obj, None, opts).await
+    }
+
+    /// An update of the subresource `sub` (`PUT .../status`, `PUT .../finalize`): only the part `sub` owns
+    /// changes; a resource without `sub` answers 404.
+    pub async fn update_subresource(
+        &self,
+        namespace: &str,
+        name: &str,
+        sub: Subresource,
+        obj: Value,
+        opts: &UpdateOptions,
+    ) -> Result<Value, RegistryError> {
+        if !self.strategy.supports(sub) {
+            return Err(RegistryError::NoSuchPath);
+        }
+        Ok(self.update_inner(namespace, name, obj, Some(sub), opts).await?.0)
+    }
+
+    async fn update_inner(
+        &self,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        sub: Option<Subresource>,
+        opts: &UpdateOptions,
+    ) -> Result<(Value, bool), RegistryError> {
+        let dry_run = options::dry_run("UpdateOptions", &opts.dry_run)?;
+        typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
         let body_name = meta::get_str(&obj, "name");
         if !body_name.is_empty() && body_name != name {
             return Err(RegistryError::BadRequest(format!(
@@ -25,24 +79,81 @@ impl<S: Storage + Clone> Store<S> {
         let uid = meta::get_str(&obj, "uid");
         let preconditions =
             (!uid.is_empty()).then(|| Preconditions { uid: Some(uid.to_string()), resource_version: None });
+        let key = self.key(namespace, name);
+        if dry_run {
+            return self.dry_run_update(namespace, name, &key, obj, sub, preconditions.as_ref()).await;
+        }
         let mut parked = Parked::default();
         let mut created = false;
+        let mut emptied = None;
         let result = self
             .storage
             .guaranteed_update(
-                &self.key(namespace, name),
+                &key,
                 true,
                 preconditions.as_ref(),
                 |existing, _| {
                     created = existing.is_null();
-                    self.try_update(namespace, name, obj.clone(), &existing).map_err(|e| parked.park(e))
+                    emptied = None;
+                    match self.try_update(namespace, name, obj.clone(), &existing, sub) {
+                        Ok(Outcome::Write(obj)) => Ok(obj),
+                        Ok(Outcome::Delete(obj)) => {
+                            // Not an error: it stops the write, and the delete follows below.
+                            emptied = Some(obj);
+                            Err(StorageError::Internal("the update empties the finalizers".into()))
+                        }
+                        Err(err) => Err(parked.park(err)),
+                    }
                 },
                 None,
             )
             .await;
+        if let Some(answer) = emptied {
+            return self.delete_during_update(&key, name, answer, preconditions.as_ref()).await;
+        }
         match result {
             Ok(stored) => Ok((stored, created)),
             Err(err) => Err(parked.take_or(err, |err| self.storage_error(err, Operation::Update, name))),
+        }
+    }
+
+    /// `deleteWithoutFinalizers`: the object goes; the client gets the object it sent, as after any update.
+    /// A concurrent update may have deleted it already, which is the same outcome.
+    async fn delete_during_update(
+        &self,
+        key: &str,
+        name: &str,
+        answer: Value,
+        preconditions: Option<&Preconditions>,
+    ) -> Result<(Value, bool), RegistryError> {
+        match self.storage.delete(key, preconditions, |_| Ok(()), None).await {
+            Ok(_) | Err(StorageError::KeyNotFound { .. }) => Ok((answer, false)),
+            Err(err) => Err(self.storage_error(err, Operation::Delete, name)),
+        }
+    }
+
+    /// The dry-run storage's guaranteed update: one attempt against the current object, nothing written.
+    async fn dry_run_update(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+        obj: Value,
+        sub: Option<Subresource>,
+        preconditions: Option<&Preconditions>,
+    ) -> Result<(Value, bool), RegistryError> {
+        let existing = match self.storage.get(key, &GetOptions::default()).await {
+            Ok(existing) => existing,
+            Err(StorageError::KeyNotFound { .. }) => Value::Null,
+            Err(err) => return Err(self.storage_error(err, Operation::Update, name)),
+        };
+        if let (Some(pre), false) = (preconditions, existing.is_null()) {
+            pre.check(key, &existing).map_err(|err| self.storage_error(err, Operation::Update, name))?;
+        }
+        let created = existing.is_null();
+        match self.try_update(namespace, name, obj, &existing, sub)? {
+            Outcome::Write(obj) => Ok((obj, created)),
+            Outcome::Delete(obj) => Ok((obj, false)),
         }
     }
 
@@ -53,16 +164,17 @@ impl<S: Storage + Clone> Store<S> {
         name: &str,
         mut obj: Value,
         existing: &Value,
-    ) -> Result<Value, RegistryError> {
+        sub: Option<Subresource>,
+    ) -> Result<Outcome, RegistryError> {
         if existing.is_null() {
-            if !self.strategy.allow_create_on_update() {
+            if sub.is_some() || !self.strategy.allow_create_on_update() {
                 return Err(RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() });
             }
             // A create through update follows the create rules, with the name from the URL. (No strategy
             // served so far allows it; namespace admission for it is not modelled yet.)
             meta::set(&mut obj, "resourceVersion", None);
             meta::set(&mut obj, "name", Some(Value::from(name)));
-            return self.before_create(namespace, obj);
+            return self.before_create(namespace, obj).map(Outcome::Write);
         }
         let rv = obj.resource_version().to_string();
         if rv.is_empty() {
@@ -77,12 +189,22 @@ impl<S: Storage + Clone> Store<S> {
                 why: OPTIMISTIC_LOCK_MESSAGE.to_string(),
             });
         }
-        self.before_update(namespace, obj, existing)
+        let new = self.before_update(namespace, obj, existing, sub)?;
+        if self.strategy.should_delete_during_update(&new, existing) {
+            return Ok(Outcome::Delete(new));
+        }
+        Ok(Outcome::Write(new))
     }
 
     /// `rest.BeforeUpdate`: namespace from the URL, the strategy's resets, system fields from the old
     /// object, then validation and canonicalization.
-    fn before_update(&self, namespace: &str, mut obj: Value, old: &Value) -> Result<Value, RegistryError> {
+    fn before_update(
+        &self,
+        namespace: &str,
+        mut obj: Value,
+        old: &Value,
+        sub: Option<Subresource>,
+    ) -> Result<Value, RegistryError> {
         if self.strategy.namespace_scoped() {
             match meta::get_str(&obj, "namespace") {
                 "" => meta::set(&mut obj, "namespace", Some(Value::from(namespace))),
@@ -98,7 +220,10 @@ impl<S: Storage + Clone> Store<S> {
         }
         // Clients may not set the generation; the strategy bumps it from the old one.
         meta::copy(&mut obj, old, "generation");
-        self.strategy.prepare_for_update(&mut obj, old);
+        match sub {
+            None => self.strategy.prepare_for_update(&mut obj, old),
+            Some(sub) => self.strategy.prepare_for_subresource_update(sub, &mut obj, old),
+        }
         if meta::get_str(&obj, "uid").is_empty() {
             meta::copy(&mut obj, old, "uid");
         }

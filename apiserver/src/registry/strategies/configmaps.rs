@@ -7,6 +7,7 @@ use crate::registry::field_error::FieldError;
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::strategy::{Resource, Strategy};
+use crate::registry::typecheck::Typed;
 
 /// The descriptor of `configmaps`.
 pub fn resource() -> Resource {
@@ -54,6 +55,10 @@ fn validate_data(obj: &Value) -> Vec<FieldError> {
 impl Strategy for ConfigMaps {
     fn namespace_scoped(&self) -> bool {
         true
+    }
+
+    fn typed(&self) -> Option<Typed> {
+        Some(Typed::ConfigMap)
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {

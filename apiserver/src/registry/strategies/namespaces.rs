@@ -1,13 +1,16 @@
 //! Namespaces (`KK/pkg/registry/core/namespace/strategy.go`): cluster-scoped, names are DNS labels, every
 //! new namespace is Active with the `kubernetes` finalizer, and the main endpoint may change neither
-//! `spec.finalizers` nor `status` (reference N1).
+//! `spec.finalizers` nor `status` (reference N1): `/status` changes only status and `/finalize` only
+//! `spec.finalizers`, and an update that leaves a deleted namespace with no finalizer of either kind
+//! deletes it (N4).
 
 use serde_json::{json, Value};
 
 use crate::registry::field_error::FieldError;
 use crate::registry::meta;
 use crate::registry::names;
-use crate::registry::strategy::{Resource, Strategy};
+use crate::registry::strategy::{Resource, Strategy, Subresource};
+use crate::registry::typecheck::Typed;
 
 /// The descriptor of `namespaces`.
 pub fn resource() -> Resource {
@@ -30,6 +33,28 @@ pub fn phase(ns: &Value) -> &str {
 impl Strategy for Namespaces {
     fn namespace_scoped(&self) -> bool {
         false
+    }
+
+    fn typed(&self) -> Option<Typed> {
+        Some(Typed::Namespace)
+    }
+
+    fn supports(&self, _sub: Subresource) -> bool {
+        true
+    }
+
+    fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {
+        // namespaceStatusStrategy keeps the spec; namespaceFinalizeStrategy keeps the status.
+        let kept = match sub {
+            Subresource::Status => "spec",
+            Subresource::Finalize => "status",
+        };
+        match old.get(kept) {
+            Some(v) => new[kept] = v.clone(),
+            None => {
+                new.as_object_mut().map(|o| o.remove(kept));
+            }
+        }
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
@@ -112,6 +137,13 @@ impl crate::registry::strategy::DeleteStrategy for Namespaces {
 
     fn prepare_for_delete(&self, obj: &mut Value) {
         obj["status"] = json!({"phase": "Terminating"});
+    }
+
+    /// `ShouldDeleteNamespaceDuringUpdate`: the generic rule, and `spec.finalizers` empty too.
+    fn should_delete_during_update(&self, new: &Value, old: &Value) -> bool {
+        let spec = new.get("spec").and_then(|s| s.get("finalizers")).and_then(Value::as_array);
+        let generic = crate::registry::strategy::generic_should_delete_during_update(new, old);
+        spec.is_none_or(|f| f.is_empty()) && generic
     }
 
     fn return_deleted_object(&self) -> bool {

@@ -1,6 +1,8 @@
 //! Pods (`KK/pkg/registry/core/pod/strategy.go`), minimally: namespaced, names are DNS subdomains, a new
-//! pod is Pending with its QoS class, status belongs to `/status`, `generation` starts at 1 and follows
-//! spec changes, and the spec must name at least one container with a name and an image.
+//! pod is Pending with its QoS class and the default 30 s termination grace period, status belongs to
+//! `/status` (whose strategy keeps spec and ownerReferences), `generation` starts at 1 and follows spec
+//! changes, the spec must name at least one container with a name and an image, and deletion is graceful
+//! (reference D4).
 
 use std::collections::BTreeSet;
 
@@ -10,12 +12,16 @@ use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::strategies::{bump_generation_on_spec_change, start_generation};
-use crate::registry::strategy::{Resource, Strategy};
+use crate::registry::strategy::{Resource, Strategy, Subresource};
+use crate::registry::typecheck::Typed;
 
 /// The descriptor of `pods`.
 pub fn resource() -> Resource {
     Resource::core("Pod", "pods")
 }
+
+/// `DefaultTerminationGracePeriodSeconds`: what a pod without `spec.terminationGracePeriodSeconds` gets.
+pub const DEFAULT_TERMINATION_GRACE_PERIOD_S: i64 = 30;
 
 /// The Pod strategy.
 pub struct Pods;
@@ -96,9 +102,33 @@ impl Strategy for Pods {
         true
     }
 
+    fn typed(&self) -> Option<Typed> {
+        Some(Typed::Pod)
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({"phase": "Pending", "qosClass": qos_class(obj)});
         start_generation(obj);
+        // Of kube's pod defaults only this one is modelled, because graceful deletion reads it.
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.entry("terminationGracePeriodSeconds").or_insert(json!(DEFAULT_TERMINATION_GRACE_PERIOD_S));
+        }
+    }
+
+    fn supports(&self, sub: Subresource) -> bool {
+        sub == Subresource::Status
+    }
+
+    fn prepare_for_subresource_update(&self, _sub: Subresource, new: &mut Value, old: &Value) {
+        // podStatusStrategy: the spec is the kubelet's to read, not to write, and old kubelets corrupted
+        // ownerReferences, so both come from the stored pod.
+        new["spec"] = old.get("spec").cloned().unwrap_or(json!({}));
+        meta::copy(new, old, "ownerReferences");
+        // The QoS class is set once, on create; old kubelets dropped it from the status they sent back.
+        let qos = old.get("status").and_then(|s| s.get("qosClass")).cloned();
+        if let (Some(status), Some(qos)) = (new.get_mut("status").and_then(Value::as_object_mut), qos) {
+            status.entry("qosClass").or_insert(qos);
+        }
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
@@ -128,5 +158,20 @@ impl Strategy for Pods {
     }
 }
 
-// Graceful deletion (deletionTimestamp + grace period, reference D4) is not modelled yet: pods delete at once.
-impl crate::registry::strategy::DeleteStrategy for Pods {}
+impl crate::registry::strategy::DeleteStrategy for Pods {
+    /// `CheckGracefulDelete`: the requested grace, else the pod's own; none for a pod that never ran on a
+    /// node or has finished, since there is nothing to stop.
+    fn graceful_period(&self, pod: &Value, requested: Option<i64>) -> Option<i64> {
+        let spec = pod.get("spec");
+        let own = spec.and_then(|s| s.get("terminationGracePeriodSeconds")).and_then(Value::as_i64);
+        let mut period = requested.or(own).unwrap_or(0);
+        if spec.and_then(|s| s.get("nodeName")).and_then(Value::as_str).unwrap_or("").is_empty() {
+            period = 0;
+        }
+        let phase = pod.get("status").and_then(|s| s.get("phase")).and_then(Value::as_str).unwrap_or("");
+        if matches!(phase, "Failed" | "Succeeded") {
+            period = 0;
+        }
+        Some(if period < 0 { 1 } else { period })
+    }
+}

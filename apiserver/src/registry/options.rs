@@ -1,0 +1,74 @@
+//! The options of a write, as a client sends them with the request (`CreateOptions`, `UpdateOptions`,
+//! `DeleteOptions`), and their validation with kube's texts.
+//!
+//! `dryRun` is a list because the API reserves room for partial dry runs; only `All` exists, and any other
+//! value is a 422 on the options object itself (`ValidateDryRun`, reference CR5).
+
+use crate::registry::error::RegistryError;
+use crate::registry::field_error::FieldError;
+use crate::storage::Preconditions;
+
+/// `metav1.DryRunAll`: validate and answer as if done, write nothing.
+pub const DRY_RUN_ALL: &str = "All";
+
+/// Options of a create.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CreateOptions {
+    pub dry_run: Vec<String>,
+}
+
+/// Options of an update (of the main resource or a subresource).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpdateOptions {
+    pub dry_run: Vec<String>,
+}
+
+/// Options of a delete.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteOptions {
+    pub preconditions: Preconditions,
+    /// `gracePeriodSeconds`: for resources with graceful deletion (pods), how long the object may take to
+    /// go; `None` takes the object's own default, 0 deletes at once, a negative value counts as 1.
+    pub grace_period_seconds: Option<i64>,
+    pub dry_run: Vec<String>,
+}
+
+impl CreateOptions {
+    /// A dry-run create.
+    pub fn dry_run() -> CreateOptions {
+        CreateOptions { dry_run: vec![DRY_RUN_ALL.into()] }
+    }
+}
+
+impl UpdateOptions {
+    /// A dry-run update.
+    pub fn dry_run() -> UpdateOptions {
+        UpdateOptions { dry_run: vec![DRY_RUN_ALL.into()] }
+    }
+}
+
+impl DeleteOptions {
+    /// A delete with `preconditions` and nothing else.
+    pub fn with_preconditions(preconditions: Preconditions) -> DeleteOptions {
+        DeleteOptions { preconditions, ..DeleteOptions::default() }
+    }
+
+    /// A delete with grace period `secs`.
+    pub fn grace(secs: i64) -> DeleteOptions {
+        DeleteOptions { grace_period_seconds: Some(secs), ..DeleteOptions::default() }
+    }
+}
+
+/// Whether `values` ask for a dry run; a value other than `All` is a 422 on the options kind `kind`
+/// (`CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"x"}: ...`).
+pub(crate) fn dry_run(kind: &str, values: &[String]) -> Result<bool, RegistryError> {
+    if values.iter().all(|v| v == DRY_RUN_ALL) {
+        return Ok(!values.is_empty());
+    }
+    Err(RegistryError::Invalid {
+        group: "meta.k8s.io".into(),
+        kind: kind.into(),
+        name: String::new(),
+        errors: vec![FieldError::not_supported_list("dryRun", values, &[DRY_RUN_ALL])],
+    })
+}
