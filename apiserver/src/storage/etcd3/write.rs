@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::etcd_error::storage_error;
 use super::state::{decode, from_cached, from_kv, ObjState};
 use super::Etcd3Store;
+use crate::failpoint::Point;
 use crate::storage::error::StorageError;
 use crate::storage::interface::ResponseMeta;
 use crate::storage::object::Object;
@@ -60,7 +61,7 @@ impl Etcd3Store {
                         return Err(e);
                     }
                     // The cached copy may be stale: judge the precondition on fresh data.
-                    state = self.read_state(&etcd_key, ignore_not_found).await?;
+                    state = self.reread(&etcd_key, ignore_not_found).await?;
                     current = true;
                     continue;
                 }
@@ -72,7 +73,7 @@ impl Etcd3Store {
                 Err(e) => {
                     // Report the error only if the cached copy turns out to have been current.
                     let cached_rev = state.rev;
-                    state = self.read_state(&etcd_key, ignore_not_found).await?;
+                    state = self.reread(&etcd_key, ignore_not_found).await?;
                     current = true;
                     if state.rev == cached_rev {
                         return Err(e);
@@ -84,7 +85,7 @@ impl Etcd3Store {
             if state.rev != 0 && data == state.data {
                 // No write if nothing changes, but only once etcd confirms the unchanged state.
                 if !current {
-                    state = self.read_state(&etcd_key, ignore_not_found).await?;
+                    state = self.reread(&etcd_key, ignore_not_found).await?;
                     current = true;
                     if data != state.data {
                         continue;
@@ -96,6 +97,8 @@ impl Etcd3Store {
             let response =
                 self.txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![put], vec![get_op(&etcd_key)]).await?;
             if !response.succeeded {
+                // A conflict: retry on the state the txn's else-branch read.
+                self.before_reread(&etcd_key).await?;
                 state = from_kv(&etcd_key, else_branch_kv(&response), ignore_not_found)?;
                 current = true;
                 continue;
@@ -156,6 +159,21 @@ impl Etcd3Store {
             // The deleted object's last state, at the deletion's revision.
             return decode(&etcd_key, &state.data, header_revision(&response));
         }
+    }
+
+    /// A guaranteed update's fresh read of `etcd_key` to retry on, past its failpoint.
+    async fn reread(&self, etcd_key: &str, ignore_not_found: bool) -> Result<ObjState, StorageError> {
+        self.before_reread(etcd_key).await?;
+        self.read_state(etcd_key, ignore_not_found).await
+    }
+
+    /// The failpoint before a guaranteed update retries on newer state (`crate::failpoint`).
+    async fn before_reread(&self, etcd_key: &str) -> Result<(), StorageError> {
+        let point = Point::BeforeUpdateReread;
+        self.failpoints
+            .eval(point)
+            .await
+            .map_err(|_| StorageError::Unreachable { key: etcd_key.to_string(), message: point.message() })
     }
 
     /// The current state of `etcd_key` by a fresh (linearizable) read.
