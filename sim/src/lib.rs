@@ -10,6 +10,8 @@
 //!
 //! Everything that touches madsim's runtime exists only in the simulation build (`--cfg madsim`).
 
+#[cfg(madsim)]
+pub mod apiserver;
 pub mod checker;
 pub mod error;
 pub mod history;
