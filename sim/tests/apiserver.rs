@@ -12,8 +12,38 @@ use apiserver::failpoint::{Action, Arm, Point};
 use sim::apiserver::{simulate, ApiRunConfig};
 use sim::checker::apiserver::{cache_parity, ApiGuarantee};
 
+/// What the checkers had to work with, summed over seeds, so that a sweep shows it checked something.
+#[derive(Default)]
+struct Coverage {
+    seeds: u64,
+    definite_writes: usize,
+    consistent_reads: usize,
+    watches_with_events: usize,
+    watch_events: usize,
+    expired_watches: usize,
+    script_steps_compared: usize,
+    script_steps: usize,
+}
+
+impl Coverage {
+    fn add(&mut self, run: &sim::apiserver::ApiRun) {
+        use sim::history::apiserver::{ApiOutcome as O, WatchEnd};
+        let h = &run.history;
+        self.definite_writes += h
+            .ops
+            .iter()
+            .filter(|o| o.call.is_write() && matches!(o.outcome, O::Written { .. } | O::Deleted { .. }))
+            .count();
+        self.consistent_reads +=
+            h.ops.iter().filter(|o| matches!(o.outcome, O::Found { .. } | O::Listed { .. })).count();
+        self.watches_with_events += h.watches.iter().filter(|w| !w.events.is_empty()).count();
+        self.watch_events += h.watches.iter().map(|w| w.events.len()).sum::<usize>();
+        self.expired_watches += h.watches.iter().filter(|w| w.end == WatchEnd::Expired).count();
+    }
+}
+
 /// Everything wrong with one seed: a trace difference between two identical runs, or a broken guarantee.
-fn problems(seed: u64) -> Vec<String> {
+fn problems(seed: u64, coverage: &mut Coverage) -> Vec<String> {
     let config = ApiRunConfig::standard(seed);
     let cached = simulate(&config);
     let again = simulate(&config);
@@ -37,7 +67,13 @@ fn problems(seed: u64) -> Vec<String> {
     let uncached = simulate(&ApiRunConfig { cache: false, ..config });
     found.extend(cached.check().iter().map(|v| format!("with the cache: {v}")));
     found.extend(uncached.check().iter().map(|v| format!("without the cache: {v}")));
-    found.extend(cache_parity::check(&cached.script(), &uncached.script()).iter().map(|v| v.to_string()));
+    let (parity, compared) = cache_parity::compare(&cached.script(), &uncached.script());
+    found.extend(parity.iter().map(|v| v.to_string()));
+    coverage.seeds += 1;
+    coverage.add(&cached);
+    coverage.add(&uncached);
+    coverage.script_steps_compared += compared;
+    coverage.script_steps += cached.script().len();
     found
 }
 
@@ -56,14 +92,25 @@ fn sweep(shard: u64) {
     let total: u64 = std::env::var("KUBESIM_APISERVER_SEEDS").map_or(200, |n| n.parse().expect("a seed count"));
     let per = total.div_ceil(SHARDS).max(1);
     let mut failed = Vec::new();
-    let mut ran = 0;
+    let mut c = Coverage::default();
     for seed in seeds(shard * per..(shard + 1) * per) {
-        ran += 1;
-        for p in problems(seed) {
+        for p in problems(seed, &mut c) {
             failed.push(format!("seed {seed}: {p}\n  replay: KUBESIM_SEED={seed} cargo sim-test --test apiserver"));
         }
     }
-    assert!(failed.is_empty(), "{} problems over {ran} seeds:\n{}", failed.len(), failed.join("\n"));
+    println!(
+        "shard {shard}: {} seeds; {} acknowledged writes, {} consistent reads, {} watch events in {} watches ({} ended \
+         410), {}/{} scripted steps compared",
+        c.seeds,
+        c.definite_writes,
+        c.consistent_reads,
+        c.watch_events,
+        c.watches_with_events,
+        c.expired_watches,
+        c.script_steps_compared,
+        c.script_steps
+    );
+    assert!(failed.is_empty(), "{} problems over {} seeds:\n{}", failed.len(), c.seeds, failed.join("\n"));
 }
 
 #[test]

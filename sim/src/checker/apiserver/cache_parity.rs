@@ -26,6 +26,12 @@ fn semantic(outcome: &ApiOutcome) -> String {
 
 /// Compares the scripted steps of a run with the cache (`cached`) and without (`uncached`), step by step.
 pub fn check(cached: &[ApiOp], uncached: &[ApiOp]) -> Vec<ApiViolation> {
+    compare(cached, uncached).0
+}
+
+/// [`check`], and how many steps could be compared (neither ambiguous nor after an ambiguous write).
+pub fn compare(cached: &[ApiOp], uncached: &[ApiOp]) -> (Vec<ApiViolation>, usize) {
+    let mut compared = 0;
     let mut found = Vec::new();
     if cached.len() != uncached.len() {
         found.push(violation(format!(
@@ -50,6 +56,7 @@ pub fn check(cached: &[ApiOp], uncached: &[ApiOp]) -> Vec<ApiViolation> {
             }
             continue;
         }
+        compared += 1;
         let (sa, sb) = (semantic(&a.outcome), semantic(&b.outcome));
         if sa != sb {
             found.push(violation(format!(
@@ -58,7 +65,7 @@ pub fn check(cached: &[ApiOp], uncached: &[ApiOp]) -> Vec<ApiViolation> {
             )));
         }
     }
-    found
+    (found, compared)
 }
 
 fn violation(details: String) -> ApiViolation {
