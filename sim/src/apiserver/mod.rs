@@ -21,9 +21,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiserver::failpoint::{Arm, Failpoints, Point};
+use etcd_proto::etcdserverpb as pb;
+use etcd_proto::etcdserverpb::kv_client::KvClient;
 use madsim::runtime::{Handle, Runtime};
 use rand::Rng;
 
+use self::reference::Reference;
 use crate::checker::apiserver::{self as checks, ApiViolation};
 use crate::client::SharedHistory;
 use crate::cluster::{Cluster, ClusterSpec, Seeds};
@@ -158,7 +161,7 @@ async fn catch_up(cluster: &Cluster, reference: &Reference) -> u64 {
     use etcd_proto::etcdserverpb as pb;
     for _ in 0..100 {
         for endpoint in cluster.endpoints() {
-            let mut kv = etcd_proto::etcdserverpb::kv_client::KvClient::new(crate::client::channel(&endpoint));
+            let mut kv = KvClient::new(crate::client::channel(&endpoint));
             let request = pb::RangeRequest { key: b"/".to_vec(), count_only: true, ..pb::RangeRequest::default() };
             if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_millis(500), kv.range(request)).await {
                 current = r.into_inner().header.map_or(0, |h| h.revision as u64);
@@ -172,5 +175,3 @@ async fn catch_up(cluster: &Cluster, reference: &Reference) -> u64 {
     }
     current
 }
-
-use reference::Reference;

@@ -86,7 +86,7 @@ pub async fn random_client<S: Storage + Clone + 'static>(
                 let items = list.items.iter().map(|o| (key_of(o), resource_version(o))).collect();
                 Ok(Answer::List(list.resource_version.0, items))
             };
-            let prefix = format!("{}/", configmap_key(SHARED, "").trim_end_matches('/'));
+            let prefix = configmap_key(SHARED, "");
             rec.call(&name, ApiCall::List { prefix }, list).await
         } else {
             let from = last_list.saturating_sub(rng.random_range(0..8)).max(1);
