@@ -14,8 +14,10 @@
 //!   still bring them); `Drop` and `Error` abandon the round, so the cache relists after its relist period.
 //! - [`Point::BeforeUpdateReread`] — the etcd3 store's guaranteed update, before it retries on a newer state:
 //!   after its txn lost a race (a conflict) and before every fresh read that checks a cached suggestion.
-//!   `Delay`/`Hold` widen the race window; `Drop` and `Error` fail the update with `StorageError::Unreachable`
-//!   (kube-apiserver's answer when etcd cannot be reached mid-update).
+//!   `Delay`/`Hold` widen the race window; `Error` fails the update with `StorageError::Unreachable`
+//!   (kube-apiserver's answer when etcd cannot be reached mid-update); `Drop` skips the retry and reports what
+//!   the state in hand says, the bug upstream fixed (races-catalog.md B1: a stale cached suggestion gives a
+//!   spurious 409, a conflict is not retried), the simulation's bug switch for the cache-parity check.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,6 +1,7 @@
 //! The apiserver's failpoints, each shown firing and having its effect: the reflector held between its list
 //! and its watch still caches a write that lands in the gap; a delay before dispatch delays watchers and a
-//! drop loses the event; an error before a guaranteed update's re-read fails the update with `Unreachable`.
+//! drop loses the event; an error before a guaranteed update's re-read fails the update with `Unreachable`,
+//! and a drop there lets a stale suggestion's conflict stand.
 //! Runs on fake-etcd in-process (real build).
 #![cfg(not(madsim))]
 
@@ -174,4 +175,22 @@ async fn an_error_before_the_reread_fails_the_update_and_a_delay_only_slows_it()
     let updated = store.guaranteed_update("/configmaps/ns/b", false, None, set("3"), Some(stale)).await.unwrap();
     assert_eq!(data_of(&updated), "3");
     assert_eq!(fp.fired(point), 1);
+
+    // A drop skips the re-read: the stale suggestion's verdict stands (the bug upstream fixed, B1). The update
+    // function refuses the stale copy's resourceVersion as a client's optimistic lock would.
+    let stale = stale_copy(&store, "/configmaps/ns/c", "c").await;
+    let stale_rv = stale["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    fp.arm(point, Arm::always(Action::Drop));
+    let locked = |mut obj: Value, meta: apiserver::storage::ResponseMeta| {
+        if meta.resource_version.0.to_string() == stale_rv {
+            return Err(StorageError::ResourceVersionConflicts { key: "stale".into(), rv: 0 });
+        }
+        obj["data"]["v"] = json!("3");
+        Ok(obj)
+    };
+    let err = store.guaranteed_update("/configmaps/ns/c", false, None, locked, Some(stale.clone())).await.unwrap_err();
+    assert!(matches!(err, StorageError::ResourceVersionConflicts { .. }), "{err:?}");
+    fp.disarm(point);
+    let updated = store.guaranteed_update("/configmaps/ns/c", false, None, set("4"), Some(stale)).await.unwrap();
+    assert_eq!(data_of(&updated), "4", "without the drop the update retries on fresh data");
 }

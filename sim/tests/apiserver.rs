@@ -158,3 +158,23 @@ fn a_dropped_cacher_dispatch_is_caught_by_the_watch_checker() {
     println!("{}", caught.join("\n"));
     assert!(!caught.is_empty(), "no seed's watch checker noticed the dropped event");
 }
+
+/// The bug switch of races-catalog B1: the etcd3 store reports what a stale cached suggestion says instead of
+/// re-reading (a spurious 409). Only runs with the cache have stale suggestions, so some seed's scripted
+/// outcomes must differ between the two modes.
+#[test]
+fn trusting_a_stale_cached_suggestion_is_caught_by_the_cache_parity_checker() {
+    let mut caught = Vec::new();
+    for seed in 0..10 {
+        let mut config = ApiRunConfig::standard(seed);
+        config.faults = false;
+        config.failpoints = vec![(Point::BeforeUpdateReread, Arm::always(Action::Drop))];
+        let cached = simulate(&config);
+        let uncached = simulate(&ApiRunConfig { cache: false, ..config });
+        if let Some(v) = cache_parity::check(&cached.script(), &uncached.script()).first() {
+            caught.push(format!("seed {seed}: {v}"));
+        }
+    }
+    println!("{}", caught.join("\n"));
+    assert!(!caught.is_empty(), "no seed's scripted outcomes differed between the modes");
+}

@@ -166,7 +166,11 @@ pub async fn scripted_client<S: Storage + Clone + 'static>(
     // Every resourceVersion seen per key, oldest first, without repeats.
     let mut seen: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for (i, (k, step)) in steps.into_iter().enumerate() {
-        pause(&mut rng, 60).await;
+        // Half the steps follow the previous one at once, as `kubectl replace` right after a create does:
+        // the watch cache may not have seen the previous write yet (races-catalog.md B1).
+        if rng.random_bool(0.5) {
+            pause(&mut rng, 60).await;
+        }
         let n = format!("s{k}");
         let key = configmap_key(SCRIPTED, &n);
         let data = format!("step{i}");
