@@ -30,6 +30,7 @@ use self::reference::Reference;
 use crate::checker::apiserver::{self as checks, ApiViolation};
 use crate::client::SharedHistory;
 use crate::cluster::{Cluster, ClusterSpec, Seeds};
+use crate::fault::Fault;
 use crate::history::apiserver::{ApiHistory, ApiOp};
 use crate::trace::Trace;
 
@@ -141,7 +142,7 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     for p in Point::ALL {
         failpoints.disarm(p);
     }
-    crate::fault::Fault::Heal.apply(&cluster);
+    Fault::Heal.apply(&cluster);
     // The harness's own requests go from the control node (the runtime's main task has no address).
     let (c, r) = (cluster.clone(), reference.clone());
     let current = cluster.control.spawn(async move { catch_up(&c, &r).await }).await.expect("catch-up panicked");
@@ -158,7 +159,6 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
 /// returns that revision (0 if no member answered).
 async fn catch_up(cluster: &Cluster, reference: &Reference) -> u64 {
     let mut current = 0;
-    use etcd_proto::etcdserverpb as pb;
     for _ in 0..100 {
         for endpoint in cluster.endpoints() {
             let mut kv = KvClient::new(crate::client::channel(&endpoint));

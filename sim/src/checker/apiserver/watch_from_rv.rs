@@ -32,9 +32,13 @@ pub fn check(history: &ApiHistory) -> Vec<ApiViolation> {
             .filter(|(_, c)| c.rev > w.from && c.key.starts_with(&w.prefix))
             .collect();
         for (n, event) in w.events.iter().enumerate() {
+            if event.rv > history.changes_through {
+                // Past the record (a harness whose record fell behind): nothing to compare with.
+                break;
+            }
             let problem = match expected.get(n) {
                 None => Some(format!(
-                    "delivered {:?} {} rv={} after every change etcd recorded (through rv={})",
+                    "delivered {:?} {} rv={}, a change etcd never recorded (its record is complete through rv={})",
                     event.kind, event.key, event.rv, history.changes_through
                 )),
                 Some((j, c)) if c.rev != event.rv || c.key != event.key || kinds[*j] != event.kind => Some(format!(
