@@ -25,7 +25,7 @@ cargo fmt --all -- --check
 echo "== real build: cargo test --workspace"
 cargo test --workspace
 
-echo "== simulation build: cargo sim-test"
+echo "== simulation build: cargo sim-test (scenarios, traffic, durability, the apiserver simulation over 200 seeds)"
 cargo sim-test
 
 echo "== snapshots: none pending review (scenarios' outcomes in snapshots/)"

@@ -4,7 +4,9 @@
 //! API from `etcd-proto`, never through fake-etcd's internals, so that it runs unchanged against real etcd 3.4.
 //! Today it holds the storage layer ([`storage`]): the storage interface, its typed errors and their one
 //! translation into Kubernetes `Status` objects, the etcd3 implementation, and the watch cache (Cacher); and
-//! the generic registry ([`registry`]) with its per-resource strategies on top.
+//! the generic registry ([`registry`]) with its per-resource strategies on top; and its failpoints
+//! ([`failpoint`]), which a test harness arms through the stores' configuration.
 
+pub mod failpoint;
 pub mod registry;
 pub mod storage;

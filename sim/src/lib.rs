@@ -6,10 +6,14 @@
 //! - [`client`]: the recording client; [`workload`]: traffic generators; [`trace`]: the event trace;
 //! - [`run`]: one run from description to verdicts; [`history`] and [`checker`]: what was seen, and the
 //!   guarantees it must keep;
-//! - [`demo`]: the smallest simulation, one member and one client.
+//! - [`demo`]: the smallest simulation, one member and one client;
+//! - [`apiserver`]: the apiserver library on its own node over a 3-member cluster, with its own history
+//!   ([`history::apiserver`]) and checkers ([`checker::apiserver`]).
 //!
 //! Everything that touches madsim's runtime exists only in the simulation build (`--cfg madsim`).
 
+#[cfg(madsim)]
+pub mod apiserver;
 pub mod checker;
 pub mod error;
 pub mod history;

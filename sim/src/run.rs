@@ -78,7 +78,7 @@ impl RunConfig {
                 return Err(SimError::FailpointOnClient { node: fp.node.clone(), failpoint: fp.point.clone() });
             }
             fp.point.parse::<Point>().map_err(|e| SimError::UnknownFailpoint {
-                name: e.0,
+                name: e.name,
                 known: Point::ALL.iter().map(|p| p.name().to_string()).collect(),
             })?;
         }

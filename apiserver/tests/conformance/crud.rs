@@ -417,11 +417,7 @@ async fn count_counts_objects_under_a_prefix(ctx: Ctx) {
     ctx.store.create("/configmaps/ns2/y", configmap("y", "1")).await.unwrap();
     assert_eq!(ctx.store.count("/configmaps/ns").await.unwrap(), 3);
     assert_eq!(ctx.store.count("/configmaps").await.unwrap(), 5);
-    let other = Etcd3Store::connect(
-        &ctx.endpoint,
-        Etcd3Config { path_prefix: format!("{}elsewhere", ctx.prefix), resource: cm() },
-    )
-    .await
-    .unwrap();
+    let other =
+        Etcd3Store::connect(&ctx.endpoint, Etcd3Config::new(&format!("{}elsewhere", ctx.prefix), cm())).await.unwrap();
     assert_eq!(other.count("/configmaps").await.unwrap(), 0);
 }

@@ -58,7 +58,7 @@ impl Ctx {
 
     /// A store under this case's prefix at `endpoint`.
     pub async fn etcd3_store(&self, endpoint: &str) -> Etcd3Store {
-        let config = Etcd3Config { path_prefix: self.prefix.clone(), resource: GroupResource::new("", "configmaps") };
+        let config = Etcd3Config::new(&self.prefix, GroupResource::new("", "configmaps"));
         Etcd3Store::connect(endpoint, config).await.unwrap()
     }
 
@@ -113,7 +113,7 @@ pub fn run_all(server: Server, backend: Backend) {
         let mut failures = Vec::new();
         for case in &cases {
             let prefix = format!("/registry-{}/", case.name);
-            let config = Etcd3Config { path_prefix: prefix.clone(), resource: GroupResource::new("", "configmaps") };
+            let config = Etcd3Config::new(&prefix, GroupResource::new("", "configmaps"));
             let etcd3 = Etcd3Store::connect(&endpoint, config).await.unwrap();
             let store = match backend {
                 Backend::Etcd3 => super::store::Store::Etcd3(etcd3),

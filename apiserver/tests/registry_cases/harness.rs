@@ -62,7 +62,7 @@ impl Ctx {
 }
 
 async fn backing(endpoint: &str, prefix: &str, resource: &Resource, server: Server, backend: Backend) -> Backing {
-    let config = Etcd3Config { path_prefix: prefix.to_string(), resource: resource.group_resource() };
+    let config = Etcd3Config::new(prefix, resource.group_resource());
     let etcd3 = Etcd3Store::connect(endpoint, config).await.unwrap();
     match backend {
         Backend::Etcd3 => Backing::Etcd3(etcd3),

@@ -32,7 +32,7 @@ impl KvService {
     async fn propose(&self, cmd: Command) -> Result<CommandResponse, Status> {
         let resp = self.member.propose(cmd).await?;
         let point = Point::BeforeWriteAck;
-        self.member.failpoints().eval(point).await.map_err(|e| e.status(point))?;
+        self.member.failpoints().eval(point).await.map_err(|_| point.status())?;
         Ok(resp)
     }
 }
@@ -100,7 +100,7 @@ impl Kv for KvService {
     async fn compact(&self, req: Request<CompactionRequest>) -> Result<Response<CompactionResponse>, Status> {
         let req = req.into_inner();
         let point = Point::BeforeCompact;
-        self.member.failpoints().eval(point).await.map_err(|e| e.status(point))?;
+        self.member.failpoints().eval(point).await.map_err(|_| point.status())?;
         // `physical` asks to wait for the backend compaction; ours finishes within the apply, so every
         // compaction is already physical when the response is sent.
         match self.propose(Command::Compact(req)).await? {

@@ -54,7 +54,7 @@ fn with_send_failpoint(outbound: OutboundStream, failpoints: Failpoints) -> <Wat
             match failpoints.eval(point).await {
                 Ok(()) => Some(item),
                 Err(Injected::Drop) => None,
-                Err(e @ Injected::Error) => Some(Err(e.status(point))),
+                Err(Injected::Error) => Some(Err(point.status())),
             }
         }
     }))

@@ -2,12 +2,15 @@
 //! [`History`] and returning a [`Verdict`]. Pure: no IO, no clock, no randomness.
 //!
 //! - [`linearizable`]: the KV history against [`model::KvModel`], etcd's KV semantics;
-//! - [`watch`]: Ordered, Unique, Atomic, Reliable, Resumable and Bookmarkable, per watch.
+//! - [`watch`]: Ordered, Unique, Atomic, Reliable, Resumable and Bookmarkable, per watch;
+//! - [`apiserver`]: the apiserver's guarantees (watch from a resourceVersion, consistent reads, cache parity)
+//!   over an apiserver run's own history.
 //!
 //! A failing verdict quotes the guarantee it found broken (in our words, after etcd's API guarantees) and
 //! names the operations or watch events that broke it. `Unknown` means a checker gave up within its budget;
 //! it is neither a pass nor a failure.
 
+pub mod apiserver;
 pub mod linearizable;
 pub mod model;
 pub mod watch;

@@ -135,7 +135,7 @@ impl Fault {
                     return Err(SimError::FailpointOnClient { node: node.clone(), failpoint: point.clone() });
                 }
                 point.parse::<Point>().map(|_| ()).map_err(|e| SimError::UnknownFailpoint {
-                    name: e.0,
+                    name: e.name,
                     known: Point::ALL.iter().map(|p| p.name().to_string()).collect(),
                 })
             }

@@ -5,6 +5,8 @@
 //!   [`Outcome`] (a response, an error status, or `Unknown` when the client timed out or lost the
 //!   connection and cannot tell whether the request took effect).
 //! - A watch is a [`WatchRecord`]: its create request and every response in arrival order.
+//! - An apiserver run records an [`apiserver::ApiHistory`] instead: registry requests, watches through the
+//!   apiserver, and the etcd-side changes they are checked against.
 //!
 //! Real-time order is the order in which the recorder saw invocations and returns ([`Stamp::seq`]), not
 //! simulated time: madsim does not advance its clock between two steps of one task, so a client's next
@@ -13,6 +15,7 @@
 //!
 //! Everything is plain data (serde, `Vec`, `BTreeMap`) and independent of the gRPC types; `proto` converts.
 
+pub mod apiserver;
 mod bytes;
 mod kv;
 mod outcome;

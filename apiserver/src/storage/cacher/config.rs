@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::failpoint::Failpoints;
 use crate::storage::status::GroupResource;
 
 /// How a Cacher is set up.
@@ -36,6 +37,8 @@ pub struct CacherConfig {
     pub bookmark_tick: Duration,
     /// The pause between a failed list-and-watch and the next (`wait.Until` period in `startCaching`).
     pub relist_period: Duration,
+    /// The apiserver's failpoint registry, for the reflector's points (nothing armed unless a harness arms it).
+    pub failpoints: Failpoints,
 }
 
 impl CacherConfig {
@@ -52,6 +55,7 @@ impl CacherConfig {
             bookmark_frequency: Duration::from_secs(60),
             bookmark_tick: Duration::from_secs(1),
             relist_period: Duration::from_secs(1),
+            failpoints: Failpoints::new(),
         }
     }
 

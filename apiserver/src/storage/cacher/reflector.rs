@@ -6,12 +6,16 @@
 //! cache's contents (ready again, new generation), watch from the list revision with progress notifications.
 //! When the watch fails the cache turns pending at once (reads fall back or get 429) and the next round
 //! starts after `relist_period`.
+//!
+//! Two failpoints sit here (`crate::failpoint`): between the list and the watch, and before each event is
+//! applied and dispatched.
 
 use std::sync::Arc;
 
 use tokio::time::Instant;
 
 use super::Shared;
+use crate::failpoint::{Injected, Point};
 use crate::storage::error::StorageError;
 use crate::storage::etcd3::FeedItem;
 
@@ -40,6 +44,10 @@ async fn list_and_watch(shared: &Shared) -> Result<(), StorageError> {
     shared.lock().terminate_all_watchers();
     let prefix = &shared.config.resource_prefix;
     let (items, list_rv) = shared.store.list_keyed(prefix).await?;
+    // Writes that land while the reflector stalls here must still reach the cache: the watch starts at the
+    // list's revision, not at whatever etcd has when it opens.
+    let point = Point::CacherBetweenListAndWatch;
+    shared.config.failpoints.eval(point).await.map_err(|_| StorageError::Internal(point.message()))?;
     let (mut feed, progress) = shared.store.watch_keyed(prefix, list_rv);
     {
         let mut state = shared.lock();
@@ -54,6 +62,15 @@ async fn list_and_watch(shared: &Shared) -> Result<(), StorageError> {
             Some(Err(e)) => return Err(e),
             None => return Err(StorageError::Internal("the cacher's etcd watch ended".into())),
         };
+        if let FeedItem::Event(_) = &item {
+            let point = Point::BeforeCacherDispatch;
+            match shared.config.failpoints.eval(point).await {
+                Ok(()) => {}
+                // The deliberate bug: the cache and its watchers never learn of this change.
+                Err(Injected::Drop) => continue,
+                Err(Injected::Error) => return Err(StorageError::Internal(point.message())),
+            }
+        }
         let rv = {
             let mut state = shared.lock();
             match item {

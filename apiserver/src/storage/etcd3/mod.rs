@@ -20,6 +20,7 @@ use tonic::transport::Channel;
 
 pub(crate) use cache_feed::FeedItem;
 
+use crate::failpoint::Failpoints;
 use crate::storage::error::StorageError;
 use crate::storage::interface::{ObjectList, ResponseMeta, Storage};
 use crate::storage::options::{GetOptions, ListOptions, Preconditions};
@@ -35,6 +36,15 @@ pub struct Etcd3Config {
     pub path_prefix: String,
     /// The resource, for the `Status` of a failed watch.
     pub resource: GroupResource,
+    /// The apiserver's failpoint registry (nothing armed unless a test harness arms it).
+    pub failpoints: Failpoints,
+}
+
+impl Etcd3Config {
+    /// A store under `path_prefix` for `resource`, with no failpoint armed.
+    pub fn new(path_prefix: &str, resource: GroupResource) -> Etcd3Config {
+        Etcd3Config { path_prefix: path_prefix.to_string(), resource, failpoints: Failpoints::new() }
+    }
 }
 
 /// The etcd3 storage backend.
@@ -44,6 +54,7 @@ pub struct Etcd3Store {
     watch: WatchClient<Channel>,
     path_prefix: String,
     resource: GroupResource,
+    failpoints: Failpoints,
 }
 
 impl Etcd3Store {
@@ -53,7 +64,7 @@ impl Etcd3Store {
         if !path_prefix.ends_with('/') {
             path_prefix.push('/');
         }
-        Etcd3Store { kv, watch, path_prefix, resource: config.resource }
+        Etcd3Store { kv, watch, path_prefix, resource: config.resource, failpoints: config.failpoints }
     }
 
     /// Connects to the etcd endpoint `endpoint` (`http://host:port`).

@@ -202,9 +202,18 @@ impl WatchTask {
                 .ok_or_else(|| StorageError::Internal(format!("etcd event received with PrevKv=nil (key={key:?})")))?;
             return Ok(prev_matches.then_some(WatchEvent::Deleted(prev)));
         }
+        let created = kv.create_revision == kv.mod_revision;
+        if !created && prev.is_none() {
+            // Upstream's `parseEvent`: a change to an existing key without its previous value (compacted
+            // away, for a watch that starts at the compaction revision) fails the watch instead of passing
+            // for a creation. Found by the apiserver simulation's watch checker (an ADDED for a MODIFIED).
+            return Err(StorageError::Internal(format!(
+                "etcd event received with PrevKv=nil (key={key:?}, modRevision={}, type=PUT)",
+                kv.mod_revision
+            )));
+        }
         let cur: Value = decode(&key, &kv.value, kv.mod_revision)?;
         let cur_matches = self.predicate.matches(&cur);
-        let created = kv.create_revision == kv.mod_revision;
         Ok(match (cur_matches, prev_matches && !created) {
             (true, true) => Some(WatchEvent::Modified(cur)),
             (true, false) => Some(WatchEvent::Added(cur)),

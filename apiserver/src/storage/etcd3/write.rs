@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::etcd_error::storage_error;
 use super::state::{decode, from_cached, from_kv, ObjState};
 use super::Etcd3Store;
+use crate::failpoint::{Injected, Point};
 use crate::storage::error::StorageError;
 use crate::storage::interface::ResponseMeta;
 use crate::storage::object::Object;
@@ -60,7 +61,8 @@ impl Etcd3Store {
                         return Err(e);
                     }
                     // The cached copy may be stale: judge the precondition on fresh data.
-                    state = self.read_state(&etcd_key, ignore_not_found).await?;
+                    let Some(fresh) = self.reread(&etcd_key, ignore_not_found).await? else { return Err(e) };
+                    state = fresh;
                     current = true;
                     continue;
                 }
@@ -72,7 +74,8 @@ impl Etcd3Store {
                 Err(e) => {
                     // Report the error only if the cached copy turns out to have been current.
                     let cached_rev = state.rev;
-                    state = self.read_state(&etcd_key, ignore_not_found).await?;
+                    let Some(fresh) = self.reread(&etcd_key, ignore_not_found).await? else { return Err(e) };
+                    state = fresh;
                     current = true;
                     if state.rev == cached_rev {
                         return Err(e);
@@ -84,7 +87,10 @@ impl Etcd3Store {
             if state.rev != 0 && data == state.data {
                 // No write if nothing changes, but only once etcd confirms the unchanged state.
                 if !current {
-                    state = self.read_state(&etcd_key, ignore_not_found).await?;
+                    let Some(fresh) = self.reread(&etcd_key, ignore_not_found).await? else {
+                        return decode(&etcd_key, &state.data, state.rev);
+                    };
+                    state = fresh;
                     current = true;
                     if data != state.data {
                         continue;
@@ -96,6 +102,10 @@ impl Etcd3Store {
             let response =
                 self.txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![put], vec![get_op(&etcd_key)]).await?;
             if !response.succeeded {
+                // A conflict: retry on the state the txn's else-branch read.
+                if !self.before_reread(&etcd_key).await? {
+                    return Err(StorageError::ResourceVersionConflicts { key: etcd_key, rv: state.rev });
+                }
                 state = from_kv(&etcd_key, else_branch_kv(&response), ignore_not_found)?;
                 current = true;
                 continue;
@@ -155,6 +165,29 @@ impl Etcd3Store {
             }
             // The deleted object's last state, at the deletion's revision.
             return decode(&etcd_key, &state.data, header_revision(&response));
+        }
+    }
+
+    /// A guaranteed update's fresh read of `etcd_key` to retry on, past its failpoint; `None` if the
+    /// failpoint dropped the re-read.
+    async fn reread(&self, etcd_key: &str, ignore_not_found: bool) -> Result<Option<ObjState>, StorageError> {
+        if !self.before_reread(etcd_key).await? {
+            return Ok(None);
+        }
+        self.read_state(etcd_key, ignore_not_found).await.map(Some)
+    }
+
+    /// The failpoint before a guaranteed update retries on newer state (`crate::failpoint`): whether to go
+    /// on. `false` (a `Drop`) means the caller skips the retry and reports what the state it has says, the
+    /// behaviour before upstream's fixes (races-catalog B1: a stale cached copy turns into a 409).
+    async fn before_reread(&self, etcd_key: &str) -> Result<bool, StorageError> {
+        let point = Point::BeforeUpdateReread;
+        match self.failpoints.eval(point).await {
+            Ok(()) => Ok(true),
+            Err(Injected::Drop) => Ok(false),
+            Err(Injected::Error) => {
+                Err(StorageError::Unreachable { key: etcd_key.to_string(), message: point.message() })
+            }
         }
     }
 

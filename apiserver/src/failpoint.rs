@@ -1,0 +1,90 @@
+//! Failpoints: the apiserver's named places where a test harness can make the storage stack go wrong on
+//! purpose (delay, drop, fail, hold until released), declared over the shared `kubesim-failpoints` registry.
+//!
+//! A [`Failpoints`] registry belongs to one apiserver of one simulation. It reaches the code through
+//! configuration ([`crate::storage::etcd3::Etcd3Config::failpoints`] and
+//! [`crate::storage::cacher::CacherConfig::failpoints`]), never a global, and a real apiserver gets one with
+//! nothing armed. The points ([`Point`]) and what each action means there:
+//! - [`Point::BeforeCacherDispatch`] — the Cacher's reflector, after an event arrived from etcd and before it
+//!   is applied to the watch cache and dispatched to the watchers. `Delay`/`Hold` stall the cache (and every
+//!   watch and cached read waiting on it); `Drop` loses that one event, a deliberate bug that the simulation's
+//!   watch checker must catch; `Error` ends the reflector's watch, so the cache relists.
+//! - [`Point::CacherBetweenListAndWatch`] — the reflector, after its list and before it opens the watch from
+//!   the list's revision. `Delay`/`Hold` let writes land in the gap (the watch from the list revision must
+//!   still bring them); `Drop` and `Error` abandon the round, so the cache relists after its relist period.
+//! - [`Point::BeforeUpdateReread`] — the etcd3 store's guaranteed update, before it retries on a newer state:
+//!   after its txn lost a race (a conflict) and before every fresh read that checks a cached suggestion.
+//!   `Delay`/`Hold` widen the race window; `Error` fails the update with `StorageError::Unreachable`
+//!   (kube-apiserver's answer when etcd cannot be reached mid-update); `Drop` skips the retry and reports what
+//!   the state in hand says, the bug upstream fixed (races-catalog.md B1: a stale cached suggestion gives a
+//!   spurious 409, a conflict is not retried), the simulation's bug switch for the cache-parity check.
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
+
+/// A named place in the apiserver where a failure can be injected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Point {
+    BeforeCacherDispatch,
+    CacherBetweenListAndWatch,
+    BeforeUpdateReread,
+}
+
+/// One apiserver's failpoint registry; clones share it.
+pub type Failpoints = kubesim_failpoints::Failpoints<Point>;
+
+impl Point {
+    pub const ALL: [Point; 3] =
+        [Point::BeforeCacherDispatch, Point::CacherBetweenListAndWatch, Point::BeforeUpdateReread];
+
+    /// The point's stable name, as harnesses and traces spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Point::BeforeCacherDispatch => "before-cacher-dispatch",
+            Point::CacherBetweenListAndWatch => "cacher-between-list-and-watch",
+            Point::BeforeUpdateReread => "before-guaranteed-update-reread",
+        }
+    }
+
+    /// The text of the error a failure injected here produces.
+    pub fn message(self) -> String {
+        format!("apiserver: failpoint {self} injected a failure")
+    }
+}
+
+impl kubesim_failpoints::Point for Point {
+    const ALL: &'static [Point] = &Point::ALL;
+
+    fn name(self) -> &'static str {
+        Point::name(self)
+    }
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Point {
+    type Err = UnknownPoint;
+
+    fn from_str(s: &str) -> Result<Point, UnknownPoint> {
+        kubesim_failpoints::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in Point::ALL {
+            assert_eq!(p.name().parse::<Point>(), Ok(p));
+        }
+        assert!("before-lunch".parse::<Point>().unwrap_err().to_string().contains("before-cacher-dispatch"));
+    }
+}
