@@ -152,7 +152,7 @@ mod bench {
     }
 
     async fn etcd3(endpoint: &str, resource: &Resource) -> Etcd3Store {
-        let config = Etcd3Config { path_prefix: "/registry/".into(), resource: resource.group_resource() };
+        let config = Etcd3Config::new("/registry/", resource.group_resource());
         Etcd3Store::connect(endpoint, config).await.expect("connect to etcd")
     }
 

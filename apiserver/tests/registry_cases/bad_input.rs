@@ -173,12 +173,9 @@ async fn oversized_objects_are_refused_by_etcd(ctx: Ctx) {
     // refusing a message itself, and within the 3 MiB kube-apiserver accepts as a body.
     let big = json!({"metadata": {"name": "big"}, "data": {"k": "x".repeat(1_835_008)}});
     let status = expect_err(ctx.configmaps.create("ns", big).await);
-    // kube-apiserver passes etcd's error through uninterpreted: 500, no reason, etcd's text. Its text is
-    // exactly `etcdserver: request is too large`; the etcd3 store (storage/etcd3/etcd_error.rs) prefixes
-    // uninterpreted etcd errors with `etcd: `, so only the suffix is checked here until that changes.
+    // kube-apiserver passes etcd's error through uninterpreted: 500, no reason, etcd's text exactly.
     assert_eq!(status["code"], 500);
     assert!(status.get("reason").is_none(), "{status}");
-    let message = status["message"].as_str().unwrap();
-    assert!(message.ends_with("etcdserver: request is too large"), "{message}");
+    assert_eq!(status["message"], "etcdserver: request is too large", "{status}");
     assert!(raw(&ctx, &format!("{}configmaps/ns/big", ctx.prefix)).await.is_none());
 }

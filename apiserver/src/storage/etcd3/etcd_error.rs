@@ -29,7 +29,7 @@ impl EtcdFailure {
         EtcdFailure::Other(match status.code() {
             tonic::Code::Unavailable => StorageError::Unreachable { key, message },
             tonic::Code::DeadlineExceeded => StorageError::Timeout { key, message },
-            _ => StorageError::Backend(format!("etcd: {message}")),
+            _ => StorageError::Backend(message),
         })
     }
 
