@@ -47,6 +47,8 @@ pub struct Member {
     peer_tx: mpsc::UnboundedSender<Message>,
     peer_rx: Mutex<Option<mpsc::UnboundedReceiver<Message>>>,
     tasks_started: AtomicBool,
+    /// Wakes the Ready loop task (see [`Member::run_ready_loop`]) after proposals were handed to Raft.
+    ready: Notify,
 }
 
 pub(super) struct State {
@@ -103,6 +105,7 @@ impl Member {
             peer_tx,
             peer_rx: Mutex::new(Some(peer_rx)),
             tasks_started: AtomicBool::new(false),
+            ready: Notify::new(),
         });
         {
             let mut st = member.lock();
@@ -197,6 +200,30 @@ impl Member {
         }
     }
 
+    /// The Ready loop for proposals, as etcd's raft goroutine runs it: a proposal only enters raft-rs's
+    /// unstable log, and this task, woken once, runs one Ready turn for everything proposed since the last.
+    /// So one append, one sync and one append message per follower carry every proposal that arrived while
+    /// the previous turn was being handled (in the real build's single-threaded runtime, every request whose
+    /// handler ran before this task did). Other inputs (ticks, peer messages) still drive at once, and their
+    /// turns take any pending proposals along.
+    pub(super) async fn run_ready_loop(&self) {
+        loop {
+            self.ready.notified().await;
+            self.lock().drive(self);
+        }
+    }
+
+    /// Asks for a Ready turn after a proposal: from the Ready loop task once the member is served, at once
+    /// before that (no task runs yet, and a member that is never served must still make progress).
+    fn ready_soon(&self, st: &mut State) {
+        if self.tasks_started.load(Ordering::SeqCst) {
+            // A stored permit if the task is busy: a proposal made during a turn gets the next one.
+            self.ready.notify_one();
+        } else {
+            st.drive(self);
+        }
+    }
+
     /// The write path: every mutating request, lease grants and revokes included.
     pub async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
         match self.submit(encode_command(&cmd)).await? {
@@ -219,7 +246,7 @@ impl Member {
             match st.raft.node.propose(data, id.encode()) {
                 Ok(()) => {
                     st.raft.waiters.insert(seq, tx);
-                    st.drive(self);
+                    self.ready_soon(&mut st);
                     Some((seq, rx))
                 }
                 Err(RaftError::ProposalDropped) => None,
