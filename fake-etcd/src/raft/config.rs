@@ -90,10 +90,11 @@ impl RaftConfig {
             min_election_tick: self.election_tick,
             max_election_tick: 2 * self.election_tick,
             read_only_option: ReadOnlyOption::Safe,
-            // Proposals accumulate between Ready turns; without this raft-rs would queue one append message
-            // per proposal and follower, and each would cost the follower a step and an acknowledgement.
-            // With it, the entries a follower is owed in one turn travel in one message.
-            batch_append: true,
+            // Not raft-rs's `batch_append`: its `try_batching` glues entries onto an earlier empty append
+            // without checking that they follow that message's previous index (after a rejection moved the
+            // follower's next index back), and the follower then acknowledges entries it does not have. The
+            // node merges appends itself (`node::merge_appends`), only where they follow on.
+            batch_append: false,
             ..Config::default()
         };
         config.validate().map_err(|e| RaftError::Config(e.to_string()))?;
