@@ -394,7 +394,8 @@ mod tests {
     fn append(to: u64, prev: (u64, u64), entries: &[(u64, u64)], commit: u64) -> Message {
         let mut m = Message { to, from: 1, term: 2, index: prev.0, log_term: prev.1, commit, ..Message::default() };
         m.set_msg_type(MessageType::MsgAppend);
-        let entries: Vec<Entry> = entries.iter().map(|&(index, term)| Entry { index, term, ..Entry::default() }).collect();
+        let entries: Vec<Entry> =
+            entries.iter().map(|&(index, term)| Entry { index, term, ..Entry::default() }).collect();
         m.set_entries(entries.into());
         m
     }

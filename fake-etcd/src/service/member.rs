@@ -6,6 +6,10 @@
 //! raft-rs forwards it to the leader), and waits until this member has applied the entry carrying its
 //! [`ProposalId`], then answers with what the state machine said. Every member applies every committed
 //! entry (see `replica`), so watches and serializable reads work on every member.
+//!
+//! A proposal does not run Raft's Ready loop itself: it wakes the member's Ready loop task, which runs one
+//! turn for every proposal made since its last one, as etcd's raft loop does. So proposals that arrive while
+//! a turn is being handled share the next one: one append, one sync, one append message per follower.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -573,5 +577,48 @@ impl State {
             self.outboxes.remove(&stream);
             self.hub.close_stream(stream);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use etcd_proto::etcdserverpb::PutRequest;
+
+    use super::*;
+
+    fn syncs(member: &Member) -> u64 {
+        member.lock().raft.node.disk().sync_count()
+    }
+
+    /// Proposals made while the Ready loop task has not run yet share its next turn: one sync for all of
+    /// them, not one each.
+    #[tokio::test]
+    async fn proposals_made_together_share_one_ready_turn_and_one_sync() {
+        let config = MemberConfig::single("m", vec!["http://127.0.0.1:2380".into()], vec![], "batch");
+        let member = Member::new(config, 1).expect("a fresh single member opens");
+        assert!(member.claim_tasks());
+        let ready_loop = tokio::spawn({
+            let member = member.clone();
+            async move { member.run_ready_loop().await }
+        });
+        let before = syncs(&member);
+        let puts: Vec<_> = (0..16)
+            .map(|i| {
+                let member = member.clone();
+                tokio::spawn(async move {
+                    let put =
+                        PutRequest { key: format!("k{i}").into_bytes(), value: b"v".to_vec(), ..PutRequest::default() };
+                    member.propose(Command::Put(put)).await
+                })
+            })
+            .collect();
+        for put in puts {
+            put.await.expect("the proposal task ends").expect("the put applies");
+        }
+        // The current-thread test runtime runs every proposing task before the Ready loop task it woke.
+        let used = syncs(&member) - before;
+        assert_eq!(used, 1, "16 proposals made together took {used} syncs");
+        assert_eq!(member.read(|sm| sm.mvcc.current_revision()), Revision(17));
+        ready_loop.abort();
     }
 }
