@@ -90,6 +90,12 @@ impl RaftConfig {
             min_election_tick: self.election_tick,
             max_election_tick: 2 * self.election_tick,
             read_only_option: ReadOnlyOption::Safe,
+            // Not raft-rs's `batch_append`: its `try_batching` can glue entries onto an earlier empty append
+            // without checking that they follow that message's previous index (after a rejection moved the
+            // follower's next index back), and the follower then acknowledges entries it does not have (with
+            // it on, a 5-member sim run panicked with "to_commit out of range" on a follower). The node merges
+            // appends itself (`node::merge_appends`), only where they follow on.
+            batch_append: false,
             ..Config::default()
         };
         config.validate().map_err(|e| RaftError::Config(e.to_string()))?;

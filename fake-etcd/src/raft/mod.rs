@@ -12,7 +12,8 @@
 //!   seed of the later ones chosen by the caller, so that raft-rs's `thread_rng` never decides anything
 //!   (DESIGN.md §4); [`timeout`]: the seeded stream of election timeouts.
 //! - [`node`]: [`RaftNode`], the Ready loop in the order raft-rs 0.7 documents (persist, sync, send, apply),
-//!   folded into one call that returns plain data.
+//!   folded into one call that returns plain data; one call handles every proposal made since the last, and
+//!   the appends for one follower leave as one message.
 //! - [`output`]: what one turn of the loop produced.
 //! - [`entry`]: how a [`Command`](crate::apply::Command) travels in a log entry, and the proposal id in the
 //!   entry context that lets the proposing member find the client waiting for it.

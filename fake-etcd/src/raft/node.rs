@@ -15,8 +15,13 @@
 //!
 //! The leader's early messages are released together with the rest after the sync: sending later than
 //! raft-rs allows is always safe, and it leaves the shell a single list to send.
+//!
+//! A turn carries every proposal made since the last one (the shell does not drive after each proposal),
+//! so it has one append and one sync for all of them. raft-rs still queues one append message per proposal
+//! and follower; [`merge_appends`] folds those that follow on from each other into one, so that a follower
+//! steps and acknowledges one message per turn.
 
-use ::raft::eraftpb::{ConfState, HardState, Snapshot, SnapshotMetadata};
+use ::raft::eraftpb::{ConfState, HardState, Message, MessageType, Snapshot, SnapshotMetadata};
 use ::raft::{RawNode, SnapshotStatus, StateRole};
 
 use super::timeout::ElectionTimeouts;
@@ -289,6 +294,7 @@ impl RaftNode {
             self.raw.mut_store().set_hard_state(&hs);
         }
         out.messages.extend(light.take_messages());
+        merge_appends(&mut out.messages);
         out.committed.extend(light.take_committed_entries().iter().map(CommittedEntry::from_raft));
         self.raw.advance_apply();
     }
@@ -320,6 +326,52 @@ impl RaftNode {
     }
 }
 
+/// Folds each append into the previous message to the same member when that is an append of the same term
+/// whose entries it continues (its previous index and term are that message's last entry), so that a
+/// follower gets one append per turn instead of one per proposal. A merged message is exactly the two
+/// delivered in order; the follower answers once, for the last entry, which the leader reads as both
+/// answers with the first one lost, a loss Raft tolerates. Messages to different members are never reordered
+/// relative to their own member's others.
+pub(crate) fn merge_appends(messages: &mut Vec<Message>) {
+    let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+    // The position in `merged` of the last message to each member.
+    let mut last_to: Vec<(u64, usize)> = Vec::new();
+    for msg in messages.drain(..) {
+        let previous = last_to.iter().find(|(to, _)| *to == msg.to).map(|&(_, at)| at);
+        if let Some(at) = previous {
+            if continues(&merged[at], &msg) {
+                let target = &mut merged[at];
+                target.commit = target.commit.max(msg.commit);
+                let mut entries: Vec<_> = target.take_entries().into();
+                entries.extend(msg.entries.iter().cloned());
+                target.set_entries(entries.into());
+                continue;
+            }
+        }
+        match last_to.iter_mut().find(|(to, _)| *to == msg.to) {
+            Some(slot) => slot.1 = merged.len(),
+            None => last_to.push((msg.to, merged.len())),
+        }
+        merged.push(msg);
+    }
+    *messages = merged;
+}
+
+/// Whether `next` is an append that picks up exactly where the append `first` ends.
+fn continues(first: &Message, next: &Message) -> bool {
+    if first.get_msg_type() != MessageType::MsgAppend || next.get_msg_type() != MessageType::MsgAppend {
+        return false;
+    }
+    if first.term != next.term || first.from != next.from {
+        return false;
+    }
+    let (end_index, end_term) = match first.entries.last() {
+        Some(e) => (e.index, e.term),
+        None => (first.index, first.log_term),
+    };
+    next.index == end_index && next.log_term == end_term
+}
+
 fn leader_of(raw_id: u64) -> Option<MemberId> {
     (raw_id != ::raft::INVALID_ID).then_some(MemberId(raw_id))
 }
@@ -331,4 +383,58 @@ fn hard_state_view(hs: &HardState) -> HardStateView {
 fn snapshot_data(snapshot: &Snapshot) -> SnapshotData {
     let meta = snapshot.get_metadata();
     SnapshotData { index: LogIndex(meta.index), term: Term(meta.term), data: snapshot.data.to_vec() }
+}
+
+#[cfg(test)]
+mod tests {
+    use ::raft::eraftpb::Entry;
+
+    use super::*;
+
+    fn append(to: u64, prev: (u64, u64), entries: &[(u64, u64)], commit: u64) -> Message {
+        let mut m = Message { to, from: 1, term: 2, index: prev.0, log_term: prev.1, commit, ..Message::default() };
+        m.set_msg_type(MessageType::MsgAppend);
+        let entries: Vec<Entry> =
+            entries.iter().map(|&(index, term)| Entry { index, term, ..Entry::default() }).collect();
+        m.set_entries(entries.into());
+        m
+    }
+
+    fn shape(messages: &[Message]) -> Vec<(u64, u64, Vec<u64>, u64)> {
+        messages.iter().map(|m| (m.to, m.index, m.entries.iter().map(|e| e.index).collect(), m.commit)).collect()
+    }
+
+    #[test]
+    fn appends_that_follow_on_are_merged_per_member() {
+        let mut msgs = vec![
+            append(2, (5, 2), &[(6, 2)], 5),
+            append(3, (5, 2), &[(6, 2)], 5),
+            append(2, (6, 2), &[(7, 2)], 5),
+            append(3, (6, 2), &[(7, 2), (8, 2)], 6),
+            // A commit-only append that follows on only raises the commit index of the one before.
+            append(2, (7, 2), &[], 6),
+        ];
+        merge_appends(&mut msgs);
+        assert_eq!(shape(&msgs), vec![(2, 5, vec![6, 7], 6), (3, 5, vec![6, 7, 8], 6)]);
+    }
+
+    #[test]
+    fn entries_that_do_not_follow_on_stay_apart() {
+        // The follower's next index moved back after a rejection: these entries do not continue the empty
+        // append before them (raft-rs's own batching would glue them on and the follower would acknowledge
+        // entries it does not have).
+        let mut msgs = vec![append(2, (9, 2), &[], 9), append(2, (6, 2), &[(7, 2), (8, 2), (9, 2)], 9)];
+        merge_appends(&mut msgs);
+        assert_eq!(shape(&msgs), vec![(2, 9, vec![], 9), (2, 6, vec![7, 8, 9], 9)]);
+        // An empty append that does continue takes the entries after it.
+        let mut msgs = vec![append(2, (9, 2), &[], 9), append(2, (9, 2), &[(10, 2)], 9)];
+        merge_appends(&mut msgs);
+        assert_eq!(shape(&msgs), vec![(2, 9, vec![10], 9)]);
+        // A heartbeat in between is another kind of message: the append after it is not moved before it.
+        let mut hb = Message { to: 2, from: 1, term: 2, ..Message::default() };
+        hb.set_msg_type(MessageType::MsgHeartbeat);
+        let mut msgs = vec![append(2, (5, 2), &[(6, 2)], 5), hb, append(2, (6, 2), &[(7, 2)], 5)];
+        merge_appends(&mut msgs);
+        assert_eq!(msgs.len(), 3);
+    }
 }

@@ -6,6 +6,10 @@
 //! raft-rs forwards it to the leader), and waits until this member has applied the entry carrying its
 //! [`ProposalId`], then answers with what the state machine said. Every member applies every committed
 //! entry (see `replica`), so watches and serializable reads work on every member.
+//!
+//! A proposal does not run Raft's Ready loop itself: it wakes the member's Ready loop task, which runs one
+//! turn for every proposal made since its last one, as etcd's raft loop does. So proposals that arrive while
+//! a turn is being handled share the next one: one append, one sync, one append message per follower.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -47,6 +51,8 @@ pub struct Member {
     peer_tx: mpsc::UnboundedSender<Message>,
     peer_rx: Mutex<Option<mpsc::UnboundedReceiver<Message>>>,
     tasks_started: AtomicBool,
+    /// Wakes the Ready loop task (see [`Member::run_ready_loop`]) after proposals were handed to Raft.
+    ready: Notify,
 }
 
 pub(super) struct State {
@@ -103,6 +109,7 @@ impl Member {
             peer_tx,
             peer_rx: Mutex::new(Some(peer_rx)),
             tasks_started: AtomicBool::new(false),
+            ready: Notify::new(),
         });
         {
             let mut st = member.lock();
@@ -197,6 +204,30 @@ impl Member {
         }
     }
 
+    /// The Ready loop for proposals, as etcd's raft goroutine runs it: a proposal only enters raft-rs's
+    /// unstable log, and this task, woken once, runs one Ready turn for everything proposed since the last.
+    /// So one append, one sync and one append message per follower carry every proposal that arrived while
+    /// the previous turn was being handled (in the real build's single-threaded runtime, every request whose
+    /// handler ran before this task did). Other inputs (ticks, peer messages) still drive at once, and their
+    /// turns take any pending proposals along.
+    pub(super) async fn run_ready_loop(&self) {
+        loop {
+            self.ready.notified().await;
+            self.lock().drive(self);
+        }
+    }
+
+    /// Asks for a Ready turn after a proposal: from the Ready loop task once the member is served, at once
+    /// before that (no task runs yet, and a member that is never served must still make progress).
+    fn ready_soon(&self, st: &mut State) {
+        if self.tasks_started.load(Ordering::SeqCst) {
+            // A stored permit if the task is busy: a proposal made during a turn gets the next one.
+            self.ready.notify_one();
+        } else {
+            st.drive(self);
+        }
+    }
+
     /// The write path: every mutating request, lease grants and revokes included.
     pub async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
         match self.submit(encode_command(&cmd)).await? {
@@ -219,7 +250,7 @@ impl Member {
             match st.raft.node.propose(data, id.encode()) {
                 Ok(()) => {
                     st.raft.waiters.insert(seq, tx);
-                    st.drive(self);
+                    self.ready_soon(&mut st);
                     Some((seq, rx))
                 }
                 Err(RaftError::ProposalDropped) => None,
@@ -546,5 +577,48 @@ impl State {
             self.outboxes.remove(&stream);
             self.hub.close_stream(stream);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use etcd_proto::etcdserverpb::PutRequest;
+
+    use super::*;
+
+    fn syncs(member: &Member) -> u64 {
+        member.lock().raft.node.disk().sync_count()
+    }
+
+    /// Proposals made while the Ready loop task has not run yet share its next turn: one sync for all of
+    /// them, not one each.
+    #[tokio::test]
+    async fn proposals_made_together_share_one_ready_turn_and_one_sync() {
+        let config = MemberConfig::single("m", vec!["http://127.0.0.1:2380".into()], vec![], "batch");
+        let member = Member::new(config, 1).expect("a fresh single member opens");
+        assert!(member.claim_tasks());
+        let ready_loop = tokio::spawn({
+            let member = member.clone();
+            async move { member.run_ready_loop().await }
+        });
+        let before = syncs(&member);
+        let puts: Vec<_> = (0..16)
+            .map(|i| {
+                let member = member.clone();
+                tokio::spawn(async move {
+                    let put =
+                        PutRequest { key: format!("k{i}").into_bytes(), value: b"v".to_vec(), ..PutRequest::default() };
+                    member.propose(Command::Put(put)).await
+                })
+            })
+            .collect();
+        for put in puts {
+            put.await.expect("the proposal task ends").expect("the put applies");
+        }
+        // The current-thread test runtime runs every proposing task before the Ready loop task it woke.
+        let used = syncs(&member) - before;
+        assert_eq!(used, 1, "16 proposals made together took {used} syncs");
+        assert_eq!(member.read(|sm| sm.mvcc.current_revision()), Revision(17));
+        ready_loop.abort();
     }
 }
