@@ -19,60 +19,24 @@
 //!   the state in hand says, the bug upstream fixed (races-catalog.md B1: a stale cached suggestion gives a
 //!   spurious 409, a conflict is not retried), the simulation's bug switch for the cache-parity check.
 
-use std::fmt;
-use std::str::FromStr;
-
 pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
 
-/// A named place in the apiserver where a failure can be injected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Point {
-    BeforeCacherDispatch,
-    CacherBetweenListAndWatch,
-    BeforeUpdateReread,
+kubesim_failpoints::points! {
+    /// A named place in the apiserver where a failure can be injected.
+    pub enum Point {
+        BeforeCacherDispatch => "before-cacher-dispatch",
+        CacherBetweenListAndWatch => "cacher-between-list-and-watch",
+        BeforeUpdateReread => "before-guaranteed-update-reread",
+    }
 }
 
 /// One apiserver's failpoint registry; clones share it.
 pub type Failpoints = kubesim_failpoints::Failpoints<Point>;
 
 impl Point {
-    pub const ALL: [Point; 3] =
-        [Point::BeforeCacherDispatch, Point::CacherBetweenListAndWatch, Point::BeforeUpdateReread];
-
-    /// The point's stable name, as harnesses and traces spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Point::BeforeCacherDispatch => "before-cacher-dispatch",
-            Point::CacherBetweenListAndWatch => "cacher-between-list-and-watch",
-            Point::BeforeUpdateReread => "before-guaranteed-update-reread",
-        }
-    }
-
     /// The text of the error a failure injected here produces.
     pub fn message(self) -> String {
         format!("apiserver: failpoint {self} injected a failure")
-    }
-}
-
-impl kubesim_failpoints::Point for Point {
-    const ALL: &'static [Point] = &Point::ALL;
-
-    fn name(self) -> &'static str {
-        Point::name(self)
-    }
-}
-
-impl fmt::Display for Point {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Point {
-    type Err = UnknownPoint;
-
-    fn from_str(s: &str) -> Result<Point, UnknownPoint> {
-        kubesim_failpoints::parse(s)
     }
 }
 
@@ -82,7 +46,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for p in Point::ALL {
+        for &p in Point::ALL {
             assert_eq!(p.name().parse::<Point>(), Ok(p));
         }
         assert!("before-lunch".parse::<Point>().unwrap_err().to_string().contains("before-cacher-dispatch"));

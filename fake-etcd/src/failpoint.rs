@@ -25,62 +25,25 @@
 //! `Delay` and `Hold` stall whatever reached the point; `Crash` kills the member's node through the crash
 //! hook the harness installed (see the `kubesim-failpoints` crate).
 
-use std::fmt;
-use std::str::FromStr;
-
 pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
 
-/// A named place in fake-etcd where a failure can be injected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Point {
-    BeforeWatchResponseSend,
-    BeforeWriteAck,
-    BeforeProgressNotify,
-    BeforeCompact,
+kubesim_failpoints::points! {
+    /// A named place in fake-etcd where a failure can be injected.
+    pub enum Point {
+        BeforeWatchResponseSend => "before-watch-response-send",
+        BeforeWriteAck => "before-write-ack",
+        BeforeProgressNotify => "before-progress-notify",
+        BeforeCompact => "before-compact",
+    }
 }
 
 /// One member's failpoint registry; clones share it.
 pub type Failpoints = kubesim_failpoints::Failpoints<Point>;
 
 impl Point {
-    pub const ALL: [Point; 4] =
-        [Point::BeforeWatchResponseSend, Point::BeforeWriteAck, Point::BeforeProgressNotify, Point::BeforeCompact];
-
-    /// The point's stable name, as scenarios and traces spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Point::BeforeWatchResponseSend => "before-watch-response-send",
-            Point::BeforeWriteAck => "before-write-ack",
-            Point::BeforeProgressNotify => "before-progress-notify",
-            Point::BeforeCompact => "before-compact",
-        }
-    }
-
     /// The gRPC status a client sees for a failure injected here.
     pub fn status(self) -> tonic::Status {
         tonic::Status::unavailable(format!("fake-etcd: failpoint {self} injected a failure"))
-    }
-}
-
-impl kubesim_failpoints::Point for Point {
-    const ALL: &'static [Point] = &Point::ALL;
-
-    fn name(self) -> &'static str {
-        Point::name(self)
-    }
-}
-
-impl fmt::Display for Point {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Point {
-    type Err = UnknownPoint;
-
-    fn from_str(s: &str) -> Result<Point, UnknownPoint> {
-        kubesim_failpoints::parse(s)
     }
 }
 
@@ -90,7 +53,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_names_are_refused() {
-        for p in Point::ALL {
+        for &p in Point::ALL {
             assert_eq!(p.name().parse::<Point>(), Ok(p));
         }
         let err = "before-everything".parse::<Point>().unwrap_err();

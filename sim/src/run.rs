@@ -230,7 +230,7 @@ pub(crate) fn prepare(cluster: &Cluster, failpoints: &[FailpointSpec], trace: &T
 /// the restarts crash hooks scheduled, and writes `sim end`.
 pub(crate) async fn finish(cluster: &Cluster, trace: &Trace) {
     for m in &cluster.members {
-        for p in Point::ALL {
+        for &p in Point::ALL {
             m.failpoints.disarm(p);
         }
     }

@@ -35,6 +35,68 @@ pub trait Point: Copy + Ord + fmt::Debug + Send + Sync + 'static {
     fn name(self) -> &'static str;
 }
 
+/// Declares a component's set of points: the enum, its `ALL` list and stable names, and the [`Point`],
+/// `Display` and `FromStr` impls every set needs, so that a component writes each point and its name once.
+///
+/// ```
+/// kubesim_failpoints::points! {
+///     /// Where the example component can fail.
+///     pub enum Point {
+///         /// Before the example writes.
+///         BeforeWrite => "before-write",
+///     }
+/// }
+/// assert_eq!("before-write".parse::<Point>(), Ok(Point::BeforeWrite));
+/// assert_eq!(Point::BeforeWrite.to_string(), "before-write");
+/// ```
+#[macro_export]
+macro_rules! points {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every point, in declaration order (the order error messages list them).
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The point's stable name, as scenarios, harnesses and traces spell it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl $crate::Point for $name {
+            const ALL: &'static [$name] = $name::ALL;
+
+            fn name(self) -> &'static str {
+                $name::name(self)
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::UnknownPoint;
+
+            fn from_str(s: &str) -> Result<$name, $crate::UnknownPoint> {
+                $crate::parse(s)
+            }
+        }
+    };
+}
+
 /// The point of kind `P` named `name`.
 pub fn parse<P: Point>(name: &str) -> Result<P, UnknownPoint> {
     P::ALL
@@ -276,19 +338,10 @@ impl<P: Point> Failpoints<P> {
 mod tests {
     use super::*;
 
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-    enum Demo {
-        A,
-        B,
-    }
-
-    impl Point for Demo {
-        const ALL: &'static [Demo] = &[Demo::A, Demo::B];
-        fn name(self) -> &'static str {
-            match self {
-                Demo::A => "before-a",
-                Demo::B => "before-b",
-            }
+    points! {
+        enum Demo {
+            A => "before-a",
+            B => "before-b",
         }
     }
 

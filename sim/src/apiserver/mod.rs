@@ -139,7 +139,7 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     if let Some(n) = nemesis {
         n.await.expect("the nemesis panicked");
     }
-    for p in Point::ALL {
+    for &p in Point::ALL {
         failpoints.disarm(p);
     }
     Fault::Heal.apply(&cluster);
