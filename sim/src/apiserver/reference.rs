@@ -53,7 +53,7 @@ impl Reference {
 
     /// Watches `prefix` from revision 1 through `endpoints` in turn, forever (the caller aborts it).
     pub async fn run(self, endpoints: Vec<String>, prefix: String) {
-        let range_end = prefix_end(prefix.as_bytes());
+        let range_end = fake_etcd::mvcc::prefix_end(prefix.as_bytes());
         for endpoint in endpoints.iter().cycle() {
             let start = self.through() + 1;
             let create = pb::WatchCreateRequest {
@@ -106,15 +106,4 @@ impl Reference {
         };
         record.through = record.through.max(vouched);
     }
-}
-
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
 }
