@@ -36,6 +36,11 @@ use crate::types::{ClusterId, LeaseId, MemberId};
 /// counts as unreachable: a few heartbeats.
 const SEND_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// Least time between two batches that ask for an answer on one stream: a heartbeat. Asking once per round
+/// trip under load cost an answer per batch at one client; a stream that stops moving is still found within
+/// this plus the timeout.
+const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Most messages in one batch, so that one slow batch does not hold back a whole backlog.
 const MAX_BATCH: usize = 64;
 
@@ -65,16 +70,18 @@ struct OpenStream {
     acks: Streaming<StreamAck>,
     /// The number the last batch that asked for an answer carried.
     seq: u64,
-    /// The batch that asked for an answer and has not had it yet, and when it was pushed. One at a time: an
-    /// answer per round trip is enough to tell a live stream from a stuck one, and costs far less than one
-    /// per batch under load.
+    /// The batch that asked for an answer and has not had it yet, and when it was pushed. One at a time and
+    /// at most one per `PROBE_INTERVAL`: that is enough to tell a live stream from a stuck one, and costs far
+    /// less than an answer per batch.
     probe: Option<(u64, Instant)>,
+    /// When the last batch that asked for an answer was pushed.
+    last_probe: Instant,
 }
 
 impl OpenStream {
-    /// Asks for an answer to this batch unless one is outstanding.
-    fn number(&mut self, batch: &mut RaftBatch) {
-        if self.probe.is_none() {
+    /// Asks for an answer to this batch unless one is outstanding or the last was asked for too recently.
+    fn number(&mut self, batch: &mut RaftBatch, now: Instant) {
+        if self.probe.is_none() && now >= self.last_probe + PROBE_INTERVAL {
             self.seq += 1;
             batch.ack_seq = self.seq;
         }
@@ -220,7 +227,8 @@ impl Sender {
             Ok(Ok(response)) => {
                 self.refused = false;
                 let acks = response.into_inner();
-                self.stream = Some(OpenStream { tx, acks, seq: 1, probe: Some((1, Instant::now())) });
+                let now = Instant::now();
+                self.stream = Some(OpenStream { tx, acks, seq: 1, probe: Some((1, now)), last_probe: now });
             }
             Ok(Err(status)) if is_cluster_mismatch(&status) => {
                 self.log_refusal(&status);
@@ -277,12 +285,14 @@ impl Sender {
 }
 
 fn push(open: &mut OpenStream, mut batch: RaftBatch) -> Push {
-    open.number(&mut batch);
+    let now = Instant::now();
+    open.number(&mut batch, now);
     let seq = batch.ack_seq;
     match open.tx.try_send(batch) {
         Ok(()) => {
             if seq != 0 {
-                open.probe = Some((seq, Instant::now()));
+                open.probe = Some((seq, now));
+                open.last_probe = now;
             }
             Push::Pushed
         }
