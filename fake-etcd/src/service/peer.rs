@@ -1,17 +1,20 @@
 //! The receiving side of the peer transport: the `kubesimpeer.Peer` service (fake-etcd's own protocol, see
-//! `peer.proto`). Traffic from a member of another cluster is refused, with etcd's rafthttp texts, so that two
-//! clusters sharing an address space never mix their logs.
+//! `peer.proto`). Raft batches arrive on long-lived streams (one per sending peer) or, for snapshots, one call
+//! each. Traffic from a member of another cluster is refused, with etcd's rafthttp texts, so that two clusters
+//! sharing an address space never mix their logs.
 
 use std::sync::Arc;
 
 use etcd_proto::kubesimpeer::peer_server::Peer;
 use etcd_proto::kubesimpeer::{
-    DeliverAck, LeaseRenewRequest, LeaseRenewResponse, LeaseTtlRequest, LeaseTtlResponse, RaftBatch,
+    DeliverAck, LeaseRenewRequest, LeaseRenewResponse, LeaseTtlRequest, LeaseTtlResponse, RaftBatch, StreamAck,
 };
+use tokio::sync::mpsc;
 use tonic::metadata::MetadataMap;
-use tonic::{Code, Request, Response, Status};
+use tonic::{Code, Request, Response, Status, Streaming};
 
 use super::member::Member;
+use super::outbox::ChannelStream;
 use crate::error::EtcdError;
 use crate::types::LeaseId;
 
@@ -27,6 +30,15 @@ pub const CLUSTER_ID_MISMATCH: &str = "cluster ID mismatch";
 /// header does, so that the sender can name both clusters in its log.
 pub const CLUSTER_ID_METADATA: &str = "x-etcd-cluster-id";
 
+/// The metadata entries of a batch stream that name its sender and its receiver, in hex.
+pub const FROM_METADATA: &str = "x-kubesim-from";
+pub const TO_METADATA: &str = "x-kubesim-to";
+
+/// A hex number from a stream's metadata, if it is there and well formed.
+fn metadata_hex(metadata: &MetadataMap, key: &str) -> Option<u64> {
+    u64::from_str_radix(metadata.get(key)?.to_str().ok()?, 16).ok()
+}
+
 impl PeerService {
     fn check_cluster(&self, cluster_id: u64) -> Result<(), Status> {
         let mine = self.member.config().cluster_id;
@@ -41,6 +53,14 @@ impl PeerService {
         }
         Err(Status::with_metadata(Code::FailedPrecondition, CLUSTER_ID_MISMATCH, metadata))
     }
+
+    fn check_recipient(&self, to: u64) -> Result<(), Status> {
+        let me = self.member.config().member_id;
+        if to == me.0 {
+            return Ok(());
+        }
+        Err(Status::failed_precondition(format!("fake-etcd: batch for member {to:x} reached member {me}")))
+    }
 }
 
 #[tonic::async_trait]
@@ -48,15 +68,35 @@ impl Peer for PeerService {
     async fn deliver(&self, req: Request<RaftBatch>) -> Result<Response<DeliverAck>, Status> {
         let batch = req.into_inner();
         self.check_cluster(batch.cluster_id)?;
-        if batch.to != self.member.config().member_id.0 {
-            return Err(Status::failed_precondition(format!(
-                "fake-etcd: batch for member {:x} reached member {}",
-                batch.to,
-                self.member.config().member_id
-            )));
-        }
+        self.check_recipient(batch.to)?;
         self.member.deliver(&batch.messages);
         Ok(Response::new(DeliverAck {}))
+    }
+
+    type StreamStream = ChannelStream<StreamAck>;
+
+    async fn stream(&self, req: Request<Streaming<RaftBatch>>) -> Result<Response<Self::StreamStream>, Status> {
+        // The cluster and the recipient are checked once, when the stream opens, so that the sender learns
+        // of a refusal before it pushes anything more (etcd checks its stream's headers the same way).
+        let Some(cluster_id) = metadata_hex(req.metadata(), CLUSTER_ID_METADATA) else {
+            return Err(Status::invalid_argument("fake-etcd: peer stream without a cluster id"));
+        };
+        self.check_cluster(cluster_id)?;
+        self.check_recipient(metadata_hex(req.metadata(), TO_METADATA).unwrap_or(0))?;
+        let mut inbound = req.into_inner();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let member = self.member.clone();
+        // The batches are stepped in the order they arrive, one at a time; the task ends with the stream
+        // (the sender closed it, its connection broke, or its member died), and the answers end with it.
+        tokio::spawn(async move {
+            while let Ok(Some(batch)) = inbound.message().await {
+                member.deliver(&batch.messages);
+                if batch.ack_seq != 0 && tx.send(Ok(StreamAck { ack_seq: batch.ack_seq })).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(ChannelStream::new(rx)))
     }
 
     async fn lease_renew(&self, req: Request<LeaseRenewRequest>) -> Result<Response<LeaseRenewResponse>, Status> {

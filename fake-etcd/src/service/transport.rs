@@ -1,32 +1,52 @@
-//! The sending side of the peer transport: one task per peer that batches the Raft messages queued for it
-//! into one `kubesimpeer.Peer/Deliver` call at a time, over the same (madsim-)tonic transport as the client
-//! API. A batch that cannot be delivered within the timeout is dropped and reported to Raft (unreachable;
-//! a snapshot in it failed), and Raft retries; a batch refused because the peer belongs to another cluster is
-//! reported the same way and logged with etcd's text. Also the follower's side of the lease requests it
-//! forwards to the leader (keep-alive, time to live).
+//! The sending side of the peer transport: one task per peer that keeps one long-lived
+//! `kubesimpeer.Peer/Stream` open to it, over the same (madsim-)tonic transport as the client API, and pushes
+//! the Raft messages queued for it into that stream in batches, without waiting for an answer to each (etcd's
+//! rafthttp streams do the same; a call per batch cost a request and a response with headers each way).
+//!
+//! A stream that cannot be opened within the timeout, that ends, that stops answering (a pushed batch that
+//! asked for an answer got none within the timeout: a partition, a stalled peer) or whose buffer is full is
+//! reported to Raft as unreachable, and the next batch opens a new one; Raft resends what was lost. A peer of
+//! another cluster refuses the stream when it opens, which is reported the same way and logged with etcd's
+//! text. Batches that carry a snapshot go as one `Deliver` call each, so that Raft learns whether the snapshot
+//! arrived. Also the follower's side of the lease requests it forwards to the leader (keep-alive, time to
+//! live).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_proto::kubesimpeer::peer_client::PeerClient;
-use etcd_proto::kubesimpeer::{LeaseRenewRequest, LeaseTtlRequest, RaftBatch};
+use etcd_proto::kubesimpeer::{LeaseRenewRequest, LeaseTtlRequest, RaftBatch, StreamAck};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Streaming};
 
 use super::config::PeerSpec;
 use super::member::Member;
-use super::peer::{CLUSTER_ID_METADATA, CLUSTER_ID_MISMATCH};
+use super::peer::{CLUSTER_ID_METADATA, CLUSTER_ID_MISMATCH, FROM_METADATA, TO_METADATA};
 use crate::error::EtcdError;
 use crate::lease::TimeToLive;
 use crate::raft::{codec, Message, MessageType};
 use crate::types::{ClusterId, LeaseId, MemberId};
 
-/// How long one batch may take before the peer counts as unreachable: a few heartbeats.
+/// How long opening a stream, an answer to a pushed batch or one snapshot call may take before the peer
+/// counts as unreachable: a few heartbeats.
 const SEND_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Least time between two batches that ask for an answer on one stream: a heartbeat. Asking once per round
+/// trip under load cost an answer per batch at one client; a stream that stops moving is still found within
+/// this plus the timeout.
+const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Most messages in one batch, so that one slow batch does not hold back a whole backlog.
 const MAX_BATCH: usize = 64;
+
+/// Most batches waiting in one stream; beyond that the peer is not keeping up and the batch is dropped and
+/// reported, as etcd drops a message when its stream buffer is full.
+const STREAM_BUFFER: usize = 256;
 
 /// Runs until the member's queue closes: fans the queue out to one sender task per peer.
 pub async fn run(member: Arc<Member>, mut queue: mpsc::UnboundedReceiver<Message>) {
@@ -44,54 +64,240 @@ pub async fn run(member: Arc<Member>, mut queue: mpsc::UnboundedReceiver<Message
     }
 }
 
+/// An open stream to a peer.
+struct OpenStream {
+    tx: mpsc::Sender<RaftBatch>,
+    acks: Streaming<StreamAck>,
+    /// The number the last batch that asked for an answer carried.
+    seq: u64,
+    /// The batch that asked for an answer and has not had it yet, and when it was pushed. One at a time and
+    /// at most one per `PROBE_INTERVAL`: that is enough to tell a live stream from a stuck one, and costs far
+    /// less than an answer per batch.
+    probe: Option<(u64, Instant)>,
+    /// When the last batch that asked for an answer was pushed.
+    last_probe: Instant,
+}
+
+impl OpenStream {
+    /// Asks for an answer to this batch unless one is outstanding or the last was asked for too recently.
+    fn number(&mut self, batch: &mut RaftBatch, now: Instant) {
+        if self.probe.is_none() && now >= self.last_probe + PROBE_INTERVAL {
+            self.seq += 1;
+            batch.ack_seq = self.seq;
+        }
+    }
+}
+
+/// What the send loop woke up for.
+enum Event {
+    Ack(Result<Option<StreamAck>, tonic::Status>),
+    Stalled,
+    Queued(Option<Message>),
+}
+
+/// How pushing a batch into the open stream went.
+enum Push {
+    Pushed,
+    Full,
+    /// The stream's sending end is gone; the batch comes back to go on a new stream.
+    Closed(RaftBatch),
+}
+
+struct Sender {
+    member: Arc<Member>,
+    peer: PeerSpec,
+    client: PeerClient<Channel>,
+    stream: Option<OpenStream>,
+    /// A peer of another cluster refuses every stream; saying so once per run of refusals keeps the log
+    /// useful.
+    refused: bool,
+}
+
 async fn send_loop(member: Arc<Member>, peer: PeerSpec, mut rx: mpsc::UnboundedReceiver<Message>) {
-    let Some(mut client) = client(&peer) else {
+    let Some(client) = client(&peer) else {
         tracing::warn!(peer = %peer.name, "no usable peer URL; messages to it are dropped");
         return;
     };
-    let from = member.config().member_id;
-    let cluster_id = member.config().cluster_id;
-    // A peer of another cluster refuses every batch; saying so once per run of refusals keeps the log useful.
-    let mut refused = false;
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(msg) => batch.push(msg),
-                Err(_) => break,
+    let mut sender = Sender { member, peer, client, stream: None, refused: false };
+    loop {
+        let event = match &mut sender.stream {
+            Some(open) => {
+                let deadline = open.probe.map(|(_, pushed)| pushed + SEND_TIMEOUT);
+                tokio::select! {
+                    biased;
+                    // Answers first, so that one already here clears the probe before its deadline counts.
+                    ack = open.acks.message() => Event::Ack(ack),
+                    () = sleep_until(deadline) => Event::Stalled,
+                    msg = rx.recv() => Event::Queued(msg),
+                }
+            }
+            None => Event::Queued(rx.recv().await),
+        };
+        match event {
+            Event::Ack(Ok(Some(ack))) => {
+                if let Some(open) = &mut sender.stream {
+                    if open.probe.is_some_and(|(seq, _)| seq <= ack.ack_seq) {
+                        open.probe = None;
+                    }
+                }
+            }
+            Event::Ack(_) => {
+                tracing::debug!(peer = %sender.peer.name, "peer stream ended");
+                sender.broken();
+            }
+            Event::Stalled => {
+                tracing::debug!(peer = %sender.peer.name, "peer stream stalled");
+                sender.broken();
+            }
+            Event::Queued(None) => return,
+            Event::Queued(Some(first)) => {
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(msg) => batch.push(msg),
+                        Err(_) => break,
+                    }
+                }
+                sender.send(batch).await;
             }
         }
-        let snapshot = batch.iter().any(|m| m.get_msg_type() == MessageType::MsgSnapshot);
-        let request = RaftBatch {
-            cluster_id: cluster_id.0,
-            from: from.0,
-            to: peer.id.0,
-            messages: batch.iter().map(codec::encode_message).collect(),
-        };
-        let sent = tokio::time::timeout(SEND_TIMEOUT, client.deliver(request)).await;
-        match sent {
-            Ok(Ok(_)) => {
-                refused = false;
-                if snapshot {
-                    member.report_snapshot_delivered(peer.id);
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Sender {
+    fn batch(&self, messages: &[Message]) -> RaftBatch {
+        RaftBatch {
+            cluster_id: self.member.config().cluster_id.0,
+            from: self.member.config().member_id.0,
+            to: self.peer.id.0,
+            messages: messages.iter().map(codec::encode_message).collect(),
+            ack_seq: 0,
+        }
+    }
+
+    /// The open stream broke: whatever it still carried is lost, and Raft hears that the peer is unreachable
+    /// (a leader stops streaming appends to it and probes).
+    fn broken(&mut self) {
+        self.stream = None;
+        self.member.report_undelivered(self.peer.id, false);
+    }
+
+    async fn send(&mut self, messages: Vec<Message>) {
+        if messages.iter().any(|m| m.get_msg_type() == MessageType::MsgSnapshot) {
+            let batch = self.batch(&messages);
+            self.deliver(batch).await;
+            return;
+        }
+        let mut batch = self.batch(&messages);
+        if let Some(open) = &mut self.stream {
+            match push(open, batch) {
+                Push::Pushed => return,
+                Push::Full => {
+                    self.member.report_undelivered(self.peer.id, false);
+                    return;
                 }
+                Push::Closed(back) => {
+                    self.stream = None;
+                    batch = back;
+                }
+            }
+        }
+        self.open(batch).await;
+    }
+
+    /// Opens a stream with `batch` as its first message: the batch travels with the request, so a new stream
+    /// costs no extra round trip before it.
+    async fn open(&mut self, mut batch: RaftBatch) {
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        // The first batch on a stream always asks for an answer: a stream that opens and then carries
+        // nothing counts as stuck like any other.
+        batch.ack_seq = 1;
+        let _ = tx.try_send(batch);
+        let mut request = Request::new(ReceiverStream::new(rx));
+        self.stream_metadata(request.metadata_mut());
+        let opened = tokio::time::timeout(SEND_TIMEOUT, self.client.stream(request)).await;
+        match opened {
+            Ok(Ok(response)) => {
+                self.refused = false;
+                let acks = response.into_inner();
+                let now = Instant::now();
+                self.stream = Some(OpenStream { tx, acks, seq: 1, probe: Some((1, now)), last_probe: now });
             }
             Ok(Err(status)) if is_cluster_mismatch(&status) => {
-                if !refused {
-                    refused = true;
-                    let remote = status.metadata().get(CLUSTER_ID_METADATA).and_then(|v| v.to_str().ok());
-                    // etcd 3.4's text (capnslog), from its stream and pipeline senders.
-                    tracing::error!(
-                        "rafthttp: request sent was ignored (cluster ID mismatch: peer[{}]={}, local={:x})",
-                        peer.id,
-                        remote.unwrap_or("unknown"),
-                        cluster_id.0
-                    );
-                }
-                member.report_undelivered(peer.id, snapshot);
+                self.log_refusal(&status);
+                self.member.report_undelivered(self.peer.id, false);
             }
-            _ => member.report_undelivered(peer.id, snapshot),
+            _ => self.member.report_undelivered(self.peer.id, false),
         }
+    }
+
+    fn stream_metadata(&self, metadata: &mut MetadataMap) {
+        let config = self.member.config();
+        let entries = [
+            (CLUSTER_ID_METADATA, config.cluster_id.0),
+            (FROM_METADATA, config.member_id.0),
+            (TO_METADATA, self.peer.id.0),
+        ];
+        for (key, value) in entries {
+            if let Ok(value) = format!("{value:x}").parse() {
+                metadata.insert(key, value);
+            }
+        }
+    }
+
+    /// Sends a batch as one call and waits for the answer (snapshots: Raft must hear whether one arrived).
+    async fn deliver(&mut self, batch: RaftBatch) {
+        let sent = tokio::time::timeout(SEND_TIMEOUT, self.client.deliver(batch)).await;
+        match sent {
+            Ok(Ok(_)) => {
+                self.refused = false;
+                self.member.report_snapshot_delivered(self.peer.id);
+            }
+            Ok(Err(status)) if is_cluster_mismatch(&status) => {
+                self.log_refusal(&status);
+                self.member.report_undelivered(self.peer.id, true);
+            }
+            _ => self.member.report_undelivered(self.peer.id, true),
+        }
+    }
+
+    fn log_refusal(&mut self, status: &tonic::Status) {
+        if self.refused {
+            return;
+        }
+        self.refused = true;
+        let remote = status.metadata().get(CLUSTER_ID_METADATA).and_then(|v| v.to_str().ok());
+        // etcd 3.4's text (capnslog), from its stream and pipeline senders.
+        tracing::error!(
+            "rafthttp: request sent was ignored (cluster ID mismatch: peer[{}]={}, local={:x})",
+            self.peer.id,
+            remote.unwrap_or("unknown"),
+            self.member.config().cluster_id.0
+        );
+    }
+}
+
+fn push(open: &mut OpenStream, mut batch: RaftBatch) -> Push {
+    let now = Instant::now();
+    open.number(&mut batch, now);
+    let seq = batch.ack_seq;
+    match open.tx.try_send(batch) {
+        Ok(()) => {
+            if seq != 0 {
+                open.probe = Some((seq, now));
+                open.last_probe = now;
+            }
+            Push::Pushed
+        }
+        Err(mpsc::error::TrySendError::Full(_)) => Push::Full,
+        Err(mpsc::error::TrySendError::Closed(batch)) => Push::Closed(batch),
     }
 }
 
