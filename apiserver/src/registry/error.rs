@@ -10,7 +10,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusCause, StatusDetails};
 
 use crate::registry::field_error::{aggregate, FieldError};
-use crate::storage::status::{self, GroupResource, Operation};
+use crate::storage::status::{self, object_details, GroupResource, Operation};
 use crate::storage::StorageError;
 
 /// `OptimisticLockErrorMsg`: the reason of a 409 after an update with a stale resourceVersion.
@@ -107,15 +107,6 @@ impl RegistryError {
             E::BadRequest(_) => status::bad_request(&message),
             E::NoSuchPath => failure(404, "NotFound", message, StatusDetails::default()),
         }
-    }
-}
-
-fn object_details(resource: &GroupResource, name: &str) -> StatusDetails {
-    StatusDetails {
-        group: Some(resource.group.clone()),
-        kind: Some(resource.resource.clone()),
-        name: Some(name.to_string()),
-        ..StatusDetails::default()
     }
 }
 

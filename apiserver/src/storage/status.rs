@@ -114,7 +114,7 @@ fn failure(code: i32, reason: &str, message: String, details: Option<StatusDetai
 }
 
 /// Details naming an object: kube-apiserver puts the resource plural in `kind`.
-fn object_details(resource: &GroupResource, name: &str) -> StatusDetails {
+pub(crate) fn object_details(resource: &GroupResource, name: &str) -> StatusDetails {
     StatusDetails {
         group: Some(resource.group.clone()),
         kind: Some(resource.resource.clone()),

@@ -92,19 +92,7 @@ impl<S: Storage + Clone> Store<S> {
     pub(crate) fn before_create(&self, namespace: &str, mut obj: Value) -> Result<Value, RegistryError> {
         meta::set(&mut obj, "deletionTimestamp", None);
         meta::set(&mut obj, "deletionGracePeriodSeconds", None);
-        if self.strategy.namespace_scoped() {
-            match meta::get_str(&obj, "namespace") {
-                "" => meta::set(&mut obj, "namespace", Some(Value::from(namespace))),
-                ns if ns != namespace => {
-                    return Err(RegistryError::BadRequest(
-                        "the namespace of the provided object does not match the namespace sent on the request".into(),
-                    ))
-                }
-                _ => {}
-            }
-        } else {
-            meta::set(&mut obj, "namespace", None);
-        }
+        self.ensure_namespace(&mut obj, namespace)?;
         self.strategy.prepare_for_create(&mut obj);
         meta::set(&mut obj, "uid", Some(Value::from(self.system.new_uid())));
         meta::set(&mut obj, "creationTimestamp", Some(Value::from(self.system.now())));

@@ -13,7 +13,10 @@ mod update;
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use crate::registry::error::RegistryError;
+use crate::registry::meta;
 use crate::registry::strategy::{Resource, Strategy};
 use crate::registry::system::SystemFields;
 use crate::storage::status::Operation;
@@ -86,6 +89,25 @@ impl<S: Storage + Clone> Store<S> {
             resource: self.resource.group_resource(),
             name: name.to_string(),
         }
+    }
+
+    /// kube's `EnsureObjectNamespaceMatchesRequestNamespace`: a namespaced object takes the request's
+    /// namespace (and may not name another), a cluster-scoped one has none.
+    fn ensure_namespace(&self, obj: &mut Value, namespace: &str) -> Result<(), RegistryError> {
+        if !self.strategy.namespace_scoped() {
+            meta::set(obj, "namespace", None);
+            return Ok(());
+        }
+        match meta::get_str(obj, "namespace") {
+            "" => meta::set(obj, "namespace", Some(Value::from(namespace))),
+            ns if ns != namespace => {
+                return Err(RegistryError::BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request".into(),
+                ))
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn invalid(&self, name: &str, errors: Vec<crate::registry::field_error::FieldError>) -> RegistryError {

@@ -205,19 +205,7 @@ impl<S: Storage + Clone> Store<S> {
         old: &Value,
         sub: Option<Subresource>,
     ) -> Result<Value, RegistryError> {
-        if self.strategy.namespace_scoped() {
-            match meta::get_str(&obj, "namespace") {
-                "" => meta::set(&mut obj, "namespace", Some(Value::from(namespace))),
-                ns if ns != namespace => {
-                    return Err(RegistryError::BadRequest(
-                        "the namespace of the provided object does not match the namespace sent on the request".into(),
-                    ))
-                }
-                _ => {}
-            }
-        } else {
-            meta::set(&mut obj, "namespace", None);
-        }
+        self.ensure_namespace(&mut obj, namespace)?;
         // Clients may not set the generation; the strategy bumps it from the old one.
         meta::copy(&mut obj, old, "generation");
         match sub {
