@@ -7,7 +7,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use crate::history::{
-    Bytes, Compare, CompareResult, CompareTarget, KeySpan, Outcome, Request, ResponseBody, TxnOp, TxnOpResult,
+    Bytes, Compare, CompareResult, CompareTarget, KeySpan, Outcome, PutRequest, RangeRequest, Request, ResponseBody,
+    SortOrder, SortTarget, TxnOp, TxnOpResult, TxnRequest,
 };
 
 struct Text<'a>(&'a [u8]);
@@ -68,8 +69,77 @@ fn txn_op(f: &mut Formatter<'_>, op: &TxnOp) -> fmt::Result {
         TxnOp::Range(r) => write!(f, "get {}", Span(&r.span)),
         TxnOp::Put(p) => write!(f, "put {}={}", text(&p.key), text(&p.value)),
         TxnOp::DeleteRange(d) => write!(f, "del {}", Span(&d.span)),
-        TxnOp::Txn(_) => f.write_str("txn(..)"),
+        TxnOp::Txn(t) => {
+            f.write_str("(")?;
+            txn(f, t)?;
+            f.write_str(")")
+        }
     }
+}
+
+fn txn(f: &mut Formatter<'_>, t: &TxnRequest) -> fmt::Result {
+    f.write_str("txn [")?;
+    for (i, c) in t.compare.iter().enumerate() {
+        if i > 0 {
+            f.write_str(" ")?;
+        }
+        compare(f, c)?;
+    }
+    f.write_str("] ? ")?;
+    ops(f, &t.success)?;
+    f.write_str(" : ")?;
+    ops(f, &t.failure)
+}
+
+/// A range's options beyond its span and revision, each only when set: `keys_only`, `count_only`,
+/// `sort=mod:descend`, `mod>=5`, `create<=9`.
+fn range_options(f: &mut Formatter<'_>, r: &RangeRequest) -> fmt::Result {
+    if r.keys_only {
+        f.write_str(" keys_only")?;
+    }
+    if r.count_only {
+        f.write_str(" count_only")?;
+    }
+    if r.sort_order != SortOrder::None || r.sort_target != SortTarget::Key {
+        let target = match r.sort_target {
+            SortTarget::Key => "key",
+            SortTarget::Version => "version",
+            SortTarget::Create => "create",
+            SortTarget::Mod => "mod",
+            SortTarget::Value => "value",
+        };
+        let order = match r.sort_order {
+            SortOrder::None => "none",
+            SortOrder::Ascend => "ascend",
+            SortOrder::Descend => "descend",
+        };
+        write!(f, " sort={target}:{order}")?;
+    }
+    for (name, bound, rev) in [
+        ("mod", ">=", r.min_mod_revision),
+        ("mod", "<=", r.max_mod_revision),
+        ("create", ">=", r.min_create_revision),
+        ("create", "<=", r.max_create_revision),
+    ] {
+        if rev.0 != 0 {
+            write!(f, " {name}{bound}{rev}")?;
+        }
+    }
+    Ok(())
+}
+
+fn put(f: &mut Formatter<'_>, p: &PutRequest) -> fmt::Result {
+    write!(f, "put {}={}", text(&p.key), text(&p.value))?;
+    if !p.lease.is_none() {
+        write!(f, " lease={}", p.lease)?;
+    }
+    if p.ignore_value {
+        f.write_str(" ignore_value")?;
+    }
+    if p.ignore_lease {
+        f.write_str(" ignore_lease")?;
+    }
+    Ok(())
 }
 
 fn ops(f: &mut Formatter<'_>, list: &[TxnOp]) -> fmt::Result {
@@ -103,24 +173,11 @@ impl Display for DescribeRequest<'_> {
                     // A serializable read may be served stale by the member asked; the trace must say so.
                     f.write_str(" serializable")?;
                 }
-                Ok(())
+                range_options(f, r)
             }
-            Request::Put(p) if p.lease.is_none() => write!(f, "put {}={}", text(&p.key), text(&p.value)),
-            Request::Put(p) => write!(f, "put {}={} lease={}", text(&p.key), text(&p.value), p.lease),
+            Request::Put(p) => put(f, p),
             Request::DeleteRange(d) => write!(f, "del {}", Span(&d.span)),
-            Request::Txn(t) => {
-                f.write_str("txn [")?;
-                for (i, c) in t.compare.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(" ")?;
-                    }
-                    compare(f, c)?;
-                }
-                f.write_str("] ? ")?;
-                ops(f, &t.success)?;
-                f.write_str(" : ")?;
-                ops(f, &t.failure)
-            }
+            Request::Txn(t) => txn(f, t),
             Request::Compact(c) => write!(f, "compact rev={}", c.revision),
             Request::LeaseGrant(g) => write!(f, "lease-grant ttl={}s", g.ttl_s),
             Request::LeaseRevoke(r) => write!(f, "lease-revoke {}", r.id),

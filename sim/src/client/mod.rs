@@ -18,7 +18,7 @@ use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::lease_client::LeaseClient;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::history::{ClientId, ErrorStatus, History, Outcome, Request, Response};
+use crate::history::{Bytes, ClientId, ErrorStatus, History, Outcome, Request, Response};
 use crate::trace::Trace;
 
 pub use describe::{describe_outcome, describe_request, DescribeOutcome, DescribeRequest};
@@ -151,20 +151,47 @@ impl RecordingClient {
         ttl
     }
 
-    /// Asks how long a lease has left. Traced, not filed in the history, like a keep-alive. Returns the
-    /// remaining TTL (-1 for a lease the member does not know, as etcd answers), or what went wrong.
-    pub async fn lease_time_to_live(&mut self, id: i64) -> Result<i64, String> {
+    /// Asks how long a lease has left, and with `keys` which keys it holds. Traced, not filed in the history,
+    /// like a keep-alive. Returns the remaining TTL (-1 for a lease the member does not know, as etcd
+    /// answers) with the keys in key order (empty unless asked for), or what went wrong.
+    pub async fn lease_time_to_live(&mut self, id: i64, keys: bool) -> Result<(i64, Vec<Bytes>), String> {
         let mut lease = self.lease.clone();
-        let req = pb::LeaseTimeToLiveRequest { id, keys: false };
+        let req = pb::LeaseTimeToLiveRequest { id, keys };
         let answer = match tokio::time::timeout(self.timeout, lease.lease_time_to_live(req)).await {
-            Ok(Ok(resp)) => Ok(resp.into_inner().ttl),
+            Ok(Ok(resp)) => {
+                let resp = resp.into_inner();
+                // etcd lists a lease's keys from a map, in no set order; sorted, they compare across members.
+                let mut keys: Vec<Bytes> = resp.keys.into_iter().map(Bytes).collect();
+                keys.sort_unstable();
+                Ok((resp.ttl, keys))
+            }
             Ok(Err(status)) => Err(format!("err {:?} {:?}", status.code(), status.message())),
             Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
         };
         let id = crate::history::LeaseId(id);
         match &answer {
-            Ok(ttl) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> ok ttl={ttl}")),
+            Ok((ttl, _)) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> ok ttl={ttl}")),
             Err(e) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> {e}")),
+        }
+        answer
+    }
+
+    /// Lists the leases the member knows (`LeaseLeases`), sorted by id. Traced, not filed in the history:
+    /// it changes nothing.
+    pub async fn lease_leases(&mut self) -> Result<Vec<i64>, String> {
+        let mut lease = self.lease.clone();
+        let answer = match tokio::time::timeout(self.timeout, lease.lease_leases(pb::LeaseLeasesRequest {})).await {
+            Ok(Ok(resp)) => {
+                let mut ids: Vec<i64> = resp.into_inner().leases.iter().map(|l| l.id).collect();
+                ids.sort_unstable();
+                Ok(ids)
+            }
+            Ok(Err(status)) => Err(format!("err {:?} {:?}", status.code(), status.message())),
+            Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
+        };
+        match &answer {
+            Ok(ids) => self.trace.event(&self.name, format_args!("lease-leases -> ok {} leases", ids.len())),
+            Err(e) => self.trace.event(&self.name, format_args!("lease-leases -> {e}")),
         }
         answer
     }

@@ -81,8 +81,11 @@ pub struct StepRecord {
 pub enum Observed {
     /// A KV or lease request's outcome, as filed in the history.
     Kv(Outcome),
-    /// A keep-alive's or time-to-live's answer: the TTL, or what went wrong.
-    Ttl(Result<i64, String>),
+    /// A keep-alive's or time-to-live's answer: the TTL and (a time-to-live asked with `keys`) the lease's
+    /// keys in key order, or what went wrong.
+    Ttl(Result<(i64, Vec<h::Bytes>), String>),
+    /// A lease listing: the ids, sorted.
+    Leases(Result<Vec<i64>, String>),
     /// A watch was created (its stream is judged at the end), or was not within the request timeout.
     Watch(Result<WatchId, String>),
     /// A wait's condition held, or the wait timed out.
@@ -373,23 +376,45 @@ fn describe(step: &StepPlan) -> String {
         Err(_) => fallback,
     };
     match &step.op {
-        Op::Get(g) => match (&g.revision, request::range(g, &NoneKnown)) {
-            (_, Ok(r)) => describe_request(&h::Request::Range((&r).into())),
-            // A read at `rev_of(step)`: the request without its revision, then the revision by name.
-            (Some(rev), Err(_)) => {
-                let at_latest = GetPlan { revision: None, ..g.clone() };
-                let r = request::range(&at_latest, &NoneKnown).expect("a get without a revision names no step");
-                format!(
-                    "{} rev={}",
-                    describe_request(&h::Request::Range((&r).into())),
-                    rev.to_string().replace(' ', "")
-                )
+        Op::Get(g) => match request::range(g, &NoneKnown) {
+            Ok(r) => describe_request(&h::Request::Range((&r).into())),
+            // Revisions given as `rev_of(step)`: the request without them, then each by name.
+            Err(_) => {
+                let plain = GetPlan {
+                    revision: None,
+                    min_mod_revision: None,
+                    max_mod_revision: None,
+                    min_create_revision: None,
+                    max_create_revision: None,
+                    ..g.clone()
+                };
+                let r = request::range(&plain, &NoneKnown).expect("a get without revisions names no step");
+                let mut s = describe_request(&h::Request::Range((&r).into()));
+                for (name, e) in [
+                    ("rev=", &g.revision),
+                    ("mod>=", &g.min_mod_revision),
+                    ("mod<=", &g.max_mod_revision),
+                    ("create>=", &g.min_create_revision),
+                    ("create<=", &g.max_create_revision),
+                ] {
+                    if let Some(e) = e {
+                        s.push_str(&format!(" {name}{}", e.to_string().replace(' ', "")));
+                    }
+                }
+                s
             }
-            (None, Err(e)) => unreachable!("a get without a revision names no step: {e}"),
         },
         Op::Put(p) => match &p.lease {
             None => plain(request::put(p, &NoneKnown).map(|r| h::Request::Put((&r).into())), String::new()),
-            Some(l) => format!("put {}={} lease={l}", p.key, p.value),
+            Some(l) => {
+                let mut s = format!("put {}={} lease={l}", p.key, p.value);
+                for (set, flag) in [(p.ignore_value, " ignore_value"), (p.ignore_lease, " ignore_lease")] {
+                    if set {
+                        s.push_str(flag);
+                    }
+                }
+                s
+            }
         },
         Op::Delete(d) => describe_request(&h::Request::DeleteRange((&request::delete(d)).into())),
         Op::Txn(t) => match request::txn(t, &NoneKnown) {
@@ -400,7 +425,9 @@ fn describe(step: &StepPlan) -> String {
         Op::LeaseGrant { ttl_s, .. } => format!("lease-grant ttl={ttl_s}s"),
         Op::LeaseRevoke { lease } => format!("lease-revoke {lease}"),
         Op::LeaseKeepAlive { lease } => format!("lease-keepalive {lease}"),
-        Op::LeaseTimeToLive { lease } => format!("lease-ttl {lease}"),
+        Op::LeaseTimeToLive { lease, keys: false } => format!("lease-ttl {lease}"),
+        Op::LeaseTimeToLive { lease, keys: true } => format!("lease-ttl {lease} keys"),
+        Op::LeaseLeases => "lease-leases".to_string(),
         Op::Watch(w) => {
             let span = describe_request(&h::Request::DeleteRange(h::DeleteRangeRequest {
                 span: w.span.clone(),
@@ -426,7 +453,8 @@ fn describe(step: &StepPlan) -> String {
 }
 
 /// A txn whose compares or operations name other steps (`rev_of(read)`, a lease step), shown with the
-/// names, in the trace's txn form: `txn [mod(/a)==rev_of(read)] ? put /a=2 : get /a`.
+/// names, in the trace's txn form: `txn [mod(/a)==rev_of(read)] ? put /a=2 : get /a`. Operations are shown
+/// by their keys only, as the trace shows a txn's operations.
 fn describe_txn(t: &TxnPlan) -> String {
     let span = |s: &KeySpan| {
         let del = describe_request(&h::Request::DeleteRange(h::DeleteRangeRequest { span: s.clone(), prev_kv: false }));
@@ -470,6 +498,7 @@ fn describe_txn(t: &TxnPlan) -> String {
                     None => format!("put {}={}", p.key, p.value),
                 },
                 TxnOpPlan::Delete(d) => format!("del {}", span(&d.span)),
+                TxnOpPlan::Txn(inner) => format!("({})", describe_txn(inner)),
             })
             .collect();
         each.join("; ")
@@ -522,14 +551,15 @@ async fn run_step(ctx: &Ctx, client: &mut RecordingClient, step: &StepPlan) -> (
             Some(id) => {
                 let ttl = client.lease_keep_alive(id).await;
                 let ttl = ttl.ok_or_else(|| format!("no answer within {}ms", ctx.request_timeout.as_millis()));
-                (Observed::Ttl(ttl), None, None)
+                (Observed::Ttl(ttl.map(|t| (t, Vec::new()))), None, None)
             }
             None => not_run(format!("lease step {lease} has no lease (it failed, or has not run yet)")),
         },
-        Op::LeaseTimeToLive { lease } => match board.lease(lease) {
-            Some(id) => (Observed::Ttl(client.lease_time_to_live(id).await), None, None),
+        Op::LeaseTimeToLive { lease, keys } => match board.lease(lease) {
+            Some(id) => (Observed::Ttl(client.lease_time_to_live(id, *keys).await), None, None),
             None => not_run(format!("lease step {lease} has no lease (it failed, or has not run yet)")),
         },
+        Op::LeaseLeases => (Observed::Leases(client.lease_leases().await), None, None),
         Op::Watch(w) => match request::watch(w, board) {
             Ok(create) => open_watch(ctx, client, step, w.open_for_ms, create).await,
             Err(e) => not_run(e),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::execute::{Observed, ScenarioRun};
 use super::expr::Expr;
-use super::plan::{EventExpect, Expectations, KvExpect, Scenario};
+use super::plan::{EventExpect, Expectations, KvExpect, ResponseExpect, Scenario};
 use super::syntax::{EventType, ExpectOutcome};
 use crate::checker::{self, linearizable, Guarantee, Verdict};
 use crate::history::{self as h, EventKind, Outcome, ResponseBody, WatchRecord};
@@ -95,6 +95,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
                 (_, None) => {}
                 (Observed::Kv(outcome), Some(e)) => j.kv(outcome, e),
                 (Observed::Ttl(ttl), Some(e)) => j.ttl(ttl, e),
+                (Observed::Leases(ids), Some(e)) => j.leases(ids, e),
                 (Observed::Watch(Ok(id)), Some(e)) => j.watch(&run.history.watches[id.0], e),
                 (Observed::Waited(Ok(())) | Observed::Done, Some(_)) => {}
             }
@@ -238,6 +239,9 @@ impl StepJudge<'_> {
                 if let Some(s) = e.succeeded {
                     self.push(format!("succeeded {s}"), t.succeeded == s, format!("got {}", t.succeeded));
                 }
+                if let Some(want) = &e.responses {
+                    self.responses(want, &t.responses);
+                }
             }
             ResponseBody::LeaseGrant(g) => {
                 if let Some(t) = &e.ttl_s {
@@ -248,7 +252,69 @@ impl StepJudge<'_> {
         }
     }
 
+    /// A txn's responses, position by position: each expectation is judged as a finding of its own, named
+    /// `responses[i].<key>`.
+    fn responses(&mut self, want: &[ResponseExpect], got: &[h::TxnOpResult]) {
+        if want.len() != got.len() {
+            self.fail(&format!("responses: {}", want.len()), format!("got {} responses", got.len()));
+        }
+        for (i, (w, g)) in want.iter().zip(got).enumerate() {
+            let at = format!("responses[{}]", i + 1);
+            match g {
+                h::TxnOpResult::Range(r) => {
+                    if let Some(c) = &w.count {
+                        self.number(&format!("{at}.count"), c, r.count);
+                    }
+                    if let Some(m) = w.more {
+                        self.push(format!("{at}.more {m}"), r.more == m, format!("got {}", r.more));
+                    }
+                    if let Some(kvs) = &w.kvs {
+                        self.kvs_named(&format!("{at}.kvs"), kvs, &r.kvs);
+                    }
+                }
+                h::TxnOpResult::Put(p) => {
+                    if let Some(pv) = &w.prev_value {
+                        let actual = p.prev_kv.as_ref().map(|kv| kv.value.escaped()).unwrap_or_default();
+                        self.text(&format!("{at}.prev_value"), pv, &actual);
+                    }
+                }
+                h::TxnOpResult::DeleteRange(d) => {
+                    if let Some(c) = &w.count {
+                        self.number(&format!("{at}.count"), c, d.deleted);
+                    }
+                    if let Some(pv) = &w.prev_value {
+                        let actual = d.prev_kvs.first().map(|kv| kv.value.escaped()).unwrap_or_default();
+                        self.text(&format!("{at}.prev_value"), pv, &actual);
+                    }
+                }
+                h::TxnOpResult::Txn(t) => {
+                    if let Some(s) = w.succeeded {
+                        self.push(format!("{at}.succeeded {s}"), t.succeeded == s, format!("got {}", t.succeeded));
+                    }
+                }
+            }
+            // An expectation the operation that ran cannot meet (validation allows what either branch can).
+            let kind_fits = match g {
+                h::TxnOpResult::Range(_) => w.prev_value.is_none() && w.succeeded.is_none(),
+                h::TxnOpResult::Put(_) => {
+                    w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.succeeded.is_none()
+                }
+                h::TxnOpResult::DeleteRange(_) => w.kvs.is_none() && w.more.is_none() && w.succeeded.is_none(),
+                h::TxnOpResult::Txn(_) => {
+                    w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.prev_value.is_none()
+                }
+            };
+            if !kind_fits {
+                self.fail(&at, format!("got a {} response, which this expectation does not fit", txn_result_kind(g)));
+            }
+        }
+    }
+
     fn kvs(&mut self, want: &[KvExpect], got: &[h::KeyValue]) {
+        self.kvs_named("kvs", want, got);
+    }
+
+    fn kvs_named(&mut self, name: &str, want: &[KvExpect], got: &[h::KeyValue]) {
         let expected: Vec<String> = want.iter().map(|k| self.show_kv_expect(k)).collect();
         let actual: Vec<String> = got.iter().map(show_kv).collect();
         let mut bad = Vec::new();
@@ -263,7 +329,7 @@ impl StepJudge<'_> {
         }
         let pass = bad.is_empty();
         let detail = if pass { format!("got {} kvs", got.len()) } else { side_by_side(&expected, &actual, &bad) };
-        self.push("kvs", pass, detail);
+        self.push(name, pass, detail);
     }
 
     fn kv_matches(&self, w: &KvExpect, g: &h::KeyValue) -> bool {
@@ -303,9 +369,9 @@ impl StepJudge<'_> {
         }
     }
 
-    fn ttl(&mut self, ttl: &Result<i64, String>, e: &Expectations) {
+    fn ttl(&mut self, ttl: &Result<(i64, Vec<h::Bytes>), String>, e: &Expectations) {
         let got = match ttl {
-            Ok(t) => format!("ok ttl={t}"),
+            Ok((t, _)) => format!("ok ttl={t}"),
             Err(err) => err.clone(),
         };
         if let Some(want) = e.outcome {
@@ -314,10 +380,52 @@ impl StepJudge<'_> {
         }
         if let Some(t) = &e.ttl_s {
             match ttl {
-                Ok(actual) => self.number("ttl_s", t, *actual),
+                Ok((actual, _)) => self.number("ttl_s", t, *actual),
                 Err(err) => self.fail(&format!("ttl_s {}", shown(t)), err.clone()),
             }
         }
+        if let Some(want) = &e.keys {
+            let what = format!("keys {want:?}");
+            match ttl {
+                Ok((_, keys)) => {
+                    let actual: Vec<String> = keys.iter().map(h::Bytes::escaped).collect();
+                    self.push(what, *want == actual, format!("got {actual:?}"));
+                }
+                Err(err) => self.fail(&what, err.clone()),
+            }
+        }
+    }
+
+    /// A lease listing against the `lease_grant` steps named: the same set of leases, no more, no fewer.
+    fn leases(&mut self, ids: &Result<Vec<i64>, String>, e: &Expectations) {
+        let got = match ids {
+            Ok(ids) => format!("ok {} leases", ids.len()),
+            Err(err) => err.clone(),
+        };
+        if let Some(want) = e.outcome {
+            let ok = ids.is_ok();
+            self.outcome(want, &got, ok, !ok, false, false);
+        }
+        let Some(want) = &e.leases else { return };
+        let what = format!("leases {want:?}");
+        let ids = match ids {
+            Ok(ids) => ids,
+            Err(err) => return self.fail(&what, err.clone()),
+        };
+        let mut expected: Vec<i64> = Vec::new();
+        let mut missing_grant = Vec::new();
+        for step in want {
+            match self.leases.get(step) {
+                Some(id) => expected.push(*id),
+                None => missing_grant.push(step.clone()),
+            }
+        }
+        expected.sort_unstable();
+        let shown = shown_leases(ids, self.leases);
+        if !missing_grant.is_empty() {
+            return self.fail(&what, format!("got {shown}; no lease was granted to {missing_grant:?}"));
+        }
+        self.push(what, expected == *ids, format!("got {shown}"));
     }
 
     fn watch(&mut self, w: &WatchRecord, e: &Expectations) {
@@ -414,6 +522,27 @@ impl StepJudge<'_> {
     }
 }
 
+fn txn_result_kind(r: &h::TxnOpResult) -> &'static str {
+    match r {
+        h::TxnOpResult::Range(_) => "get",
+        h::TxnOpResult::Put(_) => "put",
+        h::TxnOpResult::DeleteRange(_) => "delete",
+        h::TxnOpResult::Txn(_) => "txn",
+    }
+}
+
+/// Lease ids as the report shows them: by the `lease_grant` step that got each, else the id.
+pub fn shown_leases(ids: &[i64], by_step: &BTreeMap<String, i64>) -> String {
+    let names: Vec<String> = ids
+        .iter()
+        .map(|id| match by_step.iter().find(|(_, l)| *l == id) {
+            Some((step, _)) => step.clone(),
+            None => format!("{}", h::LeaseId(*id)),
+        })
+        .collect();
+    format!("[{}]", names.join(", "))
+}
+
 fn has_body_expectations(e: &Expectations) -> bool {
     e.revision.is_some()
         || e.kvs.is_some()
@@ -422,6 +551,7 @@ fn has_body_expectations(e: &Expectations) -> bool {
         || e.succeeded.is_some()
         || e.prev_value.is_some()
         || e.ttl_s.is_some()
+        || e.responses.is_some()
 }
 
 /// An expression as the report shows it: relations spelled out, a bare number as `== n`.

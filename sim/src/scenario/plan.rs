@@ -12,7 +12,7 @@ use crate::run::FailpointSpec;
 use crate::workload::Workload;
 
 use super::expr::Expr;
-use super::syntax::{self, CompareOp, CompareTarget, EventType, ExpectOutcome};
+use super::syntax::{self, CompareOp, CompareTarget, EventType, ExpectOutcome, SortOrder, SortTarget};
 
 /// A scenario ready to run.
 #[derive(Clone, Debug)]
@@ -80,7 +80,8 @@ pub enum Op {
     LeaseGrant { ttl_s: i64, id: i64 },
     LeaseRevoke { lease: String },
     LeaseKeepAlive { lease: String },
-    LeaseTimeToLive { lease: String },
+    LeaseTimeToLive { lease: String, keys: bool },
+    LeaseLeases,
     Watch(WatchPlan),
     WatchProgress { watch: String },
     WatchCancel { watch: String },
@@ -101,6 +102,7 @@ impl Op {
             Op::LeaseRevoke { .. } => "lease_revoke",
             Op::LeaseKeepAlive { .. } => "lease_keep_alive",
             Op::LeaseTimeToLive { .. } => "lease_time_to_live",
+            Op::LeaseLeases => "lease_leases",
             Op::Watch(_) => "watch",
             Op::WatchProgress { .. } => "watch_progress",
             Op::WatchCancel { .. } => "watch_cancel",
@@ -133,6 +135,12 @@ pub struct GetPlan {
     pub serializable: bool,
     pub keys_only: bool,
     pub count_only: bool,
+    pub sort_order: Option<SortOrder>,
+    pub sort_target: Option<SortTarget>,
+    pub min_mod_revision: Option<Expr>,
+    pub max_mod_revision: Option<Expr>,
+    pub min_create_revision: Option<Expr>,
+    pub max_create_revision: Option<Expr>,
 }
 
 #[derive(Clone, Debug)]
@@ -141,6 +149,8 @@ pub struct PutPlan {
     pub value: String,
     pub lease: Option<String>,
     pub prev_kv: bool,
+    pub ignore_value: bool,
+    pub ignore_lease: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -177,6 +187,7 @@ pub enum TxnOpPlan {
     Get(GetPlan),
     Put(PutPlan),
     Delete(DeletePlan),
+    Txn(TxnPlan),
 }
 
 #[derive(Clone, Debug)]
@@ -187,6 +198,7 @@ pub struct WatchPlan {
     pub progress_notify: bool,
     pub no_put: bool,
     pub no_delete: bool,
+    pub fragment: bool,
     pub open_for_ms: Option<u64>,
 }
 
@@ -216,12 +228,28 @@ pub struct Expectations {
     pub succeeded: Option<bool>,
     pub prev_value: Option<String>,
     pub ttl_s: Option<Expr>,
+    /// lease_time_to_live: the keys attached, in order.
+    pub keys: Option<Vec<String>>,
+    /// lease_leases: the `lease_grant` steps whose leases are listed, and no others.
+    pub leases: Option<Vec<String>>,
+    /// txn: one per operation of the branch that ran.
+    pub responses: Option<Vec<ResponseExpect>>,
     pub events: Option<Vec<EventExpect>>,
     pub canceled: Option<bool>,
     pub compact_revision: Option<Expr>,
     pub cancel_reason: Option<String>,
     pub progress_count: Option<Expr>,
     pub progress_revision: Option<Expr>,
+}
+
+/// What one operation of a txn's branch must have returned; `None` fields are not checked.
+#[derive(Clone, Debug, Default)]
+pub struct ResponseExpect {
+    pub kvs: Option<Vec<KvExpect>>,
+    pub count: Option<Expr>,
+    pub more: Option<bool>,
+    pub prev_value: Option<String>,
+    pub succeeded: Option<bool>,
 }
 
 #[derive(Clone, Debug)]

@@ -6,10 +6,10 @@
 use std::fmt::Write;
 
 use super::execute::{Observed, ScenarioRun};
-use super::judge::{show_event, show_kv, Judgement};
+use super::judge::{show_event, show_kv, shown_leases, Judgement};
 use super::plan::Scenario;
 use crate::client::describe_outcome;
-use crate::history::{ClientId, Outcome, ResponseBody};
+use crate::history::{Bytes, ClientId, Outcome, ResponseBody, TxnOpResult};
 
 /// The outcome text for one run.
 pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) -> String {
@@ -22,8 +22,14 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
         for step in &client.steps {
             let result = match &step.observed {
                 Observed::Kv(o) => describe_outcome(o),
-                Observed::Ttl(Ok(ttl)) => format!("ok ttl={ttl}"),
+                Observed::Ttl(Ok((ttl, keys))) if keys.is_empty() => format!("ok ttl={ttl}"),
+                Observed::Ttl(Ok((ttl, keys))) => {
+                    let keys: Vec<String> = keys.iter().map(Bytes::escaped).collect();
+                    format!("ok ttl={ttl} keys=[{}]", keys.join(", "))
+                }
                 Observed::Ttl(Err(e)) => e.clone(),
+                Observed::Leases(Ok(ids)) => format!("ok leases={}", shown_leases(ids, &run.leases)),
+                Observed::Leases(Err(e)) => e.clone(),
                 Observed::Watch(Ok(id)) => {
                     let created = run.history.watches[id.0].responses.iter().find(|r| r.response.created);
                     created.map_or("created".into(), |c| format!("created rev={}", c.response.header_revision))
@@ -36,10 +42,23 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
             };
             let _ = writeln!(w, "  {}: {} -> {result}", step.label, step.request);
             if let Observed::Kv(Outcome::Ok(resp)) = &step.observed {
-                if let ResponseBody::Range(r) = &resp.body {
-                    for kv in &r.kvs {
-                        let _ = writeln!(w, "      {}", show_kv(kv));
+                match &resp.body {
+                    ResponseBody::Range(r) => {
+                        for kv in &r.kvs {
+                            let _ = writeln!(w, "      {}", show_kv(kv));
+                        }
                     }
+                    // What a txn's reads returned, by their position in the branch that ran.
+                    ResponseBody::Txn(t) => {
+                        for (i, r) in t.responses.iter().enumerate() {
+                            if let TxnOpResult::Range(r) = r {
+                                for kv in &r.kvs {
+                                    let _ = writeln!(w, "      [{}] {}", i + 1, show_kv(kv));
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
             if let Observed::Watch(Ok(id)) = &step.observed {

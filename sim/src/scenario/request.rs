@@ -6,7 +6,7 @@ use etcd_proto::etcdserverpb::compare::{CompareResult, CompareTarget as PbTarget
 use etcd_proto::etcdserverpb::request_op::Request as PbOp;
 
 use super::plan::{CompareValue, DeletePlan, GetPlan, PutPlan, TxnOpPlan, TxnPlan, WatchPlan};
-use super::syntax::{CompareOp, CompareTarget};
+use super::syntax::{CompareOp, CompareTarget, SortOrder, SortTarget};
 use crate::history::KeySpan;
 
 /// What the runner knows when a step starts: the revisions and lease ids earlier steps returned.
@@ -28,19 +28,39 @@ fn span(s: &KeySpan) -> (Vec<u8>, Vec<u8>) {
 
 pub fn range(g: &GetPlan, known: &dyn Known) -> Result<pb::RangeRequest, Unresolved> {
     let (key, range_end) = span(&g.span);
-    let revision = match &g.revision {
-        Some(e) => e.value(&|s| known.revision(s))?,
-        None => 0,
+    let given = |e: &Option<super::expr::Expr>| -> Result<i64, Unresolved> {
+        match e {
+            Some(e) => e.value(&|s| known.revision(s)),
+            None => Ok(0),
+        }
+    };
+    use pb::range_request::{SortOrder as O, SortTarget as T};
+    let sort_order = match g.sort_order {
+        None | Some(SortOrder::None) => O::None,
+        Some(SortOrder::Ascend) => O::Ascend,
+        Some(SortOrder::Descend) => O::Descend,
+    };
+    let sort_target = match g.sort_target {
+        None | Some(SortTarget::Key) => T::Key,
+        Some(SortTarget::Version) => T::Version,
+        Some(SortTarget::Create) => T::Create,
+        Some(SortTarget::Mod) => T::Mod,
+        Some(SortTarget::Value) => T::Value,
     };
     Ok(pb::RangeRequest {
         key,
         range_end,
         limit: g.limit,
-        revision,
+        revision: given(&g.revision)?,
+        sort_order: sort_order as i32,
+        sort_target: sort_target as i32,
         serializable: g.serializable,
         keys_only: g.keys_only,
         count_only: g.count_only,
-        ..Default::default()
+        min_mod_revision: given(&g.min_mod_revision)?,
+        max_mod_revision: given(&g.max_mod_revision)?,
+        min_create_revision: given(&g.min_create_revision)?,
+        max_create_revision: given(&g.max_create_revision)?,
     })
 }
 
@@ -54,7 +74,8 @@ pub fn put(p: &PutPlan, known: &dyn Known) -> Result<pb::PutRequest, Unresolved>
         value: p.value.as_bytes().to_vec(),
         lease,
         prev_kv: p.prev_kv,
-        ..Default::default()
+        ignore_value: p.ignore_value,
+        ignore_lease: p.ignore_lease,
     })
 }
 
@@ -105,6 +126,7 @@ pub fn txn(t: &TxnPlan, known: &dyn Known) -> Result<pb::TxnRequest, Unresolved>
                     TxnOpPlan::Get(g) => PbOp::RequestRange(range(g, known)?),
                     TxnOpPlan::Put(p) => PbOp::RequestPut(put(p, known)?),
                     TxnOpPlan::Delete(d) => PbOp::RequestDeleteRange(delete(d)),
+                    TxnOpPlan::Txn(t) => PbOp::RequestTxn(txn(t, known)?),
                 };
                 Ok(pb::RequestOp { request: Some(request) })
             })
@@ -133,6 +155,7 @@ pub fn watch(w: &WatchPlan, known: &dyn Known) -> Result<pb::WatchCreateRequest,
         progress_notify: w.progress_notify,
         filters,
         prev_kv: w.prev_kv,
+        fragment: w.fragment,
         ..Default::default()
     })
 }

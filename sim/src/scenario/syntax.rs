@@ -161,7 +161,9 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_keep_alive: Option<Spanned<LeaseRef>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_time_to_live: Option<Spanned<LeaseRef>>,
+    pub lease_time_to_live: Option<Spanned<LeaseTimeToLive>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_leases: Option<Spanned<LeaseLeases>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<Spanned<Watch>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,18 +208,64 @@ pub struct Get {
     pub keys_only: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub count_only: bool,
+    /// `ascend`, `descend` or `none` (the default: key order, as stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order: Option<SortOrder>,
+    /// `key` (the default), `version`, `create`, `mod` or `value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_target: Option<SortTarget>,
+    /// Only keys last modified at or after this revision (a number or `rev_of(step)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_mod_revision: Option<Spanned<Value>>,
+    /// Only keys last modified at or before this revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_mod_revision: Option<Spanned<Value>>,
+    /// Only keys created at or after this revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_create_revision: Option<Spanned<Value>>,
+    /// Only keys created at or before this revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_create_revision: Option<Spanned<Value>>,
+}
+
+/// etcd's `RangeRequest.SortOrder`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SortOrder {
+    None,
+    Ascend,
+    Descend,
+}
+
+/// etcd's `RangeRequest.SortTarget`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SortTarget {
+    Key,
+    Version,
+    Create,
+    Mod,
+    Value,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Put {
     pub key: Spanned<String>,
-    pub value: String,
+    /// Required unless `ignore_value = true` (which keeps the stored value, and takes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Spanned<String>>,
     /// The `lease_grant` step whose lease the key is attached to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<Spanned<String>>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub prev_kv: bool,
+    /// Keep the key's current value (etcd's `ignore_value`; the key must exist).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ignore_value: bool,
+    /// Keep the key's current lease (etcd's `ignore_lease`; the key must exist).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ignore_lease: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -295,6 +343,9 @@ pub struct TxnOp {
     pub put: Option<Put>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete: Option<Delete>,
+    /// A nested txn (etcd 3.3 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txn: Option<Box<Txn>>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -321,6 +372,21 @@ pub struct LeaseRef {
     pub lease: Spanned<String>,
 }
 
+/// `lease_time_to_live = { lease = "grant", keys = true }`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseTimeToLive {
+    pub lease: Spanned<String>,
+    /// Ask for the keys attached to the lease too.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub keys: bool,
+}
+
+/// `lease_leases = {}`: lists every lease the member knows. It takes no keys.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseLeases {}
+
 /// Opens a watch that runs beside the client's later steps, until the run's end (or `open_for_ms`).
 /// The watch step must be named; its `expect` is checked against everything the watch saw, at the end.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -343,6 +409,9 @@ pub struct Watch {
     pub no_put: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_delete: bool,
+    /// Let the server split a response of at least `max_request_bytes` (1.5 MiB) into fragments.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fragment: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_for_ms: Option<u64>,
 }
@@ -411,6 +480,16 @@ pub struct Expect {
     /// lease_grant, lease_keep_alive, lease_time_to_live: the TTL in the answer (-1: the lease is gone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_s: Option<Spanned<Value>>,
+    /// lease_time_to_live with `keys = true`: the keys attached to the lease, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Spanned<Vec<String>>>,
+    /// lease_leases: the leases listed, by their `lease_grant` steps (in any order; every lease listed must
+    /// be one of these, and each of these must be listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leases: Option<Spanned<Vec<Spanned<String>>>>,
+    /// txn: what each operation of the branch that ran returned, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responses: Option<Spanned<Vec<Spanned<ExpectResponse>>>>,
     /// watch: the exact sequence of events delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Spanned<Vec<Spanned<ExpectEvent>>>>,
@@ -429,6 +508,27 @@ pub struct Expect {
     /// watch: what each progress notification's revision must satisfy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_revision: Option<Spanned<Value>>,
+}
+
+/// One entry of a txn's `responses`: what one operation of the branch that ran returned. Each key is
+/// optional, as in `expect`, and must fit the operation at its position.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectResponse {
+    /// get: the exact list of key-values returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kvs: Option<Spanned<Vec<ExpectKv>>>,
+    /// get: the count; delete: the number deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<Spanned<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more: Option<Spanned<bool>>,
+    /// put/delete with prev_kv: the previous value (`""` for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev_value: Option<Spanned<String>>,
+    /// A nested txn: which branch ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub succeeded: Option<Spanned<bool>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]

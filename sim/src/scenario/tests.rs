@@ -13,7 +13,17 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("unknown step key", "[[client.step]]\nputs = { key = \"/a\", value = \"1\" }\n", "5:1", "unknown field `puts`, expected one of"),
     ("unknown key in an op", "[[client.step]]\nput = { key = \"/a\", value = \"1\", ttl = 3 }\n", "5:34", "unknown field `ttl`"),
     ("type error", "[cluster]\nmembers = \"three\"\n", "5:11", "invalid type: string \"three\", expected usize"),
-    ("missing key", "[[client.step]]\nput = { key = \"/a\" }\n", "5:7", "missing field `value`"),
+    ("missing key", "[[client.step]]\nlease_grant = { id = 7 }\n", "5:15", "missing field `ttl_s`"),
+    ("put without a value", "[[client.step]]\nput = { key = \"/a\" }\n", "5:7", "`put` needs a `value` (or `ignore_value = true`"),
+    ("txn put without a value", "[[client.step]]\ntxn.success = [{ put = { key = \"/a\" } }]\n", "5:16", "`put` needs a `value`"),
+    ("unknown sort order", "[[client.step]]\nget = { key = \"/a\", sort_order = \"sideways\" }\n", "5:34", "unknown variant `sideways`, expected one of `none`, `ascend`, `descend`"),
+    ("relation as a range filter", "[[client.step]]\nget = { key = \"/a\", prefix = true, min_mod_revision = \">= 2\" }\n", "5:55", "this value is given, not compared"),
+    ("lease_leases takes no keys", "[[client.step]]\nlease_leases = { lease = \"g\" }\n", "5:18", "unknown field `lease`"),
+    ("keys without keys = true", "[[client.step]]\nname = \"g\"\nlease_grant = { ttl_s = 5 }\n[[client.step]]\nlease_time_to_live = { lease = \"g\" }\nexpect = { keys = [\"/a\"] }\n", "9:19", "needs `keys = true`"),
+    ("leases names a non-lease step", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nlease_leases = {}\nexpect = { leases = [\"p\"] }\n", "9:22", "not a `lease_grant` step"),
+    ("more responses than the branch has", "[[client.step]]\ntxn.success = [{ put = { key = \"/a\", value = \"1\" } }]\nexpect = { succeeded = true, responses = [{}, {}] }\n", "6:42", "lists 2 responses, more than the branch can return (success has 1)"),
+    ("a response no branch can give", "[[client.step]]\ntxn.success = [{ put = { key = \"/a\", value = \"1\" } }]\ntxn.failure = [{ get = { key = \"/a\" } }]\nexpect = { responses = [{ prev_value = \"0\" }] }\n", "7:25", "response 1 can never match: success operation 1: `prev_value` needs `prev_kv = true` on the `put`; failure operation 1: `prev_value` does not apply to a `get`"),
+    ("a txn op with two operations", "[[client.step]]\ntxn.success = [{ get = { key = \"/a\" }, txn = {} }]\n", "5:16", "exactly one of `get`, `put`, `delete`, `txn`"),
     ("no operation", "[[client.step]]\nname = \"s\"\n", "4:1", "no operation; expected exactly one of: get, put"),
     ("two operations", "[[client.step]]\nget = { key = \"/a\" }\nsleep_ms = 5\n", "4:1", "2 operations (get, sleep_ms)"),
     ("members out of range", "[cluster]\nmembers = 0\n", "5:11", "`members` is 0; expected 1 to 9"),
@@ -143,4 +153,47 @@ fn the_same_scenario_with_right_expectations_passes_the_same_way_twice() {
     assert_eq!(a.trace, b.trace);
     let j = judge::judge(&s, &a);
     assert!(j.passed(), "{}", report::outcome(&s, &a, &j));
+}
+
+const EVERY_OPERATION: &str = include_str!("../../tests/data/every-operation.toml");
+
+#[test]
+fn every_operation_meets_its_expectations_on_every_seed() {
+    let s = parse("every-operation.toml", EVERY_OPERATION).unwrap();
+    for seed in s.default_seeds() {
+        let (a, b) = (run(&s, seed), run(&s, seed));
+        assert_eq!(a.trace, b.trace, "seed {seed}: two runs differ");
+        let j = judge::judge(&s, &a);
+        let text = report::outcome(&s, &a, &j);
+        assert!(j.passed(), "seed {seed}:\n{text}");
+        // Every step ran and was judged: an expectation that was never evaluated passes nothing.
+        assert!(j.findings.len() >= 30, "seed {seed}: only {} findings:\n{text}", j.findings.len());
+        assert!(text.contains("two-leases: lease-leases -> ok leases=[grant, grant2]"), "{text}");
+        assert!(text.contains("on-grant: lease-ttl grant keys -> ok ttl="), "{text}");
+        assert!(text.contains("[2] /k/b=22 create="), "a txn's reads are reported:\n{text}");
+    }
+}
+
+#[test]
+fn wrong_expectations_on_the_less_common_operations_fail() {
+    // Each replacement breaks one expectation; the run must fail on exactly that finding.
+    let cases: &[(&str, &str, &str)] = &[
+        ("sort_order = \"descend\"", "sort_order = \"ascend\"", "c/by-value: kvs"),
+        ("min_mod_revision = \"rev_of(b)\"", "min_mod_revision = \"rev_of(a)\"", "c/since-b: kvs"),
+        ("keys = [\"/k/a\", \"/k/c\"]", "keys = [\"/k/c\", \"/k/a\"]", "c/on-grant: keys"),
+        ("leases = [\"grant\", \"grant2\"]", "leases = [\"grant\"]", "c/two-leases: leases"),
+        ("{ succeeded = false },", "{ succeeded = true },", "c/nested: responses[1].succeeded true"),
+        ("value = \"22\", mod_revision", "value = \"2\", mod_revision", "c/nested: responses[2].kvs"),
+    ];
+    for (from, to, finding) in cases {
+        assert!(EVERY_OPERATION.contains(from), "{from}");
+        let s = parse("every-operation.toml", &EVERY_OPERATION.replacen(from, to, 1)).unwrap();
+        let r = run(&s, 1);
+        let j = judge::judge(&s, &r);
+        let failed: Vec<String> = j.failures().map(|f| format!("{}: {}", f.who, f.what)).collect();
+        assert!(
+            failed.len() == 1 && failed[0].starts_with(finding),
+            "{to}: expected one failure {finding:?}, got {failed:#?}"
+        );
+    }
 }

@@ -423,25 +423,44 @@ fn get_plan(src: &Source, names: &Names, g: &syntax::Get) -> Result<GetPlan> {
     if g.limit.is_some_and(|l| l < 0) {
         return Err(src.err(g.key.span(), "`limit` is negative; expected 0 (no limit) or more"));
     }
+    let given = |v: &Option<Spanned<Value>>| v.as_ref().map(|r| names.given(src, r)).transpose();
     Ok(GetPlan {
         span: span_of(src, &g.keys())?,
         limit: g.limit.unwrap_or(0),
-        revision: g.revision.as_ref().map(|r| names.given(src, r)).transpose()?,
+        revision: given(&g.revision)?,
         serializable: g.serializable,
         keys_only: g.keys_only,
         count_only: g.count_only,
+        sort_order: g.sort_order,
+        sort_target: g.sort_target,
+        min_mod_revision: given(&g.min_mod_revision)?,
+        max_mod_revision: given(&g.max_mod_revision)?,
+        min_create_revision: given(&g.min_create_revision)?,
+        max_create_revision: given(&g.max_create_revision)?,
     })
 }
 
-fn put_plan(src: &Source, names: &Names, p: &syntax::Put) -> Result<PutPlan> {
+/// `span` is the put table's, for the error of a put without a value.
+fn put_plan(src: &Source, names: &Names, p: &syntax::Put, span: Range<usize>) -> Result<PutPlan> {
     if p.key.get_ref().is_empty() {
         return Err(src.err(p.key.span(), "`key` is empty; etcd refuses an empty key"));
     }
+    // etcd itself refuses a value beside `ignore_value` (and a lease beside `ignore_lease`); a scenario may
+    // send one to see that error, so only a put with neither is refused here.
+    let value = match (&p.value, p.ignore_value) {
+        (Some(v), _) => v.get_ref().clone(),
+        (None, true) => String::new(),
+        (None, false) => {
+            return Err(src.err(span, "`put` needs a `value` (or `ignore_value = true`, which keeps the stored one)"))
+        }
+    };
     Ok(PutPlan {
         key: p.key.get_ref().clone(),
-        value: p.value.clone(),
+        value,
         lease: p.lease.as_ref().map(|l| names.lease(src, l)).transpose()?,
         prev_kv: p.prev_kv,
+        ignore_value: p.ignore_value,
+        ignore_lease: p.ignore_lease,
     })
 }
 
@@ -451,11 +470,12 @@ fn delete_plan(src: &Source, d: &syntax::Delete) -> Result<DeletePlan> {
 
 fn txn_op(src: &Source, names: &Names, op: &Spanned<syntax::TxnOp>) -> Result<TxnOpPlan> {
     let o = op.get_ref();
-    match (&o.get, &o.put, &o.delete) {
-        (Some(g), None, None) => Ok(TxnOpPlan::Get(get_plan(src, names, g)?)),
-        (None, Some(p), None) => Ok(TxnOpPlan::Put(put_plan(src, names, p)?)),
-        (None, None, Some(d)) => Ok(TxnOpPlan::Delete(delete_plan(src, d)?)),
-        _ => Err(src.err(op.span(), "a txn operation needs exactly one of `get`, `put`, `delete`")),
+    match (&o.get, &o.put, &o.delete, &o.txn) {
+        (Some(g), None, None, None) => Ok(TxnOpPlan::Get(get_plan(src, names, g)?)),
+        (None, Some(p), None, None) => Ok(TxnOpPlan::Put(put_plan(src, names, p, op.span())?)),
+        (None, None, Some(d), None) => Ok(TxnOpPlan::Delete(delete_plan(src, d)?)),
+        (None, None, None, Some(t)) => Ok(TxnOpPlan::Txn(txn_plan(src, names, t)?)),
+        _ => Err(src.err(op.span(), "a txn operation needs exactly one of `get`, `put`, `delete`, `txn`")),
     }
 }
 
@@ -499,7 +519,7 @@ fn step_plan(
         ops.push(("get", Op::Get(get_plan(src, names, g.get_ref())?)));
     }
     if let Some(p) = &s.put {
-        ops.push(("put", Op::Put(put_plan(src, names, p.get_ref())?)));
+        ops.push(("put", Op::Put(put_plan(src, names, p.get_ref(), p.span())?)));
     }
     if let Some(d) = &s.delete {
         ops.push(("delete", Op::Delete(delete_plan(src, d.get_ref())?)));
@@ -525,7 +545,11 @@ fn step_plan(
         ops.push(("lease_keep_alive", Op::LeaseKeepAlive { lease: names.lease(src, &l.get_ref().lease)? }));
     }
     if let Some(l) = &s.lease_time_to_live {
-        ops.push(("lease_time_to_live", Op::LeaseTimeToLive { lease: names.lease(src, &l.get_ref().lease)? }));
+        let (lease, keys) = (names.lease(src, &l.get_ref().lease)?, l.get_ref().keys);
+        ops.push(("lease_time_to_live", Op::LeaseTimeToLive { lease, keys }));
+    }
+    if s.lease_leases.is_some() {
+        ops.push(("lease_leases", Op::LeaseLeases));
     }
     if let Some(w) = &s.watch {
         let r = w.get_ref();
@@ -541,6 +565,7 @@ fn step_plan(
                 progress_notify: r.progress_notify,
                 no_put: r.no_put,
                 no_delete: r.no_delete,
+                fragment: r.fragment,
                 open_for_ms: r.open_for_ms,
             }),
         ));
@@ -558,7 +583,7 @@ fn step_plan(
         ops.push(("wait", Op::Wait(wait_plan(src, names, w)?)));
     }
     const ALL: &str = "get, put, delete, txn, compact, lease_grant, lease_revoke, lease_keep_alive, \
-                       lease_time_to_live, watch, watch_progress, watch_cancel, sleep_ms, wait";
+                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait";
     let op = match ops.len() {
         1 => ops.pop().expect("one").1,
         0 => return Err(src.err(step.span(), format!("the step has no operation; expected exactly one of: {ALL}"))),
@@ -635,10 +660,12 @@ fn allowed(op: &Op) -> &'static [&'static str] {
         Op::Get(_) => &["outcome", "error", "revision", "kvs", "count", "more"],
         Op::Put(_) => &["outcome", "error", "revision", "prev_value"],
         Op::Delete(_) => &["outcome", "error", "revision", "count", "prev_value"],
-        Op::Txn(_) => &["outcome", "error", "revision", "succeeded"],
+        Op::Txn(_) => &["outcome", "error", "revision", "succeeded", "responses"],
         Op::Compact { .. } | Op::LeaseRevoke { .. } => &BASE,
         Op::LeaseGrant { .. } => &["outcome", "error", "revision", "ttl_s"],
-        Op::LeaseKeepAlive { .. } | Op::LeaseTimeToLive { .. } => &["outcome", "ttl_s"],
+        Op::LeaseKeepAlive { .. } => &["outcome", "ttl_s"],
+        Op::LeaseTimeToLive { .. } => &["outcome", "ttl_s", "keys"],
+        Op::LeaseLeases => &["outcome", "leases"],
         Op::Watch(_) => &[
             "revision",
             "events",
@@ -665,6 +692,9 @@ fn expectations(src: &Source, names: &Names, op: &Op, e: &Spanned<syntax::Expect
         ("succeeded", r.succeeded.as_ref().map(Spanned::span)),
         ("prev_value", r.prev_value.as_ref().map(Spanned::span)),
         ("ttl_s", r.ttl_s.as_ref().map(Spanned::span)),
+        ("keys", r.keys.as_ref().map(Spanned::span)),
+        ("leases", r.leases.as_ref().map(Spanned::span)),
+        ("responses", r.responses.as_ref().map(Spanned::span)),
         ("events", r.events.as_ref().map(Spanned::span)),
         ("canceled", r.canceled.as_ref().map(Spanned::span)),
         ("compact_revision", r.compact_revision.as_ref().map(Spanned::span)),
@@ -715,35 +745,24 @@ fn expectations(src: &Source, names: &Names, op: &Op, e: &Spanned<syntax::Expect
     {
         return Err(src.err(pv.span(), "`expect.prev_value` needs `prev_kv = true` on the operation"));
     }
-    let kvs = match &r.kvs {
+    let kvs = match (&r.kvs, op) {
+        (None, _) => None,
+        (Some(list), Op::Get(g)) => Some(kvs_expect(src, names, g, list)?),
+        (Some(_), _) => unreachable!("checked by `allowed`"),
+    };
+    if let (Some(k), Op::LeaseTimeToLive { keys: false, .. }) = (&r.keys, op) {
+        return Err(src.err(k.span(), "`expect.keys` needs `keys = true` on the `lease_time_to_live`"));
+    }
+    let leases = match &r.leases {
         None => None,
-        Some(list) => {
-            let Op::Get(g) = op else { unreachable!("checked by `allowed`") };
-            if g.count_only {
-                return Err(src.err(
-                    list.span(),
-                    "`expect.kvs` on a `count_only` get, which returns no kvs; expect `count` instead",
-                ));
-            }
-            let mut out = Vec::new();
-            for kv in list.get_ref() {
-                if !g.span.contains(kv.key.as_bytes()) {
-                    return Err(src.err(
-                        list.span(),
-                        format!("`expect.kvs` lists key {:?}, which the get does not cover", kv.key),
-                    ));
-                }
-                out.push(KvExpect {
-                    key: kv.key.clone(),
-                    value: kv.value.clone(),
-                    create_revision: expr(&kv.create_revision)?,
-                    mod_revision: expr(&kv.mod_revision)?,
-                    version: expr(&kv.version)?,
-                    lease: kv.lease.as_ref().map(|l| names.lease(src, l)).transpose()?,
-                });
-            }
-            Some(out)
+        Some(list) => Some(list.get_ref().iter().map(|l| names.lease(src, l)).collect::<Result<Vec<_>>>()?),
+    };
+    let responses = match (&r.responses, op) {
+        (None, _) => None,
+        (Some(list), Op::Txn(t)) => {
+            Some(responses_expect(src, names, t, r.succeeded.as_ref().map(|s| *s.get_ref()), list)?)
         }
+        (Some(_), _) => unreachable!("checked by `allowed`"),
     };
     let events = match &r.events {
         None => None,
@@ -802,6 +821,9 @@ fn expectations(src: &Source, names: &Names, op: &Op, e: &Spanned<syntax::Expect
         succeeded: r.succeeded.as_ref().map(|b| *b.get_ref()),
         prev_value: r.prev_value.as_ref().map(|p| p.get_ref().clone()),
         ttl_s: expr(&r.ttl_s)?,
+        keys: r.keys.as_ref().map(|k| k.get_ref().clone()),
+        leases,
+        responses,
         events,
         canceled: r.canceled.as_ref().map(|c| *c.get_ref()).or(r.compact_revision.as_ref().map(|_| true)),
         compact_revision: expr(&r.compact_revision)?,
@@ -809,6 +831,137 @@ fn expectations(src: &Source, names: &Names, op: &Op, e: &Spanned<syntax::Expect
         progress_count: expr(&r.progress_count)?,
         progress_revision: expr(&r.progress_revision)?,
     })
+}
+
+/// `expect.kvs` of a get: every key listed must be one the get covers.
+fn kvs_expect(
+    src: &Source,
+    names: &Names,
+    g: &GetPlan,
+    list: &Spanned<Vec<syntax::ExpectKv>>,
+) -> Result<Vec<KvExpect>> {
+    if g.count_only {
+        return Err(
+            src.err(list.span(), "`expect.kvs` on a `count_only` get, which returns no kvs; expect `count` instead")
+        );
+    }
+    let expr = |v: &Option<Spanned<Value>>| v.as_ref().map(|v| names.expr(src, v)).transpose();
+    let mut out = Vec::new();
+    for kv in list.get_ref() {
+        if !g.span.contains(kv.key.as_bytes()) {
+            return Err(
+                src.err(list.span(), format!("`expect.kvs` lists key {:?}, which the get does not cover", kv.key))
+            );
+        }
+        out.push(KvExpect {
+            key: kv.key.clone(),
+            value: kv.value.clone(),
+            create_revision: expr(&kv.create_revision)?,
+            mod_revision: expr(&kv.mod_revision)?,
+            version: expr(&kv.version)?,
+            lease: kv.lease.as_ref().map(|l| names.lease(src, l)).transpose()?,
+        });
+    }
+    Ok(out)
+}
+
+/// `expect.responses` of a txn: entry i is judged against operation i of the branch that ran, so it must fit
+/// that operation in the branch `succeeded` names, or, without `succeeded`, in at least one branch.
+fn responses_expect(
+    src: &Source,
+    names: &Names,
+    t: &TxnPlan,
+    succeeded: Option<bool>,
+    list: &Spanned<Vec<Spanned<syntax::ExpectResponse>>>,
+) -> Result<Vec<ResponseExpect>> {
+    let branches: Vec<(&str, &[TxnOpPlan])> = match succeeded {
+        Some(true) => vec![("success", &t.success)],
+        Some(false) => vec![("failure", &t.failure)],
+        None => vec![("success", &t.success), ("failure", &t.failure)],
+    };
+    let longest = branches.iter().map(|(_, ops)| ops.len()).max().unwrap_or(0);
+    if list.get_ref().len() > longest {
+        let which: Vec<String> = branches.iter().map(|(b, ops)| format!("{b} has {}", ops.len())).collect();
+        return Err(src.err(
+            list.span(),
+            format!(
+                "`expect.responses` lists {} responses, more than the branch can return ({})",
+                list.get_ref().len(),
+                which.join(", ")
+            ),
+        ));
+    }
+    let expr = |v: &Option<Spanned<Value>>| v.as_ref().map(|v| names.expr(src, v)).transpose();
+    let mut out = Vec::new();
+    for (i, entry) in list.get_ref().iter().enumerate() {
+        let x = entry.get_ref();
+        // The first branch where operation i can meet every key given.
+        let fits = |op: &TxnOpPlan| -> std::result::Result<(), String> {
+            let keyword = match op {
+                TxnOpPlan::Get(_) => "get",
+                TxnOpPlan::Put(_) => "put",
+                TxnOpPlan::Delete(_) => "delete",
+                TxnOpPlan::Txn(_) => "txn",
+            };
+            let allowed: &[&str] = match op {
+                TxnOpPlan::Get(_) => &["kvs", "count", "more"],
+                TxnOpPlan::Put(_) => &["prev_value"],
+                TxnOpPlan::Delete(_) => &["count", "prev_value"],
+                TxnOpPlan::Txn(_) => &["succeeded"],
+            };
+            let given = [
+                ("kvs", x.kvs.is_some()),
+                ("count", x.count.is_some()),
+                ("more", x.more.is_some()),
+                ("prev_value", x.prev_value.is_some()),
+                ("succeeded", x.succeeded.is_some()),
+            ];
+            for (key, present) in given {
+                if present && !allowed.contains(&key) {
+                    return Err(format!("`{key}` does not apply to a `{keyword}`"));
+                }
+            }
+            let prev_kv = match op {
+                TxnOpPlan::Put(p) => p.prev_kv,
+                TxnOpPlan::Delete(d) => d.prev_kv,
+                _ => true,
+            };
+            if x.prev_value.is_some() && !prev_kv {
+                return Err(format!("`prev_value` needs `prev_kv = true` on the `{keyword}`"));
+            }
+            Ok(())
+        };
+        let mut why = Vec::new();
+        let mut get = None;
+        for (branch, ops) in &branches {
+            match ops.get(i).map(|op| (op, fits(op))) {
+                Some((op, Ok(()))) => {
+                    if let TxnOpPlan::Get(g) = op {
+                        get.get_or_insert(g);
+                    }
+                    why.clear();
+                    break;
+                }
+                Some((_, Err(e))) => why.push(format!("{branch} operation {}: {e}", i + 1)),
+                None => why.push(format!("{branch} has no operation {}", i + 1)),
+            }
+        }
+        if !why.is_empty() {
+            return Err(src.err(entry.span(), format!("response {} can never match: {}", i + 1, why.join("; "))));
+        }
+        let kvs = match (&x.kvs, get) {
+            (Some(list), Some(g)) => Some(kvs_expect(src, names, g, list)?),
+            _ => None,
+        };
+        out.push(ResponseExpect {
+            kvs,
+            count: expr(&x.count)?,
+            more: x.more.as_ref().map(|b| *b.get_ref()),
+            prev_value: x.prev_value.as_ref().map(|p| p.get_ref().clone()),
+            succeeded: x.succeeded.as_ref().map(|b| *b.get_ref()),
+        });
+    }
+    Ok(out)
 }
 
 const GRPC_CODES: [&str; 16] = [
