@@ -208,113 +208,92 @@ impl StepJudge<'_> {
         if let Some(r) = &e.revision {
             self.number("revision", r, resp.header_revision.0);
         }
-        match &resp.body {
-            ResponseBody::Range(g) => {
-                if let Some(c) = &e.count {
-                    self.number("count", c, g.count);
-                }
-                if let Some(m) = e.more {
-                    self.push(format!("more {m}"), g.more == m, format!("got {}", g.more));
-                }
-                if let Some(kvs) = &e.kvs {
-                    self.kvs(kvs, &g.kvs);
-                }
-            }
-            ResponseBody::Put(p) => {
-                if let Some(pv) = &e.prev_value {
-                    let actual = p.prev_kv.as_ref().map(|kv| kv.value.escaped()).unwrap_or_default();
-                    self.text("prev_value", pv, &actual);
-                }
-            }
-            ResponseBody::DeleteRange(d) => {
-                if let Some(c) = &e.count {
-                    self.number("count", c, d.deleted);
-                }
-                if let Some(pv) = &e.prev_value {
-                    let actual = d.prev_kvs.first().map(|kv| kv.value.escaped()).unwrap_or_default();
-                    self.text("prev_value", pv, &actual);
-                }
-            }
-            ResponseBody::Txn(t) => {
-                if let Some(s) = e.succeeded {
-                    self.push(format!("succeeded {s}"), t.succeeded == s, format!("got {}", t.succeeded));
-                }
-                if let Some(want) = &e.responses {
-                    self.responses(want, &t.responses);
-                }
-            }
+        let got = match &resp.body {
+            ResponseBody::Range(r) => Body::Range(r),
+            ResponseBody::Put(p) => Body::Put(p),
+            ResponseBody::DeleteRange(d) => Body::Delete(d),
+            ResponseBody::Txn(t) => Body::Txn(t),
             ResponseBody::LeaseGrant(g) => {
                 if let Some(t) = &e.ttl_s {
                     self.number("ttl_s", t, g.ttl_s);
                 }
+                return;
             }
-            ResponseBody::Compact | ResponseBody::LeaseRevoke => {}
+            ResponseBody::Compact | ResponseBody::LeaseRevoke => return,
+        };
+        self.body("", &e.body, got);
+        if let (Some(want), ResponseBody::Txn(t)) = (&e.responses, &resp.body) {
+            self.responses(want, &t.responses);
         }
     }
 
-    /// A txn's responses, position by position: each expectation is judged as a finding of its own, named
-    /// `responses[i].<key>`.
+    /// `want` against one response body; `at` prefixes each finding's name (empty for a step's own
+    /// response, `responses[2].` for an operation in a txn's branch). Validation has made sure each key fits
+    /// the operation; inside a txn it fits at least one branch, and [`Self::responses`] reports the branch
+    /// that ran something else.
+    fn body(&mut self, at: &str, want: &ResponseExpect, got: Body<'_>) {
+        let prev_value = |kv: Option<&h::KeyValue>| kv.map(|kv| kv.value.escaped()).unwrap_or_default();
+        match got {
+            Body::Range(r) => {
+                if let Some(c) = &want.count {
+                    self.number(&format!("{at}count"), c, r.count);
+                }
+                if let Some(m) = want.more {
+                    self.push(format!("{at}more {m}"), r.more == m, format!("got {}", r.more));
+                }
+                if let Some(kvs) = &want.kvs {
+                    self.kvs(&format!("{at}kvs"), kvs, &r.kvs);
+                }
+            }
+            Body::Put(p) => {
+                if let Some(pv) = &want.prev_value {
+                    self.text(&format!("{at}prev_value"), pv, &prev_value(p.prev_kv.as_ref()));
+                }
+            }
+            Body::Delete(d) => {
+                if let Some(c) = &want.count {
+                    self.number(&format!("{at}count"), c, d.deleted);
+                }
+                if let Some(pv) = &want.prev_value {
+                    self.text(&format!("{at}prev_value"), pv, &prev_value(d.prev_kvs.first()));
+                }
+            }
+            Body::Txn(t) => {
+                if let Some(s) = want.succeeded {
+                    self.push(format!("{at}succeeded {s}"), t.succeeded == s, format!("got {}", t.succeeded));
+                }
+            }
+        }
+    }
+
+    /// A txn's responses, position by position, each judged as a finding of its own (`responses[i].<key>`).
     fn responses(&mut self, want: &[ResponseExpect], got: &[h::TxnOpResult]) {
         if want.len() != got.len() {
             self.fail(&format!("responses: {}", want.len()), format!("got {} responses", got.len()));
         }
         for (i, (w, g)) in want.iter().zip(got).enumerate() {
             let at = format!("responses[{}]", i + 1);
-            match g {
-                h::TxnOpResult::Range(r) => {
-                    if let Some(c) = &w.count {
-                        self.number(&format!("{at}.count"), c, r.count);
-                    }
-                    if let Some(m) = w.more {
-                        self.push(format!("{at}.more {m}"), r.more == m, format!("got {}", r.more));
-                    }
-                    if let Some(kvs) = &w.kvs {
-                        self.kvs_named(&format!("{at}.kvs"), kvs, &r.kvs);
-                    }
-                }
-                h::TxnOpResult::Put(p) => {
-                    if let Some(pv) = &w.prev_value {
-                        let actual = p.prev_kv.as_ref().map(|kv| kv.value.escaped()).unwrap_or_default();
-                        self.text(&format!("{at}.prev_value"), pv, &actual);
-                    }
-                }
-                h::TxnOpResult::DeleteRange(d) => {
-                    if let Some(c) = &w.count {
-                        self.number(&format!("{at}.count"), c, d.deleted);
-                    }
-                    if let Some(pv) = &w.prev_value {
-                        let actual = d.prev_kvs.first().map(|kv| kv.value.escaped()).unwrap_or_default();
-                        self.text(&format!("{at}.prev_value"), pv, &actual);
-                    }
-                }
-                h::TxnOpResult::Txn(t) => {
-                    if let Some(s) = w.succeeded {
-                        self.push(format!("{at}.succeeded {s}"), t.succeeded == s, format!("got {}", t.succeeded));
-                    }
-                }
-            }
-            // An expectation the operation that ran cannot meet (validation allows what either branch can).
-            let kind_fits = match g {
-                h::TxnOpResult::Range(_) => w.prev_value.is_none() && w.succeeded.is_none(),
-                h::TxnOpResult::Put(_) => {
-                    w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.succeeded.is_none()
-                }
-                h::TxnOpResult::DeleteRange(_) => w.kvs.is_none() && w.more.is_none() && w.succeeded.is_none(),
-                h::TxnOpResult::Txn(_) => {
-                    w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.prev_value.is_none()
-                }
+            let body = match g {
+                h::TxnOpResult::Range(r) => Body::Range(r),
+                h::TxnOpResult::Put(p) => Body::Put(p),
+                h::TxnOpResult::DeleteRange(d) => Body::Delete(d),
+                h::TxnOpResult::Txn(t) => Body::Txn(t),
             };
-            if !kind_fits {
-                self.fail(&at, format!("got a {} response, which this expectation does not fit", txn_result_kind(g)));
+            // The other branch's operation at this position may take keys this one cannot meet.
+            let fits = match body {
+                Body::Range(_) => w.prev_value.is_none() && w.succeeded.is_none(),
+                Body::Put(_) => w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.succeeded.is_none(),
+                Body::Delete(_) => w.kvs.is_none() && w.more.is_none() && w.succeeded.is_none(),
+                Body::Txn(_) => w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.prev_value.is_none(),
+            };
+            if !fits {
+                self.fail(&at, format!("got a {} response, which this expectation does not fit", body.kind()));
             }
+            self.body(&format!("{at}."), w, body);
         }
     }
 
-    fn kvs(&mut self, want: &[KvExpect], got: &[h::KeyValue]) {
-        self.kvs_named("kvs", want, got);
-    }
-
-    fn kvs_named(&mut self, name: &str, want: &[KvExpect], got: &[h::KeyValue]) {
+    fn kvs(&mut self, name: &str, want: &[KvExpect], got: &[h::KeyValue]) {
         let expected: Vec<String> = want.iter().map(|k| self.show_kv_expect(k)).collect();
         let actual: Vec<String> = got.iter().map(show_kv).collect();
         let mut bad = Vec::new();
@@ -522,12 +501,23 @@ impl StepJudge<'_> {
     }
 }
 
-fn txn_result_kind(r: &h::TxnOpResult) -> &'static str {
-    match r {
-        h::TxnOpResult::Range(_) => "get",
-        h::TxnOpResult::Put(_) => "put",
-        h::TxnOpResult::DeleteRange(_) => "delete",
-        h::TxnOpResult::Txn(_) => "txn",
+/// A response body the expectations of [`ResponseExpect`] apply to.
+#[derive(Clone, Copy)]
+enum Body<'a> {
+    Range(&'a h::RangeResult),
+    Put(&'a h::PutResult),
+    Delete(&'a h::DeleteResult),
+    Txn(&'a h::TxnResult),
+}
+
+impl Body<'_> {
+    fn kind(self) -> &'static str {
+        match self {
+            Body::Range(_) => "get",
+            Body::Put(_) => "put",
+            Body::Delete(_) => "delete",
+            Body::Txn(_) => "txn",
+        }
     }
 }
 
@@ -545,11 +535,11 @@ pub fn shown_leases(ids: &[i64], by_step: &BTreeMap<String, i64>) -> String {
 
 fn has_body_expectations(e: &Expectations) -> bool {
     e.revision.is_some()
-        || e.kvs.is_some()
-        || e.count.is_some()
-        || e.more.is_some()
-        || e.succeeded.is_some()
-        || e.prev_value.is_some()
+        || e.body.kvs.is_some()
+        || e.body.count.is_some()
+        || e.body.more.is_some()
+        || e.body.succeeded.is_some()
+        || e.body.prev_value.is_some()
         || e.ttl_s.is_some()
         || e.responses.is_some()
 }

@@ -222,11 +222,8 @@ pub struct Expectations {
     pub outcome: Option<ExpectOutcome>,
     pub error: Option<(GrpcCode, Option<String>)>,
     pub revision: Option<Expr>,
-    pub kvs: Option<Vec<KvExpect>>,
-    pub count: Option<Expr>,
-    pub more: Option<bool>,
-    pub succeeded: Option<bool>,
-    pub prev_value: Option<String>,
+    /// What the response itself must hold (`kvs`, `count`, `more`, `prev_value`, `succeeded`).
+    pub body: ResponseExpect,
     pub ttl_s: Option<Expr>,
     /// lease_time_to_live: the keys attached, in order.
     pub keys: Option<Vec<String>>,
@@ -242,7 +239,8 @@ pub struct Expectations {
     pub progress_revision: Option<Expr>,
 }
 
-/// What one operation of a txn's branch must have returned; `None` fields are not checked.
+/// What a response must hold: a step's own, or one operation's in a txn branch; `None` fields are not
+/// checked.
 #[derive(Clone, Debug, Default)]
 pub struct ResponseExpect {
     pub kvs: Option<Vec<KvExpect>>,
