@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::execute::{Observed, ScenarioRun};
 use super::expr::Expr;
-use super::plan::{EventExpect, Expectations, KvExpect, ResponseExpect, Scenario};
+use super::plan::{EventExpect, Expectations, KvExpect, ResponseExpect, ResponseKind, Scenario};
 use super::syntax::{EventType, ExpectOutcome};
 use crate::checker::{self, linearizable, Guarantee, Verdict};
 use crate::history::{self as h, EventKind, Outcome, ResponseBody, WatchRecord};
@@ -280,14 +280,9 @@ impl StepJudge<'_> {
                 h::TxnOpResult::Txn(t) => Body::Txn(t),
             };
             // The other branch's operation at this position may take keys this one cannot meet.
-            let fits = match body {
-                Body::Range(_) => w.prev_value.is_none() && w.succeeded.is_none(),
-                Body::Put(_) => w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.succeeded.is_none(),
-                Body::Delete(_) => w.kvs.is_none() && w.more.is_none() && w.succeeded.is_none(),
-                Body::Txn(_) => w.kvs.is_none() && w.count.is_none() && w.more.is_none() && w.prev_value.is_none(),
-            };
-            if !fits {
-                self.fail(&at, format!("got a {} response, which this expectation does not fit", body.kind()));
+            if let Some(key) = w.misfit(body.kind()) {
+                let kind = body.kind().keyword();
+                self.fail(&at, format!("got a {kind} response, which cannot have the `{key}` expected of it"));
             }
             self.body(&format!("{at}."), w, body);
         }
@@ -511,12 +506,12 @@ enum Body<'a> {
 }
 
 impl Body<'_> {
-    fn kind(self) -> &'static str {
+    fn kind(self) -> ResponseKind {
         match self {
-            Body::Range(_) => "get",
-            Body::Put(_) => "put",
-            Body::Delete(_) => "delete",
-            Body::Txn(_) => "txn",
+            Body::Range(_) => ResponseKind::Get,
+            Body::Put(_) => ResponseKind::Put,
+            Body::Delete(_) => ResponseKind::Delete,
+            Body::Txn(_) => ResponseKind::Txn,
         }
     }
 }

@@ -250,6 +250,66 @@ pub struct ResponseExpect {
     pub succeeded: Option<bool>,
 }
 
+impl ResponseExpect {
+    /// The keys given, by their names in the file.
+    pub fn given(&self) -> Vec<&'static str> {
+        let keys = [
+            ("kvs", self.kvs.is_some()),
+            ("count", self.count.is_some()),
+            ("more", self.more.is_some()),
+            ("prev_value", self.prev_value.is_some()),
+            ("succeeded", self.succeeded.is_some()),
+        ];
+        keys.iter().filter(|(_, set)| *set).map(|(k, _)| *k).collect()
+    }
+
+    /// The first key given that a response of `kind` cannot hold.
+    pub fn misfit(&self, kind: ResponseKind) -> Option<&'static str> {
+        self.given().into_iter().find(|k| !kind.keys().contains(k))
+    }
+}
+
+/// What kind of response a [`ResponseExpect`] is judged against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseKind {
+    Get,
+    Put,
+    Delete,
+    Txn,
+}
+
+impl ResponseKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ResponseKind::Get => "get",
+            ResponseKind::Put => "put",
+            ResponseKind::Delete => "delete",
+            ResponseKind::Txn => "txn",
+        }
+    }
+
+    /// The keys of [`ResponseExpect`] a response of this kind can meet.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            ResponseKind::Get => &["kvs", "count", "more"],
+            ResponseKind::Put => &["prev_value"],
+            ResponseKind::Delete => &["count", "prev_value"],
+            ResponseKind::Txn => &["succeeded"],
+        }
+    }
+}
+
+impl TxnOpPlan {
+    pub fn kind(&self) -> ResponseKind {
+        match self {
+            TxnOpPlan::Get(_) => ResponseKind::Get,
+            TxnOpPlan::Put(_) => ResponseKind::Put,
+            TxnOpPlan::Delete(_) => ResponseKind::Delete,
+            TxnOpPlan::Txn(_) => ResponseKind::Txn,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct KvExpect {
     pub key: String,

@@ -197,3 +197,19 @@ fn wrong_expectations_on_the_less_common_operations_fail() {
         );
     }
 }
+
+#[test]
+fn a_response_expected_of_the_branch_that_did_not_run_fails() {
+    // Without `succeeded`, a response may be written for either branch; here the failure branch's read is
+    // expected, but the compare holds and the success branch's put answers instead.
+    let text = format!(
+        "{HEAD}[[client.step]]\ntxn.compare = [{{ key = \"/a\", target = \"version\", op = \"==\", value = 0 }}]\n\
+         txn.success = [{{ put = {{ key = \"/a\", value = \"1\" }} }}]\ntxn.failure = [{{ get = {{ key = \"/a\" }} }}]\n\
+         expect = {{ responses = [{{ kvs = [] }}] }}\n"
+    );
+    let s = parse("branch.toml", &text).unwrap();
+    let r = run(&s, 1);
+    let j = judge::judge(&s, &r);
+    let failed: Vec<String> = j.failures().map(|f| format!("{}: {}", f.what, f.detail)).collect();
+    assert_eq!(failed, ["responses[1]: got a put response, which cannot have the `kvs` expected of it"]);
+}

@@ -898,30 +898,17 @@ fn responses_expect(
     for (i, entry) in list.get_ref().iter().enumerate() {
         let x = entry.get_ref();
         // The first branch where operation i can meet every key given.
+        let given = [
+            ("kvs", x.kvs.is_some()),
+            ("count", x.count.is_some()),
+            ("more", x.more.is_some()),
+            ("prev_value", x.prev_value.is_some()),
+            ("succeeded", x.succeeded.is_some()),
+        ];
         let fits = |op: &TxnOpPlan| -> std::result::Result<(), String> {
-            let keyword = match op {
-                TxnOpPlan::Get(_) => "get",
-                TxnOpPlan::Put(_) => "put",
-                TxnOpPlan::Delete(_) => "delete",
-                TxnOpPlan::Txn(_) => "txn",
-            };
-            let allowed: &[&str] = match op {
-                TxnOpPlan::Get(_) => &["kvs", "count", "more"],
-                TxnOpPlan::Put(_) => &["prev_value"],
-                TxnOpPlan::Delete(_) => &["count", "prev_value"],
-                TxnOpPlan::Txn(_) => &["succeeded"],
-            };
-            let given = [
-                ("kvs", x.kvs.is_some()),
-                ("count", x.count.is_some()),
-                ("more", x.more.is_some()),
-                ("prev_value", x.prev_value.is_some()),
-                ("succeeded", x.succeeded.is_some()),
-            ];
-            for (key, present) in given {
-                if present && !allowed.contains(&key) {
-                    return Err(format!("`{key}` does not apply to a `{keyword}`"));
-                }
+            let kind = op.kind();
+            if let Some((key, _)) = given.iter().find(|(k, set)| *set && !kind.keys().contains(k)) {
+                return Err(format!("`{key}` does not apply to a `{}`", kind.keyword()));
             }
             let prev_kv = match op {
                 TxnOpPlan::Put(p) => p.prev_kv,
@@ -929,7 +916,7 @@ fn responses_expect(
                 _ => true,
             };
             if x.prev_value.is_some() && !prev_kv {
-                return Err(format!("`prev_value` needs `prev_kv = true` on the `{keyword}`"));
+                return Err(format!("`prev_value` needs `prev_kv = true` on the `{}`", kind.keyword()));
             }
             Ok(())
         };
