@@ -453,4 +453,18 @@ fail = ["Reliable"]
         assert_eq!(Size::of(&second.file), Size::of(&first.file));
         assert_eq!((first.hold, first.fail), (second.hold, second.fail));
     }
+
+    /// The less common operations (nested txns, sorted and filtered reads, ignore flags, lease listings)
+    /// survive the shrinker's rewrite too.
+    #[test]
+    fn every_operation_round_trips_through_toml() {
+        let text = include_str!("../../tests/data/every-operation.toml");
+        let first = crate::scenario::parse("every-operation.toml", text).unwrap();
+        let again = render(&first.file, &["Round trip.".into()]).unwrap();
+        let second = crate::scenario::parse("every-operation.toml", &again).unwrap_or_else(|e| panic!("{e}\n{again}"));
+        let steps = |s: &crate::scenario::Scenario| -> Vec<String> {
+            s.clients.iter().flat_map(|c| &c.steps).map(|p| format!("{} {:?} {:?}", p.label, p.op, p.expect)).collect()
+        };
+        assert_eq!(steps(&first), steps(&second));
+    }
 }
