@@ -867,8 +867,9 @@ fn kvs_expect(
     Ok(out)
 }
 
-/// `expect.responses` of a txn: entry i is judged against operation i of the branch that ran, so it must fit
-/// that operation in the branch `succeeded` names, or, without `succeeded`, in at least one branch.
+/// `expect.responses` of a txn: entry i is judged against operation i of the branch that ran, so the list
+/// must be as long as that branch and each entry must fit its operation: in the branch `succeeded` names, or,
+/// without `succeeded`, in at least one branch.
 fn responses_expect(
     src: &Source,
     names: &Names,
@@ -881,14 +882,15 @@ fn responses_expect(
         Some(false) => vec![("failure", &t.failure)],
         None => vec![("success", &t.success), ("failure", &t.failure)],
     };
-    let longest = branches.iter().map(|(_, ops)| ops.len()).max().unwrap_or(0);
-    if list.get_ref().len() > longest {
-        let which: Vec<String> = branches.iter().map(|(b, ops)| format!("{b} has {}", ops.len())).collect();
+    // The list is the exact sequence of the branch's responses, as `kvs` and `events` are exact lists.
+    let n = list.get_ref().len();
+    if !branches.iter().any(|(_, ops)| ops.len() == n) {
+        let which: Vec<String> = branches.iter().map(|(b, ops)| format!("{b}: {}", ops.len())).collect();
         return Err(src.err(
             list.span(),
             format!(
-                "`expect.responses` lists {} responses, more than the branch can return ({})",
-                list.get_ref().len(),
+                "`expect.responses` lists {n} response{}; expected one per operation of the branch that runs ({})",
+                if n == 1 { "" } else { "s" },
                 which.join(", ")
             ),
         ));
