@@ -20,6 +20,7 @@ pub fn cases() -> Vec<Case> {
         list_inconsistent_continuation_after_compaction,
         list_exact_at_compacted_revision_is_expired,
         list_refuses_bad_options,
+        list_larger_than_grpc_default_limit_is_returned_whole,
     ]
 }
 
@@ -273,4 +274,17 @@ async fn list_refuses_bad_options(ctx: Ctx) {
         assert_eq!((status.code, status.reason.as_deref()), (Some(400), Some("BadRequest")), "{options:?}");
         assert_eq!(status.message.as_deref(), Some(want), "{options:?}");
     }
+}
+
+/// A LIST answer over gRPC's default 4 MiB receive limit still arrives: kube's etcd client (clientv3) takes
+/// responses up to 2 GiB (`MaxCallRecvMsgSize(math.MaxInt32)`), so a namespace of large objects lists.
+async fn list_larger_than_grpc_default_limit_is_returned_whole(ctx: Ctx) {
+    // Four objects of 1.1 MB each: every one under etcd's 1.5 MiB request limit, together over 4 MiB.
+    let big = "x".repeat(1_100_000);
+    for name in ["a", "b", "c", "d"] {
+        ctx.store.create(&key(name), configmap(name, &big)).await.unwrap();
+    }
+    let list = ctx.store.get_list("/configmaps/ns", &ListOptions::default()).await.unwrap();
+    assert_eq!(names(&list.items), vec!["a", "b", "c", "d"]);
+    assert!(list.items.iter().all(|o| o["data"]["k"].as_str().map(str::len) == Some(big.len())));
 }

@@ -47,6 +47,9 @@ impl Etcd3Config {
     }
 }
 
+/// The largest response the store accepts from etcd: clientv3's default receive limit, `math.MaxInt32`.
+const MAX_RECEIVE_BYTES: usize = i32::MAX as usize;
+
 /// The etcd3 storage backend.
 #[derive(Clone)]
 pub struct Etcd3Store {
@@ -58,8 +61,12 @@ pub struct Etcd3Store {
 }
 
 impl Etcd3Store {
-    /// A store over already connected clients.
+    /// A store over already connected clients. Their receive limit is raised from gRPC's default 4 MiB to
+    /// clientv3's (`MaxCallRecvMsgSize(math.MaxInt32)`), which kube-apiserver keeps: a LIST of many large
+    /// objects, or a watch response carrying a txn's several large writes, is bigger than 4 MiB.
     pub fn new(kv: KvClient<Channel>, watch: WatchClient<Channel>, config: Etcd3Config) -> Etcd3Store {
+        let kv = kv.max_decoding_message_size(MAX_RECEIVE_BYTES);
+        let watch = watch.max_decoding_message_size(MAX_RECEIVE_BYTES);
         let mut path_prefix = config.path_prefix;
         if !path_prefix.ends_with('/') {
             path_prefix.push('/');
