@@ -20,7 +20,24 @@ pub struct KvService {
     pub member: Arc<Member>,
 }
 
+/// How large a KV request tonic decodes before [`KvService::check_grpc_limit`] judges it. tonic refuses a
+/// message over its limit with its own code and words; the KV service lets it decode up to this bound and
+/// refuses with grpc-go's instead. Above it (a 64 MiB request) tonic's text shows.
+pub(crate) const KV_DECODE_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
 impl KvService {
+    /// grpc-go's receive limit on etcd's client port: `--max-request-bytes` plus 512 KiB of gRPC overhead.
+    /// grpc-go refuses a larger message before etcd sees it, so this comes before every other check.
+    fn check_grpc_limit(&self, encoded_len: usize) -> Result<(), Status> {
+        let max = self.member.config().max_request_bytes + etcd_proto::GRPC_OVERHEAD_BYTES;
+        if encoded_len > max {
+            return Err(Status::resource_exhausted(format!(
+                "grpc: received message larger than max ({encoded_len} vs. {max})"
+            )));
+        }
+        Ok(())
+    }
+
     /// etcd refuses a proposal whose encoded request exceeds `--max-request-bytes`.
     fn check_size(&self, encoded_len: usize) -> Result<(), EtcdError> {
         if encoded_len > self.member.config().max_request_bytes {
@@ -45,6 +62,7 @@ fn mismatch(what: &str) -> Status {
 #[tonic::async_trait]
 impl Kv for KvService {
     async fn range(&self, req: Request<RangeRequest>) -> Result<Response<RangeResponse>, Status> {
+        self.check_grpc_limit(req.get_ref().encoded_len())?;
         let req = req.into_inner();
         validate::check_range(&req)?;
         // A linearizable read first waits for the leader's read index to apply here (ReadIndex); a
@@ -58,6 +76,7 @@ impl Kv for KvService {
     }
 
     async fn put(&self, req: Request<PutRequest>) -> Result<Response<PutResponse>, Status> {
+        self.check_grpc_limit(req.get_ref().encoded_len())?;
         let req = req.into_inner();
         validate::check_put(&req)?;
         self.check_size(req.encoded_len())?;
@@ -71,6 +90,7 @@ impl Kv for KvService {
     }
 
     async fn delete_range(&self, req: Request<DeleteRangeRequest>) -> Result<Response<DeleteRangeResponse>, Status> {
+        self.check_grpc_limit(req.get_ref().encoded_len())?;
         let req = req.into_inner();
         validate::check_delete_range(&req)?;
         self.check_size(req.encoded_len())?;
@@ -84,6 +104,7 @@ impl Kv for KvService {
     }
 
     async fn txn(&self, req: Request<TxnRequest>) -> Result<Response<TxnResponse>, Status> {
+        self.check_grpc_limit(req.get_ref().encoded_len())?;
         let req = req.into_inner();
         validate::check_txn(&req, self.member.config().max_txn_ops)?;
         self.check_size(req.encoded_len())?;
@@ -98,6 +119,7 @@ impl Kv for KvService {
     }
 
     async fn compact(&self, req: Request<CompactionRequest>) -> Result<Response<CompactionResponse>, Status> {
+        self.check_grpc_limit(req.get_ref().encoded_len())?;
         let req = req.into_inner();
         let point = Point::BeforeCompact;
         self.member.failpoints().eval(point).await.map_err(|_| point.status())?;

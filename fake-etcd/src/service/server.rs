@@ -18,7 +18,7 @@ use tonic::transport::Server;
 
 use super::auth::AuthService;
 use super::cluster::ClusterService;
-use super::kv::KvService;
+use super::kv::{KvService, KV_DECODE_LIMIT_BYTES};
 use super::lease::LeaseService;
 use super::maintenance::MaintenanceService;
 use super::member::Member;
@@ -69,10 +69,13 @@ pub async fn serve_listener(
 /// Every client service of `member`.
 fn client_router(member: Arc<Member>) -> Router {
     // gRPC itself accepts a little more than etcd's request limit, so that an oversized request reaches
-    // etcd's own check and gets etcd's own "request is too large".
+    // etcd's own check and gets etcd's own "request is too large". The KV service decodes more still and
+    // applies that gRPC limit itself, with grpc-go's words (`KvService::check_grpc_limit`): large values
+    // come through KV. A lease or watch request over the limit gets tonic's words.
     let max = member.config().max_request_bytes + etcd_proto::GRPC_OVERHEAD_BYTES;
+    let kv = KvServer::new(KvService { member: member.clone() }).max_decoding_message_size(KV_DECODE_LIMIT_BYTES);
     Server::builder()
-        .add_service(KvServer::new(KvService { member: member.clone() }).max_decoding_message_size(max))
+        .add_service(kv)
         .add_service(WatchServer::new(WatchService { member: member.clone() }).max_decoding_message_size(max))
         .add_service(LeaseServer::new(LeaseService { member: member.clone() }).max_decoding_message_size(max))
         .add_service(MaintenanceServer::new(MaintenanceService { member: member.clone() }))
