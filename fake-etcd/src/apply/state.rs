@@ -65,11 +65,26 @@ impl StateMachine {
 
     /// Applies one committed command. An `Err` leaves the state unchanged.
     pub fn apply(&mut self, cmd: Command, now: Millis) -> Result<Applied, EtcdError> {
+        self.apply_checking(cmd, now, txn::RangeChecks::Run)
+    }
+
+    /// The #18667 bug, for negative tests only: applies a command another member served as etcd 3.5 did
+    /// before the fix, with a txn's range operations (and so their checks) stripped, so that a txn reading
+    /// at a compacted revision writes here while it fails on the member that served it.
+    pub fn apply_from_elsewhere_skipping_txn_ranges(
+        &mut self,
+        cmd: Command,
+        now: Millis,
+    ) -> Result<Applied, EtcdError> {
+        self.apply_checking(cmd, now, txn::RangeChecks::Skip)
+    }
+
+    fn apply_checking(&mut self, cmd: Command, now: Millis, ranges: txn::RangeChecks) -> Result<Applied, EtcdError> {
         let rev_before = self.mvcc.current_revision();
         let applied = match cmd {
             Command::Put(req) => self.put(&req),
             Command::DeleteRange(req) => Ok(self.delete_range(&req)),
-            Command::Txn(req) => self.txn(&req),
+            Command::Txn(req) => self.txn(&req, ranges),
             Command::Compact(req) => self.compact(&req),
             Command::LeaseGrant { id, ttl_s } => self.lease_grant(id, ttl_s, now),
             Command::LeaseRevoke(id) => self.lease_revoke(id),
@@ -110,8 +125,8 @@ impl StateMachine {
         Applied { response: CommandResponse::DeleteRange(response), events }
     }
 
-    fn txn(&mut self, req: &TxnRequest) -> Result<Applied, EtcdError> {
-        let (response, events, lease_ops) = txn::apply(&mut self.mvcc, &self.lessor, req)?;
+    fn txn(&mut self, req: &TxnRequest, ranges: txn::RangeChecks) -> Result<Applied, EtcdError> {
+        let (response, events, lease_ops) = txn::apply(&mut self.mvcc, &self.lessor, req, ranges)?;
         self.finish(CommandResponse::Txn(response), events, lease_ops)
     }
 

@@ -46,17 +46,31 @@ fn nested_txn(op: &RequestOp) -> Option<&TxnRequest> {
     }
 }
 
+/// Whether a txn's range operations are checked before it runs: always, except under the #18667 bug switch
+/// on a member that did not serve the txn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RangeChecks {
+    Run,
+    Skip,
+}
+
 /// Applies a txn. Returns the response, the committed events and the lease attachments to make; on `Err` the
 /// store is unchanged (the write txn is dropped without committing).
 pub(super) fn apply(
     store: &mut MvccStore,
     lessor: &Lessor,
     req: &TxnRequest,
+    ranges: RangeChecks,
 ) -> Result<(TxnResponse, Vec<Event>, Vec<LeaseOp>), EtcdError> {
     let path = Path::of(store, req);
     // etcd checks the puts of the chosen ops first (only if the txn can write at all), then their ranges.
     if has_writes(req) {
         check_chosen(req, &path, &mut |op| check_put(store, lessor, op))?;
+    }
+    if ranges == RangeChecks::Skip {
+        // The bug: the ranges are stripped, so the txn runs its writes alone. Its response goes nowhere.
+        let stripped = strip_ranges(req);
+        return apply(store, lessor, &stripped, RangeChecks::Run);
     }
     check_chosen(req, &path, &mut |op| check_range(store, op))?;
 
@@ -69,6 +83,22 @@ pub(super) fn apply(
     debug_assert_eq!(rev, store.current_revision(), "a txn commits at one revision");
     resp.header = write_ops::header(rev);
     Ok((resp, events, lease_ops))
+}
+
+/// `req` without its range operations, at any depth (the #18667 bug's view of a txn served elsewhere).
+fn strip_ranges(req: &TxnRequest) -> TxnRequest {
+    let keep = |ops: &[RequestOp]| -> Vec<RequestOp> {
+        ops.iter()
+            .filter_map(|op| match &op.request {
+                Some(request_op::Request::RequestRange(_)) => None,
+                Some(request_op::Request::RequestTxn(t)) => {
+                    Some(RequestOp { request: Some(request_op::Request::RequestTxn(strip_ranges(t))) })
+                }
+                _ => Some(op.clone()),
+            })
+            .collect()
+    };
+    TxnRequest { compare: req.compare.clone(), success: keep(&req.success), failure: keep(&req.failure) }
 }
 
 /// Whether any op in either branch, at any depth, is a put or a delete (etcd's `!isTxnReadonly`).

@@ -44,6 +44,10 @@ pub struct MemberConfig {
     /// Bug switch for negative tests, off by default: watchers go back in time on a snapshot restore, as
     /// in etcd before #15271 and #20221 were fixed (`crate::watch::HubConfig::restore_lowers_watchers`).
     pub restore_lowers_watchers: bool,
+    /// Bug switch for negative tests, off by default: a member applying a txn another member served skips
+    /// the txn's range checks, so a txn that reads at a compacted revision fails on the serving member and
+    /// writes everywhere else (etcd #18667 before its fix; `StateMachine::apply_from_elsewhere`).
+    pub txn_ranges_checked_only_where_served: bool,
     /// Told about role changes, for the simulation's trace.
     pub observer: RaftObserver,
     /// Told what the member does on its own (compaction applied, lease expired and revoked); empty unless
@@ -139,6 +143,7 @@ impl MemberConfig {
             disk: DurableDisk::new(),
             disk_options: DiskOptions::default(),
             restore_lowers_watchers: false,
+            txn_ranges_checked_only_where_served: false,
             observer: RaftObserver::default(),
             events: EventObserver::default(),
             max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,

@@ -139,7 +139,12 @@ impl State {
                             Command::Compact(req) => Some(Revision(req.revision)),
                             _ => None,
                         };
-                        let result = self.sm.apply(cmd, now);
+                        let result =
+                            if id.member != self.raft.me && member.config().txn_ranges_checked_only_where_served {
+                                self.sm.apply_from_elsewhere_skipping_txn_ranges(cmd, now)
+                            } else {
+                                self.sm.apply(cmd, now)
+                            };
                         if let Ok(applied) = &result {
                             self.publish(&applied.events, member);
                             if let Some(revision) = compact {

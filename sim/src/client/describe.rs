@@ -66,6 +66,7 @@ fn compare(f: &mut Formatter<'_>, c: &Compare) -> fmt::Result {
 
 fn txn_op(f: &mut Formatter<'_>, op: &TxnOp) -> fmt::Result {
     match op {
+        TxnOp::Range(r) if r.revision.0 > 0 => write!(f, "get {} rev={}", Span(&r.span), r.revision),
         TxnOp::Range(r) => write!(f, "get {}", Span(&r.span)),
         TxnOp::Put(p) => write!(f, "put {}={}", text(&p.key), text(&p.value)),
         TxnOp::DeleteRange(d) => write!(f, "del {}", Span(&d.span)),

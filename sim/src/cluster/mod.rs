@@ -47,6 +47,8 @@ pub struct ClusterSpec {
     pub snapshot_count: Option<u64>,
     /// The restore bug: watchers go back in time when a member installs a snapshot (etcd #15271, #20221).
     pub restore_lowers_watchers: bool,
+    /// The txn bug: members other than the one serving a txn skip its range checks (etcd #18667).
+    pub txn_ranges_checked_only_where_served: bool,
     /// Client names (a scenario's); empty means `c1..cK`. When given, there is one per client.
     pub client_labels: Vec<String>,
 }
@@ -60,6 +62,7 @@ impl ClusterSpec {
             disk_options: DiskOptions::default(),
             snapshot_count: None,
             restore_lowers_watchers: false,
+            txn_ranges_checked_only_where_served: false,
             client_labels: Vec::new(),
         }
     }
@@ -281,6 +284,7 @@ fn build_member(
     config.disk = DurableDisk::new();
     config.disk_options = spec.disk_options;
     config.restore_lowers_watchers = spec.restore_lowers_watchers;
+    config.txn_ranges_checked_only_where_served = spec.txn_ranges_checked_only_where_served;
     // A small snapshot count stands for etcd's compaction pressure scaled down: the log behind a snapshot
     // shrinks with it (etcd keeps 5,000 entries), or a lagging member would never need a snapshot.
     if let Some(count) = spec.snapshot_count {

@@ -492,7 +492,10 @@ fn describe_txn(t: &TxnPlan) -> String {
         let each: Vec<String> = list
             .iter()
             .map(|op| match op {
-                TxnOpPlan::Get(g) => format!("get {}", span(&g.span)),
+                TxnOpPlan::Get(g) => match &g.revision {
+                    Some(rev) => format!("get {} rev={}", span(&g.span), rev.to_string().replace(' ', "")),
+                    None => format!("get {}", span(&g.span)),
+                },
                 TxnOpPlan::Put(p) => match &p.lease {
                     Some(l) => format!("put {}={} lease={l}", p.key, p.value),
                     None => format!("put {}={}", p.key, p.value),

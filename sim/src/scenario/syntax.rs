@@ -91,7 +91,8 @@ pub struct Cluster {
     /// compact its log, so that a member that lagged behind must install a snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_count: Option<Spanned<u64>>,
-    /// Bug switches for negative tests, by name (`restore-lowers-watchers`, `skip-sync`).
+    /// Bug switches for negative tests, by name (`restore-lowers-watchers`, `skip-sync`,
+    /// `txn-ranges-checked-only-where-served`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bugs: Vec<Spanned<String>>,
 }

@@ -214,3 +214,26 @@ fn a_response_expected_of_the_branch_that_did_not_run_fails() {
     let failed: Vec<String> = j.failures().map(|f| format!("{}: {}", f.what, f.detail)).collect();
     assert_eq!(failed, ["responses[1]: got a put response, which cannot have the `kvs` expected of it"]);
 }
+
+/// The library's txn-read-at-compacted-revision scenario catches etcd #18667: with the bug switched on, the
+/// members that did not serve the txn apply its write, and their reads say so.
+#[test]
+fn the_compacted_txn_scenario_catches_the_replicas_diverging() {
+    let text = include_str!("../../../scenarios/txn-read-at-compacted-revision.toml");
+    let clean = parse("txn-read-at-compacted-revision.toml", text).unwrap();
+    assert!(judge::judge(&clean, &run(&clean, 1)).passed());
+    let buggy = text.replace("members = 3\n", "members = 3\nbugs = [\"txn-ranges-checked-only-where-served\"]\n");
+    let s = parse("txn-read-at-compacted-revision.toml", &buggy).unwrap();
+    for seed in 1..=3 {
+        let r = run(&s, seed);
+        let j = judge::judge(&s, &r);
+        let failed: Vec<String> = j.failures().map(|f| format!("{}: {}", f.who, f.what)).collect();
+        // The serving member (etcd-2) refused the txn and kept v2; the two others wrote v3.
+        for member in ["on-1", "on-3"] {
+            assert!(failed.contains(&format!("{member}/{member}#2: kvs")), "seed {seed}: {failed:#?}");
+        }
+        assert!(!failed.iter().any(|f| f.starts_with("on-2/")), "seed {seed}: {failed:#?}");
+        let linearizable = j.checks.iter().find(|c| c.guarantee == crate::checker::Guarantee::Linearizable);
+        assert!(linearizable.is_some_and(|c| !c.pass()), "seed {seed}: the stale reads break Linearizable too");
+    }
+}

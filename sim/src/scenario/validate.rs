@@ -85,10 +85,14 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         match bug.get_ref().as_str() {
             "restore-lowers-watchers" => spec.restore_lowers_watchers = true,
             "skip-sync" => spec.disk_options.skip_sync = true,
+            "txn-ranges-checked-only-where-served" => spec.txn_ranges_checked_only_where_served = true,
             other => {
                 return Err(src.err(
                     bug.span(),
-                    format!("unknown bug {other:?}; expected one of \"restore-lowers-watchers\", \"skip-sync\""),
+                    format!(
+                        "unknown bug {other:?}; expected one of \"restore-lowers-watchers\", \"skip-sync\", \
+                         \"txn-ranges-checked-only-where-served\""
+                    ),
                 ))
             }
         }
