@@ -903,17 +903,17 @@ fn responses_expect(
     let mut out = Vec::new();
     for (i, entry) in list.get_ref().iter().enumerate() {
         let x = entry.get_ref();
-        // The first branch where operation i can meet every key given.
-        let given = [
-            ("kvs", x.kvs.is_some()),
-            ("count", x.count.is_some()),
-            ("more", x.more.is_some()),
-            ("prev_value", x.prev_value.is_some()),
-            ("succeeded", x.succeeded.is_some()),
-        ];
+        // The entry as the judge will read it; its `kvs` are checked against the get they belong to below.
+        let mut expect = ResponseExpect {
+            kvs: x.kvs.as_ref().map(|_| Vec::new()),
+            count: expr(&x.count)?,
+            more: x.more.as_ref().map(|b| *b.get_ref()),
+            prev_value: x.prev_value.as_ref().map(|p| p.get_ref().clone()),
+            succeeded: x.succeeded.as_ref().map(|b| *b.get_ref()),
+        };
         let fits = |op: &TxnOpPlan| -> std::result::Result<(), String> {
             let kind = op.kind();
-            if let Some((key, _)) = given.iter().find(|(k, set)| *set && !kind.keys().contains(k)) {
+            if let Some(key) = expect.misfit(kind) {
                 return Err(format!("`{key}` does not apply to a `{}`", kind.keyword()));
             }
             let prev_kv = match op {
@@ -944,17 +944,11 @@ fn responses_expect(
         if !why.is_empty() {
             return Err(src.err(entry.span(), format!("response {} can never match: {}", i + 1, why.join("; "))));
         }
-        let kvs = match (&x.kvs, get) {
+        expect.kvs = match (&x.kvs, get) {
             (Some(list), Some(g)) => Some(kvs_expect(src, names, g, list)?),
             _ => None,
         };
-        out.push(ResponseExpect {
-            kvs,
-            count: expr(&x.count)?,
-            more: x.more.as_ref().map(|b| *b.get_ref()),
-            prev_value: x.prev_value.as_ref().map(|p| p.get_ref().clone()),
-            succeeded: x.succeeded.as_ref().map(|b| *b.get_ref()),
-        });
+        out.push(expect);
     }
     Ok(out)
 }
