@@ -46,7 +46,8 @@ pub struct MemberConfig {
     pub restore_lowers_watchers: bool,
     /// Bug switch for negative tests, off by default: a member applying a txn another member served skips
     /// the txn's range checks, so a txn that reads at a compacted revision fails on the serving member and
-    /// writes everywhere else (etcd #18667 before its fix; `StateMachine::apply_from_elsewhere`).
+    /// writes everywhere else (etcd #18667 before its fix;
+    /// `StateMachine::apply_from_elsewhere_skipping_txn_ranges`).
     pub txn_ranges_checked_only_where_served: bool,
     /// Told about role changes, for the simulation's trace.
     pub observer: RaftObserver,
