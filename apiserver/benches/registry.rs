@@ -26,6 +26,10 @@
 mod etcd_server;
 
 #[cfg(not(madsim))]
+#[path = "../../fake-etcd/tests/support/bench_settings.rs"]
+mod bench_settings;
+
+#[cfg(not(madsim))]
 fn main() {
     bench::main();
 }
@@ -58,6 +62,7 @@ mod bench {
     use rand::SeedableRng;
     use serde_json::{json, Value};
 
+    use crate::bench_settings::{bench_run, BenchRun};
     use crate::etcd_server::{self, Server};
 
     /// The namespace the LIST and get measurements read, filled to `Settings::list_objects` configmaps.
@@ -102,14 +107,7 @@ mod bench {
     }
 
     pub fn main() {
-        if cfg!(debug_assertions) {
-            println!("note: built without optimizations (run through `cargo bench` for release figures)");
-        }
-        let benchmarking = std::env::args().any(|a| a == "--bench");
-        let default_secs = if benchmarking { 3.0 } else { 0.2 };
-        let secs = std::env::var("KUBESIM_BENCH_SECS")
-            .ok()
-            .map_or(default_secs, |s| s.parse::<f64>().expect("KUBESIM_BENCH_SECS"));
+        let BenchRun { benchmarking, secs } = bench_run();
         let settings =
             Settings { duration: Duration::from_secs_f64(secs), list_objects: if benchmarking { 10_000 } else { 300 } };
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

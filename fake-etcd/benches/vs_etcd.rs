@@ -38,6 +38,7 @@ mod bench {
 
     use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp, TxnOpResponse};
 
+    use crate::support::bench_settings::{bench_run, BenchRun};
     use crate::support::{Disk, Peer, Server};
 
     #[derive(Clone, Copy, Debug)]
@@ -64,14 +65,7 @@ mod bench {
     }
 
     pub fn main() {
-        if cfg!(debug_assertions) {
-            println!("note: built without optimizations (run through `cargo bench` for release figures)");
-        }
-        let benchmarking = std::env::args().any(|a| a == "--bench");
-        let default_secs = if benchmarking { 3.0 } else { 0.2 };
-        let secs = std::env::var("KUBESIM_BENCH_SECS")
-            .ok()
-            .map_or(default_secs, |s| s.parse::<f64>().expect("KUBESIM_BENCH_SECS"));
+        let BenchRun { secs, .. } = bench_run();
         let duration = Duration::from_secs_f64(secs);
         let under_test = Peer::under_test();
         let members: usize = std::env::var("KUBESIM_BENCH_MEMBERS")
