@@ -8,5 +8,6 @@
 //! ([`failpoint`]), which a test harness arms through the stores' configuration.
 
 pub mod failpoint;
+pub mod go_text;
 pub mod registry;
 pub mod storage;

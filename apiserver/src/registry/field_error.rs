@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::go_text::quote;
+
 /// The kind of a field error; its text and its `StatusCause` reason are apimachinery's `field.ErrorType`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldErrorType {
@@ -100,8 +102,8 @@ impl FieldError {
 
     /// `field.NotSupported` of a string list (Go's `%#v` of a `[]string`) with the values allowed.
     pub fn not_supported_list(field: &str, values: &[String], allowed: &[&str]) -> FieldError {
-        let shown: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
-        let allowed: Vec<String> = allowed.iter().map(|v| go_quote(v)).collect();
+        let shown: Vec<String> = values.iter().map(|v| quote(v)).collect();
+        let allowed: Vec<String> = allowed.iter().map(|v| quote(v)).collect();
         FieldError {
             kind: FieldErrorType::NotSupported,
             field: field.into(),
@@ -115,7 +117,7 @@ impl FieldError {
         let shows_value =
             matches!(self.kind, FieldErrorType::Invalid | FieldErrorType::NotSupported | FieldErrorType::Duplicate);
         let mut s = match (&self.value, shows_value) {
-            (BadValue::Str(v), true) => format!("{}: {}", self.kind.text(), go_quote(v)),
+            (BadValue::Str(v), true) => format!("{}: {}", self.kind.text(), quote(v)),
             (BadValue::Int(v), true) => format!("{}: {v}", self.kind.text()),
             (BadValue::GoSyntax(v), true) => format!("{}: {v}", self.kind.text()),
             _ => self.kind.text().to_string(),
@@ -148,12 +150,6 @@ pub fn aggregate(errs: &[FieldError]) -> String {
         1 => seen.remove(0),
         _ => format!("[{}]", seen.join(", ")),
     }
-}
-
-/// Go's `%q` for the printable ASCII strings names are made of; other characters are escaped as Go would
-/// for the common cases.
-pub fn go_quote(s: &str) -> String {
-    crate::storage::resource_version::go_quote(s)
 }
 
 #[cfg(test)]

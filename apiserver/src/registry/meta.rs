@@ -163,7 +163,7 @@ pub fn validate_object_meta_update(
         extra.sort_unstable();
         extra.dedup();
         if !extra.is_empty() {
-            let shown: Vec<String> = extra.iter().map(|f| crate::registry::field_error::go_quote(f)).collect();
+            let shown: Vec<String> = extra.iter().map(|f| crate::go_text::quote(f)).collect();
             errs.push(FieldError::forbidden(
                 "metadata.finalizers",
                 &format!(

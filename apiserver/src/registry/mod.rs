@@ -11,7 +11,8 @@
 //!   validation.
 //! - [`typecheck`]: the body's `kind` and `apiVersion` against the resource's, and the Go types of the
 //!   fields kube decodes into typed objects, with kube's decode errors.
-//! - [`strategy`]: the [`Strategy`] hooks per resource and the [`Resource`] descriptor;
+//! - [`resource`]: the [`Resource`] descriptor that names a resource.
+//! - [`strategy`]: the [`Strategy`] hooks per resource;
 //!   [`strategies`] holds those of configmaps, namespaces and pods.
 //! - [`selector`]: label and field selectors.
 //! - [`error`]: [`RegistryError`], the one error type of this layer, and its one translation into a `Status`.
@@ -24,6 +25,7 @@ pub mod meta;
 pub mod names;
 pub mod namespace_controller;
 pub mod options;
+pub mod resource;
 pub mod selector;
 pub mod store;
 pub mod strategies;
@@ -34,6 +36,7 @@ pub mod typecheck;
 pub use error::RegistryError;
 pub use field_error::FieldError;
 pub use options::{CreateOptions, DeleteOptions, UpdateOptions};
+pub use resource::Resource;
 pub use store::{DeleteResult, ListRequest, Store};
-pub use strategy::{DeleteStrategy, Resource, Strategy, Subresource};
+pub use strategy::{DeleteStrategy, Strategy, Subresource};
 pub use system::{Clock, FixedClock, SystemFields};

@@ -1,50 +1,9 @@
-//! [`Strategy`]: what differs per resource (kube's `RESTCreateStrategy` and `RESTUpdateStrategy`), and
-//! [`Resource`], the small descriptor that names a resource, so that the generic [`crate::registry::Store`]
-//! works for any resource, custom ones included.
+//! [`Strategy`]: what differs per resource (kube's `RESTCreateStrategy` and `RESTUpdateStrategy`), so that
+//! the generic [`crate::registry::Store`] works for any resource, custom ones included.
 
 use serde_json::Value;
 
 use crate::registry::field_error::FieldError;
-use crate::storage::status::GroupResource;
-
-/// A resource as the registry names it: API group and version, kind, plural, and where its objects live
-/// in etcd (relative to the store's path prefix, kube's `/registry/`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resource {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    /// The plural (`configmaps`): what URLs and most error messages name.
-    pub plural: String,
-    /// The etcd key prefix, usually the plural (`/registry/configmaps/...`).
-    pub etcd_prefix: String,
-}
-
-impl Resource {
-    /// A core-group (`v1`) resource stored under its plural.
-    pub fn core(kind: &str, plural: &str) -> Resource {
-        Resource {
-            group: String::new(),
-            version: "v1".into(),
-            kind: kind.into(),
-            plural: plural.into(),
-            etcd_prefix: plural.into(),
-        }
-    }
-
-    pub fn group_resource(&self) -> GroupResource {
-        GroupResource::new(&self.group, &self.plural)
-    }
-
-    /// `apiVersion` as objects carry it (`v1`, `apps/v1`).
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-}
 
 /// A subresource that replaces part of an object through its own update (`PUT .../status`,
 /// `PUT /api/v1/namespaces/<name>/finalize`).

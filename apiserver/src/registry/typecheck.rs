@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 use crate::registry::error::RegistryError;
-use crate::registry::strategy::Resource;
+use crate::registry::resource::Resource;
 
 /// The scheme kube-apiserver names when a kind is not registered for a version.
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";

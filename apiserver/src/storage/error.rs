@@ -37,7 +37,7 @@ pub enum StorageError {
     #[error("resourceVersion should not be set on objects to be created")]
     ResourceVersionSetOnCreate,
     /// A resourceVersion that is not an unsigned decimal; `reason` is Go's ParseUint error text.
-    #[error("resourceVersion: Invalid value: {}: {reason}", crate::storage::resource_version::go_quote(value))]
+    #[error("resourceVersion: Invalid value: {}: {reason}", crate::go_text::quote(value))]
     InvalidResourceVersion { value: String, reason: String },
     /// A continue token that does not decode; the text is the decoder's reason.
     #[error("invalid continue token: {0}")]

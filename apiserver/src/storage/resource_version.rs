@@ -22,7 +22,7 @@ impl ResourceVersion {
         // Go's ParseUint accepts ASCII digits only: no sign, no whitespace, no underscores in base 10.
         let invalid = |why: &str| StorageError::InvalidResourceVersion {
             value: text.to_string(),
-            reason: format!("strconv.ParseUint: parsing {}: {why}", go_quote(text)),
+            reason: format!("strconv.ParseUint: parsing {}: {why}", crate::go_text::quote(text)),
         };
         if !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(invalid("invalid syntax"));
@@ -46,12 +46,6 @@ impl fmt::Display for ResourceVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }
-}
-
-/// Quotes a string as Go's `%q` does for printable text. Non-printable characters are escaped the way Rust
-/// escapes them, which matches Go for the common escapes (`\n`, `\t`, `\"`, `\\`).
-pub(crate) fn go_quote(text: &str) -> String {
-    format!("{text:?}")
 }
 
 #[cfg(test)]

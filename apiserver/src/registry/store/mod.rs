@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
-use crate::registry::strategy::{Resource, Strategy};
+use crate::registry::resource::Resource;
+use crate::registry::strategy::Strategy;
 use crate::registry::system::SystemFields;
 use crate::storage::status::Operation;
 use crate::storage::{Storage, StorageError};

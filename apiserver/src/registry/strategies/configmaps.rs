@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::registry::field_error::FieldError;
 use crate::registry::meta;
 use crate::registry::names;
-use crate::registry::strategy::{Resource, Strategy};
+use crate::registry::resource::Resource;
+use crate::registry::strategy::Strategy;
 use crate::registry::typecheck::Typed;
 
 /// The descriptor of `configmaps`.

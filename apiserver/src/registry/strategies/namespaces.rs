@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use crate::registry::field_error::FieldError;
 use crate::registry::meta;
 use crate::registry::names;
-use crate::registry::strategy::{Resource, Strategy, Subresource};
+use crate::registry::resource::Resource;
+use crate::registry::strategy::{Strategy, Subresource};
 use crate::registry::typecheck::Typed;
 
 /// The descriptor of `namespaces`.

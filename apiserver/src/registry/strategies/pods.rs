@@ -11,8 +11,9 @@ use serde_json::{json, Value};
 use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
+use crate::registry::resource::Resource;
 use crate::registry::strategies::{bump_generation_on_spec_change, start_generation};
-use crate::registry::strategy::{Resource, Strategy, Subresource};
+use crate::registry::strategy::{Strategy, Subresource};
 use crate::registry::typecheck::Typed;
 
 /// The descriptor of `pods`.
