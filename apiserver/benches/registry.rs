@@ -26,10 +26,6 @@
 mod etcd_server;
 
 #[cfg(not(madsim))]
-#[path = "../../fake-etcd/tests/support/bench_settings.rs"]
-mod bench_settings;
-
-#[cfg(not(madsim))]
 fn main() {
     bench::main();
 }
@@ -62,8 +58,8 @@ mod bench {
     use rand::SeedableRng;
     use serde_json::{json, Value};
 
-    use crate::bench_settings::{bench_run, BenchRun};
     use crate::etcd_server::{self, Server};
+    use kubesim_testsupport::{bench_run, BenchRun};
 
     /// The namespace the LIST and get measurements read, filled to `Settings::list_objects` configmaps.
     const LIST_NS: &str = "list";

@@ -38,8 +38,8 @@ mod bench {
 
     use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp, TxnOpResponse};
 
-    use crate::support::bench_settings::{bench_run, BenchRun};
     use crate::support::{Disk, Peer, Server};
+    use kubesim_testsupport::{bench_run, BenchRun};
 
     #[derive(Clone, Copy, Debug)]
     enum Workload {

@@ -9,10 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "support/ports.rs"]
-mod ports;
-
-use ports::free_port;
+use kubesim_testsupport::free_port;
 
 fn fake_etcd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fake-etcd"))

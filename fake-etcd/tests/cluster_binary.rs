@@ -11,10 +11,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-#[path = "support/ports.rs"]
-mod ports;
-
-use ports::free_port;
+use kubesim_testsupport::free_port;
 
 /// How often a cluster start is tried with fresh ports when a member finds one of its ports taken between
 /// our probe and its own bind (any other start failure is final at once).

@@ -36,7 +36,7 @@ fn all_rust_files() -> Vec<PathBuf> {
 /// The workspace dependencies a crate's Cargo.toml names in `section` ("dependencies" or "dev-dependencies").
 fn workspace_deps(manifest: &str, section: &str) -> Vec<String> {
     let text = fs::read_to_string(repo_root().join(manifest)).unwrap();
-    let crates = ["etcd-proto", "kubesim-failpoints", "fake-etcd", "apiserver", "sim"];
+    let crates = ["etcd-proto", "kubesim-failpoints", "kubesim-testsupport", "fake-etcd", "apiserver", "sim"];
     let header = format!("[{section}]");
     let mut in_section = false;
     let mut deps = Vec::new();
@@ -62,13 +62,25 @@ fn crate_dependencies_point_the_right_way() {
     // (manifest, allowed in [dependencies], allowed in [dev-dependencies]).
     let cases: &[(&str, &[&str], &[&str])] = &[
         // fake-etcd depends on no workspace crate but the wire contract and the failpoint registry.
-        ("fake-etcd/Cargo.toml", &["etcd-proto", "kubesim-failpoints"], &["etcd-proto", "kubesim-failpoints"]),
+        // Its tests may use the shared test support, which depends on no workspace crate.
+        (
+            "fake-etcd/Cargo.toml",
+            &["etcd-proto", "kubesim-failpoints"],
+            &["etcd-proto", "kubesim-failpoints", "kubesim-testsupport"],
+        ),
         // The wire contract and the failpoint registry depend on nothing of ours.
         ("fake-etcd/proto/Cargo.toml", &[], &[]),
         ("sim/failpoints/Cargo.toml", &[], &[]),
+        // Test support is only ever a dev-dependency, and itself depends on nothing of ours.
+        ("sim/testsupport/Cargo.toml", &[], &[]),
         // The apiserver reaches its store only through the wire API, never through fake-etcd; only its
         // tests may start a fake-etcd member in-process.
-        ("apiserver/Cargo.toml", &["etcd-proto", "kubesim-failpoints"], &["etcd-proto", "fake-etcd"]),
+        (
+            "apiserver/Cargo.toml",
+            &["etcd-proto", "kubesim-failpoints"],
+            &["etcd-proto", "fake-etcd", "kubesim-testsupport"],
+        ),
+        ("sim/Cargo.toml", &["etcd-proto", "kubesim-failpoints", "fake-etcd", "apiserver"], &["kubesim-testsupport"]),
     ];
     for (manifest, allowed, allowed_dev) in cases {
         for (section, allowed) in [("dependencies", allowed), ("dev-dependencies", allowed_dev)] {

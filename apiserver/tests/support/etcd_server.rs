@@ -38,11 +38,7 @@ impl Drop for Guard {
     }
 }
 
-// fake-etcd's test port allocator: ports below the ephemeral range, unique within the process.
-#[path = "../../../fake-etcd/tests/support/ports.rs"]
-mod ports;
-
-use ports::free_port;
+use kubesim_testsupport::free_port;
 
 /// Starts `server` as a one-member cluster named `name` and waits until it answers a read.
 // The benchmark compiles this file too and uses only `start_in`.

@@ -7,9 +7,7 @@
 #![cfg(not(madsim))]
 #![allow(dead_code)]
 
-pub mod bench_settings;
 pub mod etcdctl;
-pub mod ports;
 pub mod server;
 pub mod tools;
 

@@ -16,7 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{etcdctl, ports, tools};
+use kubesim_testsupport::ports;
+
+use super::{etcdctl, tools};
 
 /// Which implementation a server runs.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! What every benchmark's `main` reads first: whether `cargo bench` runs it (`--bench`, or a plain test run
 //! of the bench target without it) and how long each measurement lasts (`KUBESIM_BENCH_SECS`; 3 s under
-//! `cargo bench`, 0.2 s otherwise). Shared by fake-etcd's and the apiserver's benchmarks through `#[path]`.
+//! `cargo bench`, 0.2 s otherwise). Shared by fake-etcd's and the apiserver's benchmarks.
 
 /// How a benchmark run was asked for.
 pub struct BenchRun {
