@@ -1,13 +1,21 @@
-//! The Kubernetes-style apiserver: storage interface, etcd3 store, watch cache and generic registry.
+//! kubesim's Kubernetes-style apiserver: the HTTP API kube-apiserver serves, over a generic registry, a
+//! watch cache and an etcd3 store that reaches etcd only through the etcd v3 wire API (so that it runs
+//! against real etcd 3.4 as well as against fake-etcd).
 //!
-//! Built layer by layer (issue 6). Its boundary is fixed: it reaches its store only through the etcd v3 wire
-//! API from `etcd-proto`, never through fake-etcd's internals, so that it runs unchanged against real etcd 3.4.
-//! Today it holds the storage layer ([`storage`]): the storage interface, its typed errors and their one
-//! translation into Kubernetes `Status` objects, the etcd3 implementation, and the watch cache (Cacher); and
-//! the generic registry ([`registry`]) with its per-resource strategies on top; and its failpoints
-//! ([`failpoint`]), which a test harness arms through the stores' configuration.
+//! Layers, outside in:
+//! - [`endpoints`]: the HTTP layer (routing, negotiation, handlers per verb, discovery, OpenAPI, health,
+//!   metrics, the hyper accept loop) in both builds.
+//! - [`apis`]: the catalog of served resources and their printers.
+//! - [`server`]: assembles a server from a catalog and an etcd connection.
+//! - [`registry`]: the generic registry store and the per-resource strategies.
+//! - [`storage`]: the storage interface, the etcd3 store and the watch cache (Cacher).
+//! - [`failpoint`]: the apiserver's failpoints, which a test harness arms through the stores' configuration.
+//! - [`go_text`]: Go's formatting of values, for byte-identical error texts.
 
+pub mod apis;
+pub mod endpoints;
 pub mod failpoint;
 pub mod go_text;
 pub mod registry;
+pub mod server;
 pub mod storage;

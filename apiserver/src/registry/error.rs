@@ -51,6 +51,13 @@ pub enum RegistryError {
     /// A request that contradicts itself (name or namespace in the body against the URL): 400.
     #[error("{0}")]
     BadRequest(String),
+    /// A request too large to process (a JSON patch of too many operations): 413.
+    #[error("Request entity too large: {0}")]
+    TooLarge(String),
+    /// A patch that does not apply to the current object (a failed JSON patch `test`, a missing path):
+    /// kube's generic 422, which keeps the patch library's words out of the message.
+    #[error("the server rejected our request due to an error in our request")]
+    PatchNotApplicable(String),
 }
 
 fn qualified_kind(group: &str, kind: &str) -> String {
@@ -106,6 +113,10 @@ impl RegistryError {
             E::Forbidden { resource, name, .. } => failure(403, "Forbidden", message, object_details(resource, name)),
             E::BadRequest(_) => status::bad_request(&message),
             E::NoSuchPath => failure(404, "NotFound", message, StatusDetails::default()),
+            E::TooLarge(_) => {
+                Status { details: None, ..failure(413, "RequestEntityTooLarge", message, StatusDetails::default()) }
+            }
+            E::PatchNotApplicable(_) => failure(422, "Invalid", message, StatusDetails::default()),
         }
     }
 }

@@ -100,6 +100,28 @@ impl FieldError {
         }
     }
 
+    /// `field.TooLong` in bytes.
+    pub fn too_long(field: &str, max_bytes: usize) -> FieldError {
+        let unit = if max_bytes == 1 { "byte" } else { "bytes" };
+        FieldError {
+            kind: FieldErrorType::TooLong,
+            field: field.into(),
+            value: BadValue::Omitted,
+            detail: format!("may not be more than {max_bytes} {unit}"),
+        }
+    }
+
+    /// `field.NotSupported` of one string value, with the values allowed.
+    pub fn not_supported(field: &str, value: &str, allowed: &[&str]) -> FieldError {
+        let allowed: Vec<String> = allowed.iter().map(|v| quote(v)).collect();
+        FieldError {
+            kind: FieldErrorType::NotSupported,
+            field: field.into(),
+            value: BadValue::Str(value.into()),
+            detail: format!("supported values: {}", allowed.join(", ")),
+        }
+    }
+
     /// `field.NotSupported` of a string list (Go's `%#v` of a `[]string`) with the values allowed.
     pub fn not_supported_list(field: &str, values: &[String], allowed: &[&str]) -> FieldError {
         let shown: Vec<String> = values.iter().map(|v| quote(v)).collect();

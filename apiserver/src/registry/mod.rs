@@ -16,7 +16,8 @@
 //!   [`strategies`] holds those of configmaps, namespaces and pods.
 //! - [`selector`]: label and field selectors.
 //! - [`error`]: [`RegistryError`], the one error type of this layer, and its one translation into a `Status`.
-//! - [`store`]: [`Store`], create, get, list, update, delete and watch of one resource.
+//! - [`store`]: [`Store`], create, get, list, update, patch, delete and watch of one resource.
+//! - [`rest`]: [`rest::Rest`], a resource's registry as an object the HTTP layer holds in a table.
 //! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
 
 pub mod error;
@@ -26,6 +27,7 @@ pub mod names;
 pub mod namespace_controller;
 pub mod options;
 pub mod resource;
+pub mod rest;
 pub mod selector;
 pub mod store;
 pub mod strategies;

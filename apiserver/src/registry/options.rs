@@ -31,6 +31,21 @@ pub struct DeleteOptions {
     /// go; `None` takes the object's own default, 0 deletes at once, a negative value counts as 1.
     pub grace_period_seconds: Option<i64>,
     pub dry_run: Vec<String>,
+    /// `propagationPolicy`: what happens to the object's dependents (the garbage collector's finalizers).
+    pub propagation_policy: Option<PropagationPolicy>,
+    /// The deprecated `orphanDependents`.
+    pub orphan_dependents: Option<bool>,
+}
+
+/// `metav1.DeletionPropagation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropagationPolicy {
+    /// Dependents stay; the object waits for the `orphan` finalizer.
+    Orphan,
+    /// Dependents are deleted in the background (the default of most resources): no finalizer.
+    Background,
+    /// Dependents go first; the object waits for the `foregroundDeletion` finalizer.
+    Foreground,
 }
 
 impl CreateOptions {

@@ -12,10 +12,10 @@ use serde_json::Value;
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::options::{self, DeleteOptions};
-use crate::registry::store::{Parked, Store};
+use crate::registry::store::{ListRequest, Parked, Store};
 use crate::registry::system::parse_rfc3339;
 use crate::storage::status::Operation;
-use crate::storage::{GetOptions, Object, Preconditions, Storage, StorageError};
+use crate::storage::{GetOptions, Object, ObjectList, Preconditions, Storage, StorageError};
 
 /// What a delete did and what kube-apiserver answers with.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +47,53 @@ enum Marked {
     DeleteNow,
 }
 
+/// The page size of the lists behind a collection delete (`deleteCollectionPageSize`).
+const DELETE_COLLECTION_PAGE_SIZE: i64 = 10_000;
+
 impl<S: Storage + Clone> Store<S> {
+    /// Deletes every object of `namespace` ("" for all) that `request` selects, page by page, each with
+    /// `opts`; an object already gone is skipped. Returns the list as read, with every item listed (kube's
+    /// `DeleteCollection`). A request with a limit deletes one page. Deletes run one after another, where
+    /// kube runs a few workers: the order of the writes is then the list's, the same on every run.
+    pub async fn delete_collection(
+        &self,
+        namespace: &str,
+        request: &ListRequest,
+        opts: &DeleteOptions,
+    ) -> Result<ObjectList, RegistryError> {
+        let mut request = request.clone();
+        let has_limit = request.limit > 0;
+        if !has_limit {
+            request.limit = DELETE_COLLECTION_PAGE_SIZE;
+        }
+        let mut all: Option<ObjectList> = None;
+        loop {
+            let page = self.list(namespace, &request).await?;
+            for item in &page.items {
+                match self.delete_with(namespace, item.name(), opts).await {
+                    Ok(_) => {}
+                    Err(err) if is_not_found(&err) => {}
+                    Err(err) => return Err(err),
+                }
+            }
+            if has_limit {
+                return Ok(page);
+            }
+            let next = page.continue_token.clone();
+            match &mut all {
+                None => all = Some(ObjectList { continue_token: None, remaining_item_count: None, ..page }),
+                Some(list) => list.items.extend(page.items),
+            }
+            match next {
+                Some(token) => {
+                    request.continue_token = token;
+                    request.resource_version = String::new();
+                    request.resource_version_match = None;
+                }
+                None => return Ok(all.expect("set above")),
+            }
+        }
+    }
     /// Deletes `namespace`/`name` if `preconditions` hold.
     pub async fn delete(
         &self,
@@ -280,5 +326,14 @@ fn bump_generation(obj: &mut Value) {
     let generation = meta::get(obj, "generation").and_then(Value::as_i64).unwrap_or(0);
     if generation > 0 {
         meta::set(obj, "generation", Some(Value::from(generation + 1)));
+    }
+}
+
+/// Whether a delete failed because the object is already gone.
+fn is_not_found(err: &RegistryError) -> bool {
+    match err {
+        RegistryError::NotFound { .. } => true,
+        RegistryError::Storage { err, .. } => matches!(**err, StorageError::KeyNotFound { .. }),
+        _ => false,
     }
 }

@@ -6,7 +6,7 @@ use crate::registry::error::RegistryError;
 use crate::registry::selector::Selector;
 use crate::registry::store::Store;
 use crate::storage::status::Operation;
-use crate::storage::{GetOptions, ListOptions, ObjectList, Storage, Watcher};
+use crate::storage::{GetOptions, ListOptions, ObjectList, ResourceVersionMatch, Storage, Watcher};
 
 /// The query of a list or watch, as a client sends it.
 #[derive(Clone, Debug, Default)]
@@ -14,8 +14,13 @@ pub struct ListRequest {
     pub label_selector: String,
     pub field_selector: String,
     pub resource_version: String,
+    pub resource_version_match: Option<ResourceVersionMatch>,
     pub limit: i64,
     pub continue_token: String,
+    /// Watch only: the client accepts BOOKMARK events (`allowWatchBookmarks`).
+    pub allow_watch_bookmarks: bool,
+    /// Watch only: `sendInitialEvents` (see [`ListOptions::send_initial_events`]).
+    pub send_initial_events: Option<bool>,
 }
 
 impl<S: Storage + Clone> Store<S> {
@@ -50,6 +55,13 @@ impl<S: Storage + Clone> Store<S> {
         let mut predicate = selector.predicate(self.strategy.clone());
         predicate.limit = request.limit;
         predicate.continue_token = request.continue_token.clone();
-        Ok(ListOptions { resource_version: request.resource_version.clone(), predicate, ..ListOptions::default() })
+        Ok(ListOptions {
+            resource_version: request.resource_version.clone(),
+            resource_version_match: request.resource_version_match,
+            predicate,
+            allow_watch_bookmarks: request.allow_watch_bookmarks,
+            send_initial_events: request.send_initial_events,
+            ..ListOptions::default()
+        })
     }
 }

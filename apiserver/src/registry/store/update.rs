@@ -60,6 +60,49 @@ impl<S: Storage + Clone> Store<S> {
         Ok(self.update_inner(namespace, name, obj, Some(sub), opts).await?.0)
     }
 
+    /// A patch of `namespace`/`name` (or of its subresource `sub`): `apply` turns the current object into
+    /// the new one, inside the guaranteed update, so that a retry after a conflict re-applies it to the
+    /// newer state (reference PA2). The result is an update in every other respect: a resourceVersion the
+    /// patch sets is the optimistic lock, and none never conflicts. A missing object is a 404.
+    pub async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        sub: Option<Subresource>,
+        apply: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
+        opts: &UpdateOptions,
+    ) -> Result<Value, RegistryError> {
+        if sub.is_some_and(|sub| !self.strategy.supports(sub)) {
+            return Err(RegistryError::NoSuchPath);
+        }
+        let dry_run = options::dry_run("UpdateOptions", &opts.dry_run)?;
+        let key = self.key(namespace, name);
+        let mut produce = |existing: &Value| -> Result<Value, RegistryError> {
+            if existing.is_null() {
+                return Err(RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() });
+            }
+            let obj = apply(existing)?;
+            typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
+            self.check_body_name(&obj, name)?;
+            Ok(obj)
+        };
+        if dry_run {
+            return Ok(self.dry_run_update(namespace, name, &key, &mut produce, sub, None).await?.0);
+        }
+        Ok(self.write_update(namespace, name, &key, &mut produce, sub, None).await?.0)
+    }
+
+    /// A body's name must be the URL's, if it has one.
+    fn check_body_name(&self, obj: &Value, name: &str) -> Result<(), RegistryError> {
+        let body_name = meta::get_str(obj, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(RegistryError::BadRequest(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        Ok(())
+    }
+
     async fn update_inner(
         &self,
         namespace: &str,
@@ -70,32 +113,44 @@ impl<S: Storage + Clone> Store<S> {
     ) -> Result<(Value, bool), RegistryError> {
         let dry_run = options::dry_run("UpdateOptions", &opts.dry_run)?;
         typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
-        let body_name = meta::get_str(&obj, "name");
-        if !body_name.is_empty() && body_name != name {
-            return Err(RegistryError::BadRequest(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
+        self.check_body_name(&obj, name)?;
         let uid = meta::get_str(&obj, "uid");
         let preconditions =
             (!uid.is_empty()).then(|| Preconditions { uid: Some(uid.to_string()), resource_version: None });
         let key = self.key(namespace, name);
+        let mut produce = |_: &Value| Ok(obj.clone());
         if dry_run {
-            return self.dry_run_update(namespace, name, &key, obj, sub, preconditions.as_ref()).await;
+            return self.dry_run_update(namespace, name, &key, &mut produce, sub, preconditions.as_ref()).await;
         }
+        self.write_update(namespace, name, &key, &mut produce, sub, preconditions.as_ref()).await
+    }
+
+    /// The guaranteed update behind an update or a patch: `produce` makes the new object from the current one
+    /// (`Value::Null` if absent) on every attempt (kube's `rest.UpdatedObjectInfo`).
+    async fn write_update(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+        produce: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
+        sub: Option<Subresource>,
+        preconditions: Option<&Preconditions>,
+    ) -> Result<(Value, bool), RegistryError> {
         let mut parked = Parked::default();
         let mut created = false;
         let mut emptied = None;
         let result = self
             .storage
             .guaranteed_update(
-                &key,
+                key,
                 true,
-                preconditions.as_ref(),
+                preconditions,
                 |existing, _| {
                     created = existing.is_null();
                     emptied = None;
-                    match self.try_update(namespace, name, obj.clone(), &existing, sub) {
+                    let attempt =
+                        produce(&existing).and_then(|obj| self.try_update(namespace, name, obj, &existing, sub));
+                    match attempt {
                         Ok(Outcome::Write(obj)) => Ok(obj),
                         Ok(Outcome::Delete(obj)) => {
                             // Not an error: it stops the write, and the delete follows below.
@@ -109,7 +164,7 @@ impl<S: Storage + Clone> Store<S> {
             )
             .await;
         if let Some(answer) = emptied {
-            return self.delete_during_update(&key, name, answer, preconditions.as_ref()).await;
+            return self.delete_during_update(key, name, answer, preconditions).await;
         }
         match result {
             Ok(stored) => Ok((stored, created)),
@@ -138,7 +193,7 @@ impl<S: Storage + Clone> Store<S> {
         namespace: &str,
         name: &str,
         key: &str,
-        obj: Value,
+        produce: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
         sub: Option<Subresource>,
         preconditions: Option<&Preconditions>,
     ) -> Result<(Value, bool), RegistryError> {
@@ -151,6 +206,7 @@ impl<S: Storage + Clone> Store<S> {
             pre.check(key, &existing).map_err(|err| self.storage_error(err, Operation::Update, name))?;
         }
         let created = existing.is_null();
+        let obj = produce(&existing)?;
         match self.try_update(namespace, name, obj, &existing, sub)? {
             Outcome::Write(obj) => Ok((obj, created)),
             Outcome::Delete(obj) => Ok((obj, false)),

@@ -1,0 +1,99 @@
+//! The flags, named as kube-apiserver names them where it has one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "kubesim-apiserver",
+    version,
+    about = "kube-apiserver's REST API over an embedded fake-etcd member (default) or an external etcd"
+)]
+pub struct Args {
+    /// The IP address on which to listen.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind_address: String,
+    /// The port on which to serve (HTTP, or HTTPS when --tls-cert-file is given); 0 picks a free one.
+    #[arg(long, default_value_t = 6443)]
+    pub secure_port: u16,
+    /// etcd servers to connect with (scheme://ip:port, comma separated); without it, an embedded
+    /// single-member fake-etcd serves the apiserver.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The prefix to prepend to all resource paths in etcd.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// The embedded fake-etcd's data directory (its state survives restarts); in memory without it.
+    #[arg(long)]
+    pub etcd_data_dir: Option<PathBuf>,
+    /// A CIDR notation IP range from which to assign service cluster IPs.
+    #[arg(long, default_value = "10.0.0.0/24")]
+    pub service_cluster_ip_range: String,
+    /// Amount of time to retain events (e.g. "1h", "90s").
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub event_ttl: Duration,
+    /// Enable the watch cache.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub watch_cache: bool,
+    /// An optional field indicating the minimum number of seconds a handler must keep a request open before
+    /// timing it out (watches last between this and twice this when the client gives no timeout).
+    #[arg(long, default_value_t = 1800)]
+    pub min_request_timeout: u64,
+    /// An optional field indicating the duration a handler must keep a request open before timing it out.
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// File containing the default x509 certificate for HTTPS (serves plain HTTP without it).
+    #[arg(long)]
+    pub tls_cert_file: Option<PathBuf>,
+    /// File containing the default x509 private key matching --tls-cert-file.
+    #[arg(long)]
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Write a kubeconfig for this server to PATH (kubectl, kube-rs and the Python client load it as is).
+    #[arg(long)]
+    pub write_kubeconfig: Option<PathBuf>,
+    /// Log level: debug, info, warn, error.
+    #[arg(long, default_value = "info")]
+    pub log_level: String,
+}
+
+/// Parses Go-style durations: `90s`, `5m`, `1h`, `1h30m`, `500ms`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err("empty duration".into());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(rest.len());
+        let (number, tail) = rest.split_at(digits);
+        let value: f64 = number.parse().map_err(|_| format!("invalid duration {text:?}"))?;
+        let unit_len = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let secs = match unit {
+            "h" => value * 3600.0,
+            "m" => value * 60.0,
+            "s" => value,
+            "ms" => value / 1000.0,
+            _ => return Err(format!("invalid duration {text:?}: unknown unit {unit:?}")),
+        };
+        total += Duration::from_secs_f64(secs);
+        rest = tail;
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_as_go_writes_them() {
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("5 days").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

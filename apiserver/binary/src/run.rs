@@ -1,0 +1,168 @@
+//! Start-up and shutdown: the etcd connection (embedded member or `--etcd-servers`), the server's
+//! assembly, the system namespaces, the listener (plain or TLS), the start-up lines, and the drain on
+//! SIGTERM or SIGINT.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use apiserver::apis::Catalog;
+use apiserver::endpoints::serve::serve_with;
+use apiserver::endpoints::ServerConfig;
+use apiserver::registry::{Clock, SystemFields};
+use apiserver::server::{self, ServerOptions};
+use clap::Parser;
+use rand::SeedableRng;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::args::Args;
+use crate::embedded::Embedded;
+use crate::{kubeconfig, tls};
+
+/// The wall clock: the real binary stamps objects with real time.
+struct WallClock;
+
+impl Clock for WallClock {
+    fn now_unix_s(&self) -> i64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    }
+}
+
+pub fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(format!("{0},h2=warn,hyper=warn,tower=warn", args.log_level))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("kubesim-apiserver: starting the runtime: {err}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("kubesim-apiserver: {msg}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn channel(endpoints: &[String]) -> Result<Channel, String> {
+    let mut parsed = Vec::new();
+    for url in endpoints {
+        let endpoint = Endpoint::from_shared(url.clone()).map_err(|e| format!("--etcd-servers {url:?}: {e}"))?;
+        parsed.push(endpoint.connect_timeout(Duration::from_secs(5)).tcp_nodelay(true));
+    }
+    match parsed.len() {
+        0 => Err("no etcd server".into()),
+        1 => Ok(parsed.remove(0).connect_lazy()),
+        _ => Ok(Channel::balance_list(parsed.into_iter())),
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    if args.tls_cert_file.is_some() != args.tls_private_key_file.is_some() {
+        return Err("--tls-cert-file and --tls-private-key-file go together".into());
+    }
+    let embedded =
+        if args.etcd_servers.is_empty() { Some(Embedded::start(args.etcd_data_dir.as_deref()).await?) } else { None };
+    let etcd_servers = match &embedded {
+        Some(e) => vec![e.endpoint.clone()],
+        None => args.etcd_servers.clone(),
+    };
+    let channel = channel(&etcd_servers)?;
+
+    let listener = tokio::net::TcpListener::bind((args.bind_address.as_str(), args.secure_port))
+        .await
+        .map_err(|e| format!("listening on {}:{}: {e}", args.bind_address, args.secure_port))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{addr}");
+
+    // Uids and generated names only need to differ between runs here: the wall clock seeds them.
+    let seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let system = SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(seed)), Arc::new(WallClock));
+    let config = ServerConfig {
+        min_request_timeout: Duration::from_secs(args.min_request_timeout),
+        request_timeout: args.request_timeout,
+        advertise_address: addr.to_string(),
+        seed,
+        ..ServerConfig::default()
+    };
+    let options = ServerOptions {
+        etcd_prefix: args.etcd_prefix.clone(),
+        watch_cache: args.watch_cache,
+        // Only fake-etcd is known to answer progress requests correctly; kube-apiserver trusts etcd's
+        // only from 3.4.31 and 3.5.13 on, and the etcd a user points at may be older.
+        request_watch_progress: embedded.is_some(),
+        config,
+        ..ServerOptions::default()
+    };
+    let server = server::build(Catalog::builtin(), channel, options, system, Arc::new(WallClock));
+    let bootstrap = tokio::spawn(server::bootstrap(server.clone()));
+
+    if let Some(path) = &args.write_kubeconfig {
+        kubeconfig::write(path, &url, tls.as_ref().map(|(_, pem)| pem.as_slice()))?;
+    }
+    let etcd_note = match &embedded {
+        Some(e) => format!(
+            "embedded fake-etcd at {}, {}",
+            e.endpoint,
+            args.etcd_data_dir.as_ref().map_or("data in memory".into(), |d| format!("data in {}", d.display()))
+        ),
+        None => format!("etcd at {}", etcd_servers.join(",")),
+    };
+    println!("kubesim-apiserver: serving on {url} ({etcd_note})");
+    match &args.write_kubeconfig {
+        Some(path) => println!("kubesim-apiserver: export KUBECONFIG={}", path.display()),
+        None => {
+            let insecure = if tls.is_some() { " --insecure-skip-tls-verify" } else { "" };
+            println!("kubesim-apiserver: kubectl --server={url}{insecure} get namespaces")
+        }
+    }
+
+    let shutdown = shutdown_signal();
+    match tls {
+        None => serve_with(server.clone(), listener, shutdown, |stream, _| async move { Some(stream) }).await,
+        Some((acceptor, _)) => {
+            serve_with(server.clone(), listener, shutdown, move |stream, peer| {
+                let acceptor = acceptor.clone();
+                async move {
+                    match acceptor.accept(stream).await {
+                        Ok(tls) => Some(tls),
+                        Err(err) => {
+                            tracing::debug!(%peer, "TLS handshake failed: {err}");
+                            None
+                        }
+                    }
+                }
+            })
+            .await
+        }
+    }
+    bootstrap.abort();
+    if let Some(embedded) = embedded {
+        embedded.stop().await;
+    }
+    println!("kubesim-apiserver: stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    let name = tokio::select! {
+        biased;
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    };
+    tracing::info!(signal = name, "draining");
+}

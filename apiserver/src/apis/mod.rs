@@ -1,0 +1,224 @@
+//! The API this server serves: which groups, versions and resources exist, with what each resource tells
+//! discovery (singular name, short names, categories, scope, verbs, subresources) and how it prints as a
+//! table. One table, [`Catalog`], read by the router, discovery, OpenAPI and the Table conversion, so
+//! that a resource is declared once.
+//!
+//! Files: [`printers`] (the printer columns of `kubectl get`, per resource).
+
+pub mod printers;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::endpoints::request_info::Verb;
+use crate::registry::strategies::{configmaps, namespaces, pods};
+use crate::registry::strategy::{Strategy, Subresource};
+use crate::registry::Resource;
+
+pub use printers::{Column, Printer};
+
+/// Every verb a full resource serves, in discovery's order.
+pub const ALL_VERBS: &[Verb] = &[
+    Verb::Create,
+    Verb::Delete,
+    Verb::DeleteCollection,
+    Verb::Get,
+    Verb::List,
+    Verb::Patch,
+    Verb::Update,
+    Verb::Watch,
+];
+
+/// What an object-level subresource is to discovery and the router.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubresourceInfo {
+    /// Its name in the path (`status`).
+    pub name: &'static str,
+    /// What the registry does on an update of it.
+    pub sub: Subresource,
+    /// The kind its requests and responses carry (`Pod` for `pods/status`, `Scale` for `deployments/scale`).
+    pub kind: &'static str,
+    /// Group and version of that kind, if not the resource's (`autoscaling`/`v1` for `Scale`).
+    pub kind_group_version: Option<(&'static str, &'static str)>,
+    pub verbs: &'static [Verb],
+}
+
+/// A resource as discovery, the router and the printers know it.
+#[derive(Clone)]
+pub struct ResourceInfo {
+    pub resource: Resource,
+    pub singular: &'static str,
+    pub short_names: &'static [&'static str],
+    pub categories: &'static [&'static str],
+    pub namespaced: bool,
+    pub verbs: &'static [Verb],
+    pub subresources: Vec<SubresourceInfo>,
+    /// The strategy the registry uses for it.
+    pub strategy: Arc<dyn Strategy>,
+    /// Its `kubectl get` columns.
+    pub printer: Printer,
+    /// A custom resource: lists keep their items' type fields, as unstructured lists do.
+    pub custom: bool,
+}
+
+impl ResourceInfo {
+    /// Whether the resource serves `verb` on its main endpoint.
+    pub fn serves(&self, verb: Verb) -> bool {
+        self.verbs.contains(&verb)
+    }
+
+    pub fn subresource(&self, name: &str) -> Option<&SubresourceInfo> {
+        self.subresources.iter().find(|s| s.name == name)
+    }
+
+    /// The kind of a list of these objects (`ConfigMapList`).
+    pub fn list_kind(&self) -> String {
+        format!("{}List", self.resource.kind)
+    }
+}
+
+impl std::fmt::Debug for ResourceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceInfo").field("resource", &self.resource).finish_non_exhaustive()
+    }
+}
+
+/// A group and version, the unit discovery documents describe.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupVersion {
+    pub group: String,
+    pub version: String,
+}
+
+impl GroupVersion {
+    /// `v1` for the core group, `apps/v1` otherwise.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+/// Every resource the server serves, by group, version and plural.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    resources: BTreeMap<(GroupVersion, String), ResourceInfo>,
+    /// Groups in the order `/apis` lists them (kube lists by priority, not by name).
+    group_order: Vec<String>,
+}
+
+impl Catalog {
+    /// The built-in resources.
+    pub fn builtin() -> Catalog {
+        let mut catalog = Catalog::default();
+        for info in builtin_resources() {
+            catalog.add(info);
+        }
+        catalog
+    }
+
+    /// Adds a resource; a second one with the same group, version and plural replaces the first.
+    pub fn add(&mut self, info: ResourceInfo) {
+        let gv = GroupVersion { group: info.resource.group.clone(), version: info.resource.version.clone() };
+        if !gv.group.is_empty() && !self.group_order.contains(&gv.group) {
+            self.group_order.push(gv.group.clone());
+        }
+        self.resources.insert((gv, info.resource.plural.clone()), info);
+    }
+
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
+        let gv = GroupVersion { group: group.to_string(), version: version.to_string() };
+        self.resources.get(&(gv, plural.to_string()))
+    }
+
+    /// Whether any resource lives in `group`/`version`.
+    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+        self.resources.keys().any(|(gv, _)| gv.group == group && gv.version == version)
+    }
+
+    /// The resources of one group and version, by plural.
+    pub fn in_group_version<'a>(&'a self, group: &'a str, version: &'a str) -> impl Iterator<Item = &'a ResourceInfo> {
+        self.resources.iter().filter(move |((gv, _), _)| gv.group == group && gv.version == version).map(|(_, r)| r)
+    }
+
+    /// The named groups, in `/apis` order, each with its versions (preferred first).
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        self.group_order
+            .iter()
+            .map(|group| {
+                let mut versions: Vec<String> = self
+                    .resources
+                    .keys()
+                    .filter(|(gv, _)| &gv.group == group)
+                    .map(|(gv, _)| gv.version.clone())
+                    .collect();
+                versions.dedup();
+                (group.clone(), versions)
+            })
+            .collect()
+    }
+
+    /// Every resource.
+    pub fn all(&self) -> impl Iterator<Item = &ResourceInfo> {
+        self.resources.values()
+    }
+}
+
+const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];
+
+fn status(kind: &'static str) -> SubresourceInfo {
+    SubresourceInfo { name: "status", sub: Subresource::Status, kind, kind_group_version: None, verbs: STATUS_VERBS }
+}
+
+/// The built-in resources, as kube-apiserver 1.32 serves them.
+fn builtin_resources() -> Vec<ResourceInfo> {
+    vec![
+        ResourceInfo {
+            resource: configmaps::resource(),
+            singular: "configmap",
+            short_names: &["cm"],
+            categories: &[],
+            namespaced: true,
+            verbs: ALL_VERBS,
+            subresources: vec![],
+            strategy: Arc::new(configmaps::ConfigMaps),
+            printer: printers::configmaps(),
+            custom: false,
+        },
+        ResourceInfo {
+            resource: namespaces::resource(),
+            singular: "namespace",
+            short_names: &["ns"],
+            categories: &[],
+            namespaced: false,
+            verbs: &[Verb::Create, Verb::Delete, Verb::Get, Verb::List, Verb::Patch, Verb::Update, Verb::Watch],
+            subresources: vec![
+                SubresourceInfo {
+                    name: "finalize",
+                    sub: Subresource::Finalize,
+                    kind: "Namespace",
+                    kind_group_version: None,
+                    verbs: &[Verb::Update],
+                },
+                status("Namespace"),
+            ],
+            strategy: Arc::new(namespaces::Namespaces),
+            printer: printers::namespaces(),
+            custom: false,
+        },
+        ResourceInfo {
+            resource: pods::resource(),
+            singular: "pod",
+            short_names: &["po"],
+            categories: &["all"],
+            namespaced: true,
+            verbs: ALL_VERBS,
+            subresources: vec![status("Pod")],
+            strategy: Arc::new(pods::Pods),
+            printer: printers::pods(),
+            custom: false,
+        },
+    ]
+}

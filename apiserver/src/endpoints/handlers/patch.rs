@@ -1,0 +1,104 @@
+//! PATCH (kube's `PatchResource`): the `Content-Type` names the patch type, and the patch is applied to the
+//! current object inside the registry's guaranteed update, so a retry re-applies it to newer state
+//! (reference PA1-PA4). JSON patch (RFC 6902) and JSON merge patch (RFC 7386) are served here; strategic
+//! merge patch and server-side apply answer 415 with the types that are served.
+//!
+//! Texts are kube's: a body that is not JSON is `invalid JSON patch` (400); a JSON patch that does not
+//! decode is a 400 with the decoder's words; more than 10,000 operations is a 413; a patch that cannot
+//! apply (a failed `test`, a missing path) is the generic 422.
+
+use http::{Response, StatusCode};
+use serde_json::Value;
+
+use crate::endpoints::error::ApiError;
+use crate::endpoints::handlers::write::validate_write_options;
+use crate::endpoints::handlers::{Call, Target};
+use crate::endpoints::query::write_query;
+use crate::endpoints::response::Responder;
+use crate::endpoints::Body;
+use crate::registry::field_error::FieldError;
+use crate::registry::RegistryError;
+
+/// The most operations a JSON patch may have (`maxJSONPatchOperations`).
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// A patch type, named by its media type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatchType {
+    Json,
+    Merge,
+}
+
+impl PatchType {
+    /// The patch types served, in the order a 415 lists them.
+    pub const SERVED: [PatchType; 2] = [PatchType::Json, PatchType::Merge];
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            PatchType::Json => "application/json-patch+json",
+            PatchType::Merge => "application/merge-patch+json",
+        }
+    }
+
+    fn of_content_type(content_type: &str) -> Option<PatchType> {
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        PatchType::SERVED.into_iter().find(|p| p.media_type() == essence)
+    }
+}
+
+/// `PATCH .../NAME` and `PATCH .../NAME/SUBRESOURCE`.
+pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+    let patch_type = PatchType::of_content_type(call.header("content-type").unwrap_or("")).ok_or_else(|| {
+        ApiError::UnsupportedMediaType {
+            accepted: PatchType::SERVED.iter().map(|p| p.media_type().to_string()).collect(),
+        }
+    })?;
+    let options = write_query(&call.query);
+    if call.query.first("force").is_some() {
+        // `force` exists only for server-side apply.
+        let mut errors = vec![FieldError::forbidden("force", "may not be specified for non-apply patch")];
+        if let Err(ApiError::InvalidOptions { errors: more, .. }) = validate_write_options(&options, "PatchOptions") {
+            errors.extend(more);
+        }
+        return Err(ApiError::InvalidOptions { kind: "PatchOptions".into(), errors });
+    }
+    validate_write_options(&options, "PatchOptions")?;
+    let patch: Value =
+        serde_json::from_slice(&call.body).map_err(|_| ApiError::BadRequest("invalid JSON patch".into()))?;
+    let mut apply: Box<dyn FnMut(&Value) -> Result<Value, RegistryError> + Send> = match patch_type {
+        PatchType::Json => {
+            let ops: json_patch::Patch =
+                serde_json::from_value(patch).map_err(|err| ApiError::BadRequest(json_patch_decode_error(&err)))?;
+            if ops.0.len() > MAX_JSON_PATCH_OPERATIONS {
+                return Err(ApiError::Registry(RegistryError::TooLarge(format!(
+                    "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                    ops.0.len()
+                ))));
+            }
+            Box::new(move |current: &Value| {
+                let mut doc = current.clone();
+                json_patch::patch(&mut doc, &ops).map_err(|err| RegistryError::PatchNotApplicable(err.to_string()))?;
+                Ok(doc)
+            })
+        }
+        PatchType::Merge => Box::new(move |current: &Value| {
+            let mut doc = current.clone();
+            json_patch::merge(&mut doc, &patch);
+            Ok(doc)
+        }),
+    };
+    let sub = target.sub.map(|s| s.sub);
+    let patched =
+        target.rest.patch(&target.namespace, &target.name, sub, &mut *apply, &options.update_options()).await?;
+    responder.object(StatusCode::OK, &patched)
+}
+
+/// How evanphx/json-patch reports a patch document it cannot decode: kube passes its text on.
+fn json_patch_decode_error(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    if text.contains("invalid type") && text.contains("expected a sequence") {
+        // A JSON patch must be an array of operations.
+        return "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into();
+    }
+    text
+}

@@ -1,0 +1,51 @@
+//! GET of one object (kube's `GetResource`) and of a collection (`ListResource` without `watch`).
+//!
+//! A list's items are written without `kind` and `apiVersion` for built-in resources, as kube's typed lists
+//! encode them (the list carries the kind); custom resources keep theirs, as unstructured lists do.
+
+use http::{Response, StatusCode};
+use serde_json::Value;
+
+use crate::endpoints::error::ApiError;
+use crate::endpoints::handlers::{Call, Target};
+use crate::endpoints::query::{self, get_options};
+use crate::endpoints::response::Responder;
+use crate::endpoints::table::ListMeta;
+use crate::endpoints::{ApiServer, Body};
+
+/// `GET .../NAME` (and `GET .../NAME/status`, which reads the whole object).
+pub async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+    let opts = get_options(&call.query);
+    let obj = target.rest.get(&target.namespace, &target.name, &opts).await?;
+    responder.object(StatusCode::OK, &obj)
+}
+
+/// `GET .../RESOURCE`.
+pub async fn list(
+    server: &ApiServer,
+    call: &Call,
+    target: &Target<'_>,
+    responder: &Responder,
+) -> Result<Response<Body>, ApiError> {
+    let list = query::list_query(&call.query, false, server.config.watch_list)?;
+    let result = target.rest.list(&target.namespace, &list.request).await?;
+    let custom = target.resource.custom;
+    let items: Vec<Value> = result.items.into_iter().map(|obj| list_item(obj, custom)).collect();
+    let meta = ListMeta {
+        resource_version: result.resource_version.to_string(),
+        continue_token: result.continue_token,
+        remaining_item_count: result.remaining_item_count,
+    };
+    responder.list(&target.resource.list_kind(), &target.resource.resource.api_version(), &items, &meta)
+}
+
+/// An object as a list carries it: built-in types without their type fields.
+pub fn list_item(mut obj: Value, custom: bool) -> Value {
+    if !custom {
+        if let Some(map) = obj.as_object_mut() {
+            map.remove("kind");
+            map.remove("apiVersion");
+        }
+    }
+    obj
+}

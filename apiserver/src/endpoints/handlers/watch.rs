@@ -1,0 +1,168 @@
+//! WATCH (kube's `ListResource` with `watch=true`, and the deprecated `/watch/` paths): a 200 whose chunked
+//! body carries one event per line, `{"type":"ADDED","object":{...}}`, until the watch's time is up, the
+//! store ends it, the client goes away or the server shuts down.
+//!
+//! Errors found before the stream starts (bad options, a cache that is not ready) are ordinary HTTP
+//! errors; later ones (a resourceVersion too old) arrive as one `ERROR` event carrying the `Status`, after
+//! which the stream ends (reference W1). Bookmarks carry an empty object of the resource's kind with only
+//! its resourceVersion, and the one ending a watch-list's initial events the
+//! `k8s.io/initial-events-end: "true"` annotation. A watch without `timeoutSeconds` lasts a random time
+//! between the server's minimum request timeout and twice it. Table and metadata conversions apply per
+//! event; a Table carries its column definitions in the first event only.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{Response, StatusCode};
+use http_body::Frame;
+use http_body_util::{BodyExt, StreamBody};
+use serde_json::{json, Map, Value};
+
+use crate::apis::Printer;
+use crate::endpoints::error::ApiError;
+use crate::endpoints::handlers::{Call, Target};
+use crate::endpoints::negotiate::{Conversion, Negotiated};
+use crate::endpoints::query;
+use crate::endpoints::response::{content_type, status_value};
+use crate::endpoints::table::{self, IncludeObject, ListMeta};
+use crate::endpoints::{ApiServer, Body};
+use crate::storage::watch::INITIAL_EVENTS_END_ANNOTATION;
+use crate::storage::{WatchEvent, Watcher};
+
+/// `GET ...?watch=true` and `GET /.../watch/...`.
+pub async fn watch(
+    server: Arc<ApiServer>,
+    call: &Call,
+    target: &Target<'_>,
+    negotiated: &Negotiated,
+    include: IncludeObject,
+) -> Result<Response<Body>, ApiError> {
+    let mut list = query::list_query(&call.query, call.info.verb_in_path, server.config.watch_list)?;
+    if !target.name.is_empty() {
+        // A watch of one object is a watch of the collection selected by its name.
+        let by_name = format!("metadata.name={}", target.name);
+        let selector = &list.request.field_selector;
+        if !selector.is_empty()
+            && selector.trim() != by_name
+            && selector.trim() != format!("metadata.name=={}", target.name)
+        {
+            return Err(ApiError::BadRequest("fieldSelector metadata.name doesn't match requested name".into()));
+        }
+        list.request.field_selector = by_name;
+    }
+    if server.shutdown.draining() {
+        return Err(ApiError::Unavailable("apiserver is shutting down".into()));
+    }
+    let timeout = match list.timeout_seconds {
+        Some(secs) if secs > 0 => Duration::from_secs(secs as u64),
+        _ => server.random_watch_timeout(),
+    };
+    let watcher = target.rest.watch(&target.namespace, &list.request).await?;
+    let encoder = EventEncoder {
+        negotiated: negotiated.clone(),
+        kind: target.resource.resource.kind.clone(),
+        api_version: target.resource.resource.api_version(),
+        printer: target.resource.printer.clone(),
+        include,
+        headers_sent: false,
+    };
+    let stream = event_stream(server, watcher, encoder, timeout);
+    let body = StreamBody::new(stream.map(|bytes| Ok::<_, std::convert::Infallible>(Frame::data(bytes))));
+    Ok(Response::builder()
+        .status(StatusCode::OK)
+        .header("Content-Type", content_type(negotiated.format))
+        .header("Cache-Control", "no-cache, private")
+        .header("Transfer-Encoding", "chunked")
+        .body(body.boxed_unsync())
+        .expect("static headers are valid"))
+}
+
+/// The frames of one watch: events until the watcher ends, the time is up or the server drains.
+fn event_stream(
+    server: Arc<ApiServer>,
+    watcher: Watcher,
+    encoder: EventEncoder,
+    timeout: Duration,
+) -> impl futures::Stream<Item = Bytes> + Send {
+    let deadline = tokio::time::Instant::now() + timeout;
+    futures::stream::unfold(Some((server, watcher, encoder)), move |state| async move {
+        let (server, mut watcher, mut encoder) = state?;
+        let event = tokio::select! {
+            biased;
+            () = server.shutdown.wait() => None,
+            () = tokio::time::sleep_until(deadline) => None,
+            event = watcher.next() => event,
+        };
+        let event = event?;
+        let now = server.clock.now_unix_s();
+        let frame = encoder.encode(&event, now);
+        // An ERROR event is the last.
+        let next = (!matches!(event, WatchEvent::Error(_))).then_some((server, watcher, encoder));
+        Some((frame, next))
+    })
+}
+
+/// Encodes watch events as one request asked for them.
+struct EventEncoder {
+    negotiated: Negotiated,
+    kind: String,
+    api_version: String,
+    printer: Printer,
+    include: IncludeObject,
+    /// Whether a Table event has carried the column definitions yet.
+    headers_sent: bool,
+}
+
+impl EventEncoder {
+    fn encode(&mut self, event: &WatchEvent, now_unix_s: i64) -> Bytes {
+        let (kind, object) = match event {
+            WatchEvent::Added(obj) => ("ADDED", self.convert(obj, now_unix_s)),
+            WatchEvent::Modified(obj) => ("MODIFIED", self.convert(obj, now_unix_s)),
+            WatchEvent::Deleted(obj) => ("DELETED", self.convert(obj, now_unix_s)),
+            WatchEvent::Bookmark(rv) => ("BOOKMARK", self.convert(&self.bookmark(&rv.to_string(), false), now_unix_s)),
+            WatchEvent::InitialEventsEnd(rv) => {
+                ("BOOKMARK", self.convert(&self.bookmark(&rv.to_string(), true), now_unix_s))
+            }
+            WatchEvent::Error(status) => ("ERROR", status_value(status)),
+        };
+        let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).expect("events serialize");
+        line.push(b'\n');
+        Bytes::from(line)
+    }
+
+    /// The object of a bookmark: an empty object of the resource's kind with only its resourceVersion.
+    fn bookmark(&self, rv: &str, initial_events_end: bool) -> Value {
+        let mut metadata = Map::new();
+        metadata.insert("resourceVersion".into(), Value::from(rv));
+        metadata.insert("creationTimestamp".into(), Value::Null);
+        if initial_events_end {
+            metadata.insert("annotations".into(), json!({ INITIAL_EVENTS_END_ANNOTATION: "true" }));
+        }
+        json!({"kind": self.kind, "apiVersion": self.api_version, "metadata": metadata})
+    }
+
+    fn convert(&mut self, obj: &Value, now_unix_s: i64) -> Value {
+        match self.negotiated.conversion {
+            None | Some(Conversion::PartialObjectMetadataList) => obj.clone(),
+            Some(Conversion::PartialObjectMetadata) => table::partial_object_metadata(obj),
+            Some(Conversion::Table) => {
+                let meta = ListMeta {
+                    resource_version: obj
+                        .pointer("/metadata/resourceVersion")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .into(),
+                    ..ListMeta::default()
+                };
+                let is_end =
+                    obj.pointer("/metadata/annotations").and_then(|a| a.get(INITIAL_EVENTS_END_ANNOTATION)).is_some();
+                let include = if is_end { IncludeObject::Metadata } else { self.include };
+                let headers = !self.headers_sent;
+                self.headers_sent = true;
+                table::table(&self.printer, std::slice::from_ref(obj), &meta, include, headers, now_unix_s)
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! POST (kube's `CreateResource`) and PUT (`UpdateResource`) of objects and subresources: the body decoded
+//! in its content type, the options read from the query and validated as `ValidateCreateOptions` and
+//! `ValidateUpdateOptions` do, then the registry. Create answers 201; update 200, or 201 when it created.
+
+use http::{Response, StatusCode};
+use serde_json::Value;
+
+use crate::endpoints::codec;
+use crate::endpoints::error::ApiError;
+use crate::endpoints::handlers::{Call, Target};
+use crate::endpoints::negotiate::Format;
+use crate::endpoints::query::{write_query, WriteQuery};
+use crate::endpoints::response::Responder;
+use crate::endpoints::Body;
+use crate::registry::field_error::FieldError;
+
+/// `POST .../RESOURCE`.
+pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+    let options = write_query(&call.query);
+    validate_write_options(&options, "CreateOptions")?;
+    let obj = body_object(call, target)?;
+    let created = target.rest.create(&target.namespace, obj, &options.create_options()).await?;
+    responder.object(StatusCode::CREATED, &created)
+}
+
+/// `PUT .../NAME` and `PUT .../NAME/SUBRESOURCE`.
+pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+    let options = write_query(&call.query);
+    validate_write_options(&options, "UpdateOptions")?;
+    let obj = body_object(call, target)?;
+    let opts = options.update_options();
+    let (stored, created) = match target.sub {
+        Some(sub) => {
+            let stored = target.rest.update_subresource(&target.namespace, &target.name, sub.sub, obj, &opts).await?;
+            (stored, false)
+        }
+        None => target.rest.update(&target.namespace, &target.name, obj, &opts).await?,
+    };
+    responder.object(if created { StatusCode::CREATED } else { StatusCode::OK }, &stored)
+}
+
+/// The request body as an object of the target's kind, with `apiVersion` and `kind` defaulted from the
+/// URL as kube's decoder defaults them.
+pub fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> {
+    let format = Format::of_content_type(call.header("content-type")).ok_or_else(ApiError::unsupported_media_type)?;
+    let kind = target.sub.map_or(target.resource.resource.kind.as_str(), |s| s.kind);
+    let mut obj = codec::decode(&call.body, format, kind)?;
+    let map = obj.as_object_mut().expect("codec::decode returns objects");
+    let api_version = match target.sub.and_then(|s| s.kind_group_version) {
+        Some((group, version)) if group.is_empty() => version.to_string(),
+        Some((group, version)) => format!("{group}/{version}"),
+        None => target.resource.resource.api_version(),
+    };
+    if map.get("apiVersion").and_then(Value::as_str).unwrap_or("").is_empty() {
+        map.insert("apiVersion".into(), Value::from(api_version));
+    }
+    if map.get("kind").and_then(Value::as_str).unwrap_or("").is_empty() {
+        map.insert("kind".into(), Value::from(kind));
+    }
+    Ok(obj)
+}
+
+/// The longest field manager name (`FieldManagerMaxLength`).
+const FIELD_MANAGER_MAX_BYTES: usize = 128;
+
+/// `ValidateFieldManager`, `ValidateDryRun` and `ValidateFieldValidation`, as a 422 on `kind`
+/// (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+pub fn validate_write_options(options: &WriteQuery, kind: &str) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    validate_field_manager(&options.field_manager, &mut errors);
+    if options.dry_run.iter().any(|v| v != "All") {
+        errors.push(FieldError::not_supported_list("dryRun", &options.dry_run, &["All"]));
+    }
+    if !["", "Ignore", "Strict", "Warn"].contains(&options.field_validation.as_str()) {
+        errors.push(FieldError::not_supported(
+            "fieldValidation",
+            &options.field_validation,
+            &["", "Ignore", "Strict", "Warn"],
+        ));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::InvalidOptions { kind: kind.into(), errors })
+    }
+}
+
+/// `ValidateFieldManager`: at most 128 bytes, all printable.
+pub fn validate_field_manager(manager: &str, errors: &mut Vec<FieldError>) {
+    if manager.len() > FIELD_MANAGER_MAX_BYTES {
+        errors.push(FieldError::too_long("fieldManager", FIELD_MANAGER_MAX_BYTES));
+    }
+    for (i, c) in manager.char_indices() {
+        if c.is_control() {
+            errors.push(FieldError::invalid(
+                "fieldManager",
+                manager,
+                &format!("invalid character U+{:04X} (at position {i})", c as u32),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_options_are_validated_as_kube_validates_them() {
+        let opts =
+            WriteQuery { dry_run: vec!["x".into()], field_manager: String::new(), field_validation: "Loud".into() };
+        let err = validate_write_options(&opts, "CreateOptions").unwrap_err();
+        assert_eq!(
+            err.to_status().message.unwrap(),
+            r#"CreateOptions.meta.k8s.io "" is invalid: [dryRun: Unsupported value: []string{"x"}: supported values: "All", fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"]"#
+        );
+        let long = WriteQuery { field_manager: "m".repeat(129), ..WriteQuery::default() };
+        assert_eq!(
+            validate_write_options(&long, "UpdateOptions").unwrap_err().to_status().message.unwrap(),
+            r#"UpdateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes"#
+        );
+        assert!(validate_write_options(&WriteQuery::default(), "CreateOptions").is_ok());
+    }
+}

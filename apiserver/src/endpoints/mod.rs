@@ -1,0 +1,203 @@
+//! The HTTP layer: kube-apiserver's REST API over the registry, as k8s.io/apiserver's `pkg/endpoints`
+//! serves it, in both builds (real sockets, and madsim's simulated network).
+//!
+//! A request goes: [`request_info`] resolves what it is about (the router), [`negotiate`] chooses the
+//! response format, [`handlers`] (one file per verb) read the [`query`] and the body ([`codec`]), call the
+//! resource's registry ([`crate::registry::rest::Rest`]) and answer through [`response`], which converts to
+//! [`table`] forms on request and gzips large answers. Every failure is an [`error::ApiError`], which
+//! becomes a `Status` in one place. Around the resources: [`discovery`] (legacy and aggregated),
+//! [`openapi`], [`system`] (`/version`, health, `/metrics`) and [`serve`], the accept loop and
+//! connection handling on hyper.
+//!
+//! [`ApiServer`] is one server: the catalog of resources, their registries, and what the handlers share.
+//! It draws nothing from the machine: time comes from the registry's [`Clock`] and tokio's timers
+//! (madsim's under simulation), randomness (watch timeouts) from a seeded generator.
+
+pub mod codec;
+pub mod discovery;
+pub mod error;
+pub mod handlers;
+pub mod metrics;
+pub mod negotiate;
+pub mod openapi;
+pub mod query;
+pub mod request_info;
+pub mod response;
+pub mod router;
+pub mod serve;
+pub mod system;
+pub mod table;
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::Notify;
+
+use crate::apis::Catalog;
+use crate::registry::rest::{BoxFuture, Rest};
+use crate::registry::Clock;
+
+/// The body of every response.
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// What `/version` reports. kubectl's dispatcher picks its client by `minor`, so kubesim reports 1.32.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionInfo {
+    pub major: String,
+    pub minor: String,
+    pub git_version: String,
+}
+
+impl Default for VersionInfo {
+    fn default() -> VersionInfo {
+        VersionInfo { major: "1".into(), minor: "32".into(), git_version: "v1.32.4-kubesim".into() }
+    }
+}
+
+/// The server's settings (kube-apiserver's flags where one exists).
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub version: VersionInfo,
+    /// The `WatchList` feature gate (on in 1.32): watches with `sendInitialEvents`, and legacy watches
+    /// from "" or "0" streaming their initial state the same way.
+    pub watch_list: bool,
+    /// `--min-request-timeout`: a watch without `timeoutSeconds` lasts between this and twice this.
+    pub min_request_timeout: Duration,
+    /// `--request-timeout`: how long any other request may take before a 504.
+    pub request_timeout: Duration,
+    /// The address discovery advertises in `serverAddressByClientCIDRs`.
+    pub advertise_address: String,
+    /// The seed of the watch timeouts' generator.
+    pub seed: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            version: VersionInfo::default(),
+            watch_list: true,
+            min_request_timeout: Duration::from_secs(1800),
+            request_timeout: Duration::from_secs(60),
+            advertise_address: "127.0.0.1:6443".into(),
+            seed: 0,
+        }
+    }
+}
+
+/// The checks behind `/healthz`, `/livez` and `/readyz` that look beyond the process.
+pub trait HealthCheck: Send + Sync {
+    /// Whether etcd answers (a read of a key no object uses).
+    fn etcd(&self) -> BoxFuture<'_, Result<(), String>>;
+
+    /// Whether every watch cache has completed its first list (`informer-sync`).
+    fn caches_synced(&self) -> bool;
+}
+
+/// A server that is shutting down: readiness fails, new watches are refused, open watches end.
+#[derive(Default)]
+pub struct Shutdown {
+    draining: AtomicBool,
+    notify: Notify,
+}
+
+impl Shutdown {
+    /// Starts draining.
+    pub fn begin(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once draining has begun.
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.draining() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// One apiserver: the resources it serves, their registries, and its settings.
+pub struct ApiServer {
+    pub(crate) catalog: Catalog,
+    /// The registry of each resource, by (group, version, plural).
+    pub(crate) registry: BTreeMap<(String, String, String), Arc<dyn Rest>>,
+    pub(crate) config: ServerConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) rng: Mutex<ChaCha8Rng>,
+    pub(crate) metrics: metrics::Metrics,
+    pub(crate) health: Arc<dyn HealthCheck>,
+    pub(crate) shutdown: Shutdown,
+    /// Whether the system namespaces exist (the `start-system-namespaces-controller` post-start hook).
+    pub(crate) system_namespaces: AtomicBool,
+}
+
+impl ApiServer {
+    /// A server for `catalog`, with `registry` holding a [`Rest`] for every resource in it.
+    pub fn new(
+        catalog: Catalog,
+        registry: BTreeMap<(String, String, String), Arc<dyn Rest>>,
+        config: ServerConfig,
+        clock: Arc<dyn Clock>,
+        health: Arc<dyn HealthCheck>,
+    ) -> ApiServer {
+        for info in catalog.all() {
+            let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
+            assert!(registry.contains_key(&key), "no registry for {key:?}, which the catalog serves");
+        }
+        ApiServer {
+            rng: Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)),
+            catalog,
+            registry,
+            config,
+            clock,
+            metrics: metrics::Metrics::default(),
+            health,
+            shutdown: Shutdown::default(),
+            system_namespaces: AtomicBool::new(false),
+        }
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Begins a graceful shutdown: `/readyz` fails, watches end cleanly, new watches are refused.
+    pub fn begin_shutdown(&self) {
+        self.shutdown.begin();
+    }
+
+    /// Records that the system namespaces exist.
+    pub fn mark_system_namespaces_ready(&self) {
+        self.system_namespaces.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn rest(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<dyn Rest>> {
+        self.registry.get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+
+    /// A watch's lifetime when the client gave none: uniformly between the minimum request timeout and
+    /// twice it, as kube draws it.
+    pub(crate) fn random_watch_timeout(&self) -> Duration {
+        use rand::Rng;
+        let factor: f64 = self.rng.lock().expect("the generator lock is never poisoned").random_range(0.0..1.0);
+        self.config.min_request_timeout.mul_f64(1.0 + factor)
+    }
+}

@@ -1,0 +1,210 @@
+//! Writing answers: objects, lists and errors in the negotiated format, converted to a Table or metadata
+//! form when asked (`transformResponseObject`), gzipped when large and the client accepts it (kube's
+//! 128 KiB threshold), with `Retry-After` on errors that carry one and `Warning` headers.
+
+use std::io::Write;
+
+use bytes::Bytes;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+use serde_json::{Map, Value};
+
+use crate::apis::Printer;
+use crate::endpoints::codec;
+use crate::endpoints::error::{retry_after, ApiError};
+use crate::endpoints::negotiate::{Conversion, Format, Negotiated};
+use crate::endpoints::table::{self, IncludeObject, ListMeta};
+use crate::endpoints::Body;
+
+/// Responses at least this large are gzipped for clients that accept it (`defaultGzipThresholdBytes`).
+pub const GZIP_THRESHOLD_BYTES: usize = 128 * 1024;
+
+/// A body from bytes.
+pub fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(|never| match never {}).boxed_unsync()
+}
+
+/// How one request wants its answer.
+#[derive(Clone)]
+pub struct Responder {
+    pub negotiated: Negotiated,
+    /// `Accept-Encoding` names gzip.
+    pub gzip: bool,
+    /// A HEAD request: headers only.
+    pub head: bool,
+    /// The resource's printer, for Table answers.
+    pub printer: Option<Printer>,
+    pub include: IncludeObject,
+    /// The server's clock, for the Age column.
+    pub now_unix_s: i64,
+    /// `Warning` headers to send (`299 - "text"`).
+    pub warnings: Vec<String>,
+}
+
+impl Responder {
+    /// Answers with one object.
+    pub fn object(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
+        let converted;
+        let is_status = obj.get("kind").and_then(Value::as_str) == Some("Status");
+        let out = match &self.negotiated.conversion {
+            // A Status (a delete's answer) is never converted.
+            _ if is_status => obj,
+            None => obj,
+            Some(Conversion::Table) => {
+                let printer = self.printer.as_ref().ok_or_else(|| not_acceptable_table())?;
+                let meta =
+                    ListMeta { resource_version: meta_str(obj, "resourceVersion").to_string(), ..ListMeta::default() };
+                converted =
+                    table::table(printer, std::slice::from_ref(obj), &meta, self.include, true, self.now_unix_s);
+                &converted
+            }
+            Some(Conversion::PartialObjectMetadata) => {
+                converted = table::partial_object_metadata(obj);
+                &converted
+            }
+            Some(Conversion::PartialObjectMetadataList) => {
+                return Err(ApiError::NotAcceptable(crate::endpoints::negotiate::NotAcceptable { stream: false }))
+            }
+        };
+        self.encoded(status, out)
+    }
+
+    /// Answers with a list: `kind`/`api_version` of the list, its items (already in list-item form) and
+    /// metadata.
+    pub fn list(
+        &self,
+        kind: &str,
+        api_version: &str,
+        items: &[Value],
+        meta: &ListMeta,
+    ) -> Result<Response<Body>, ApiError> {
+        let out = match &self.negotiated.conversion {
+            None => {
+                let mut list = Map::new();
+                list.insert("kind".into(), Value::from(kind));
+                list.insert("apiVersion".into(), Value::from(api_version));
+                let mut list_meta = Map::new();
+                if !meta.resource_version.is_empty() {
+                    list_meta.insert("resourceVersion".into(), Value::from(meta.resource_version.clone()));
+                }
+                if let Some(c) = &meta.continue_token {
+                    list_meta.insert("continue".into(), Value::from(c.clone()));
+                }
+                if let Some(n) = meta.remaining_item_count {
+                    list_meta.insert("remainingItemCount".into(), Value::from(n));
+                }
+                list.insert("metadata".into(), Value::Object(list_meta));
+                list.insert("items".into(), Value::Array(items.to_vec()));
+                Value::Object(list)
+            }
+            Some(Conversion::Table) => {
+                let printer = self.printer.as_ref().ok_or_else(not_acceptable_table)?;
+                table::table(printer, items, meta, self.include, true, self.now_unix_s)
+            }
+            Some(Conversion::PartialObjectMetadataList) => table::partial_object_metadata_list(items, meta),
+            Some(Conversion::PartialObjectMetadata) => {
+                return Err(ApiError::NotAcceptable(crate::endpoints::negotiate::NotAcceptable { stream: false }))
+            }
+        };
+        self.encoded(StatusCode::OK, &out)
+    }
+
+    /// Encodes `obj` as negotiated.
+    pub fn encoded(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
+        let bytes = codec::encode(obj, self.negotiated.format, self.negotiated.pretty)?;
+        Ok(self.bytes(status, content_type(self.negotiated.format), bytes))
+    }
+
+    /// A response of `bytes`, gzipped if large and accepted.
+    fn bytes(&self, status: StatusCode, content_type: &'static str, bytes: Bytes) -> Response<Body> {
+        let mut builder = Response::builder()
+            .status(status)
+            .header("Content-Type", content_type)
+            .header("Cache-Control", "no-cache, private");
+        for warning in &self.warnings {
+            builder = builder.header("Warning", warning_header(warning));
+        }
+        let bytes = if self.gzip && bytes.len() >= GZIP_THRESHOLD_BYTES {
+            builder = builder.header("Content-Encoding", "gzip").header("Vary", "Accept-Encoding");
+            gzip(&bytes)
+        } else {
+            bytes
+        };
+        builder = builder.header("Content-Length", bytes.len());
+        let body = if self.head { Bytes::new() } else { bytes };
+        builder.body(full(body)).expect("static headers are valid")
+    }
+}
+
+fn not_acceptable_table() -> ApiError {
+    ApiError::NotAcceptable(crate::endpoints::negotiate::NotAcceptable { stream: false })
+}
+
+fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The `Content-Type` of a format (kube writes the bare media type).
+pub fn content_type(format: Format) -> &'static str {
+    format.media_type()
+}
+
+/// A `Warning` header as kube writes it: code 299, agent `-`, quoted text.
+pub fn warning_header(text: &str) -> HeaderValue {
+    let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+    HeaderValue::from_str(&format!("299 - \"{escaped}\"")).unwrap_or_else(|_| HeaderValue::from_static("299 - \"\""))
+}
+
+fn gzip(bytes: &[u8]) -> Bytes {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), Compression::default());
+    encoder.write_all(bytes).expect("writing to memory");
+    Bytes::from(encoder.finish().expect("writing to memory"))
+}
+
+/// The answer to a failed request: Go's plain-text 404 for unknown paths, else the `Status` in the
+/// negotiated format (JSON when nothing was negotiated), with `Retry-After` when it says when.
+pub fn error(err: &ApiError, negotiated: Option<&Negotiated>) -> Response<Body> {
+    if err.is_plain_not_found() {
+        return Response::builder()
+            .status(StatusCode::NOT_FOUND)
+            .header("Content-Type", "text/plain; charset=utf-8")
+            .header("X-Content-Type-Options", "nosniff")
+            .body(full(Bytes::from_static(b"404 page not found\n")))
+            .expect("static headers are valid");
+    }
+    status_response(&err.to_status(), negotiated)
+}
+
+/// A `Status` as the response to a request.
+pub fn status_response(status: &Status, negotiated: Option<&Negotiated>) -> Response<Body> {
+    let code = status.code.and_then(|c| u16::try_from(c).ok()).unwrap_or(500);
+    let format = match negotiated.map(|n| n.format) {
+        Some(Format::Yaml) => Format::Yaml,
+        _ => Format::Json,
+    };
+    let value = status_value(status);
+    let bytes = codec::encode(&value, format, negotiated.is_some_and(|n| n.pretty)).unwrap_or_default();
+    let mut builder = Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("Content-Type", content_type(format))
+        .header("Cache-Control", "no-cache, private")
+        .header("Content-Length", bytes.len());
+    if let Some(secs) = retry_after(status) {
+        builder = builder.header("Retry-After", secs.to_string());
+    }
+    builder.body(full(bytes)).expect("static headers are valid")
+}
+
+/// A `Status` as JSON, with its `kind` and `apiVersion`.
+pub fn status_value(status: &Status) -> Value {
+    let mut value = serde_json::to_value(status).expect("a Status serializes");
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("kind".into(), Value::from("Status"));
+        obj.insert("apiVersion".into(), Value::from("v1"));
+        obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    }
+    value
+}

@@ -1,0 +1,225 @@
+//! The top of the request path, [`ApiServer::handle`]: resolve the request, serve the non-resource paths
+//! (discovery, OpenAPI, version, health, metrics), and for resource requests negotiate the answer's
+//! format, read the body (at most 3 MiB), call the verb's handler under the request timeout (watches are
+//! long-running and have their own), record the metrics, and turn any failure into its `Status`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+
+use crate::endpoints::error::{ApiError, MAX_REQUEST_BODY_BYTES};
+use crate::endpoints::handlers::{self, Action, Call};
+use crate::endpoints::metrics::RequestLabels;
+use crate::endpoints::negotiate::{negotiate, Negotiated, Restrictions};
+use crate::endpoints::query::Query;
+use crate::endpoints::request_info::RequestInfo;
+use crate::endpoints::response::{self, Responder};
+use crate::endpoints::system::Probe;
+use crate::endpoints::table::IncludeObject;
+use crate::endpoints::{discovery, openapi, system, ApiServer, Body};
+
+/// Whether resource endpoints read and write Kubernetes protobuf yet; until they do, negotiation never
+/// picks it (a client that accepts JSON too gets JSON) and a protobuf body is a 415.
+const PROTOBUF_SERVED: bool = false;
+
+impl ApiServer {
+    /// Answers one request.
+    pub async fn handle<B>(self: Arc<Self>, req: Request<B>) -> Response<Body>
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = req.into_parts();
+        let path = percent_encoding::percent_decode_str(parts.uri.path()).decode_utf8_lossy().into_owned();
+        let query = Query::parse(parts.uri.query());
+        let info = match RequestInfo::new(parts.method.as_str(), &path, &query.0) {
+            Ok(info) => info,
+            Err(_) => return response::error(&ApiError::Generic { code: 404 }, None),
+        };
+        if !info.is_resource_request {
+            return self.non_resource(&path, &parts.method, &query, &parts.headers).await;
+        }
+        let needs_body = matches!(parts.method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+        let body = if needs_body {
+            match read_body(body).await {
+                Ok(bytes) => bytes,
+                Err(err) => return response::error(&err, None),
+            }
+        } else {
+            Bytes::new()
+        };
+        let call = Call { info, query, method: parts.method, headers: parts.headers, body };
+        self.resource_request(call).await
+    }
+
+    async fn resource_request(self: Arc<Self>, call: Call) -> Response<Body> {
+        let started = tokio::time::Instant::now();
+        let (target, action) = match handlers::route(&self, &call) {
+            Ok(routed) => routed,
+            Err(err) => return response::error(&err, None),
+        };
+        let labels = RequestLabels::resource(
+            action,
+            &target.resource.resource.group,
+            &target.resource.resource.version,
+            &target.resource.resource.plural,
+            target.sub.map_or("", |s| s.name),
+            &target.namespace,
+            &target.name,
+            !call.query.all("dryRun").is_empty(),
+        );
+        let restrictions =
+            Restrictions { conversions: true, stream: action == Action::Watch, protobuf: PROTOBUF_SERVED };
+        let user_agent = call.header("user-agent").unwrap_or("").to_string();
+        let negotiated = match negotiate(call.header("accept"), restrictions, call.query.pretty(), &user_agent) {
+            Ok(n) => n,
+            Err(err) => return self.finish(&labels, started, response::error(&ApiError::from(err), None)),
+        };
+        let include = match IncludeObject::from_query(&call.query) {
+            Ok(include) => include,
+            Err(err) => return self.finish(&labels, started, response::error(&err, Some(&negotiated))),
+        };
+        if action == Action::Watch {
+            let answer = handlers::watch::watch(self.clone(), &call, &target, &negotiated, include).await;
+            let answer = answer.unwrap_or_else(|err| response::error(&err, Some(&negotiated)));
+            return self.finish(&labels, started, answer);
+        }
+        let responder = Responder {
+            negotiated: negotiated.clone(),
+            gzip: call.header("accept-encoding").is_some_and(|e| e.split(',').any(|c| c.trim().starts_with("gzip"))),
+            head: call.method == Method::HEAD,
+            printer: Some(target.resource.printer.clone()),
+            include,
+            now_unix_s: self.clock.now_unix_s(),
+            warnings: Vec::new(),
+        };
+        let work = async {
+            match action {
+                Action::Get => handlers::read::get(&call, &target, &responder).await,
+                Action::List => handlers::read::list(&self, &call, &target, &responder).await,
+                Action::Create => handlers::write::create(&call, &target, &responder).await,
+                Action::Update => handlers::write::update(&call, &target, &responder).await,
+                Action::Patch => handlers::patch::patch(&call, &target, &responder).await,
+                Action::Delete => handlers::delete::delete(&call, &target, &responder).await,
+                Action::DeleteCollection => {
+                    handlers::delete::delete_collection(&self, &call, &target, &responder).await
+                }
+                Action::Watch => unreachable!("watches are served above"),
+            }
+        };
+        let answer = match tokio::time::timeout(self.config.request_timeout, work).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(err)) => response::error(&err, Some(&negotiated)),
+            Err(_) => response::status_response(&request_timeout(), Some(&negotiated)),
+        };
+        self.finish(&labels, started, answer)
+    }
+
+    fn finish(&self, labels: &RequestLabels, started: tokio::time::Instant, answer: Response<Body>) -> Response<Body> {
+        self.metrics.observe(labels, answer.status().as_u16(), started.elapsed());
+        answer
+    }
+
+    async fn non_resource(
+        &self,
+        path: &str,
+        method: &Method,
+        query: &Query,
+        headers: &http::HeaderMap,
+    ) -> Response<Body> {
+        let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+        let probe = match segments.first() {
+            Some(&"healthz") => Some(Probe::Healthz),
+            Some(&"livez") => Some(Probe::Livez),
+            Some(&"readyz") => Some(Probe::Readyz),
+            _ => None,
+        };
+        if let Some(probe) = probe {
+            if segments.len() <= 2 {
+                if let Some(answer) = system::health(self, probe, segments.get(1).copied(), query).await {
+                    return answer;
+                }
+            }
+            return response::error(&ApiError::NoRoute, None);
+        }
+        if *method != Method::GET && *method != Method::HEAD {
+            let known = matches!(
+                segments.as_slice(),
+                ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", ..] | ["openapi", ..] | ["metrics"]
+            );
+            let err = if known { ApiError::Generic { code: 405 } } else { ApiError::NoRoute };
+            return response::error(&err, None);
+        }
+        let catalog = &self.catalog;
+        let answer = match segments.as_slice() {
+            [] => Some(root(catalog)),
+            ["version"] => Some(system::version(self)),
+            ["metrics"] => Some(system::metrics(self)),
+            ["api"] => Some(discovery::api(catalog, headers, &self.config.advertise_address)),
+            ["apis"] => Some(discovery::apis(catalog, headers)),
+            ["api", version] => discovery::resource_list(catalog, "", version),
+            ["apis", group] => discovery::group(catalog, group),
+            ["apis", group, version] => discovery::resource_list(catalog, group, version),
+            ["openapi", "v3"] => Some(openapi::index(catalog)),
+            ["openapi", "v3", rest @ ..] => openapi::group_version(catalog, &rest.join("/")),
+            _ => None,
+        };
+        answer.unwrap_or_else(|| response::error(&ApiError::NoRoute, None))
+    }
+}
+
+/// `/`: the paths the server serves, as kube-apiserver lists them.
+fn root(catalog: &crate::apis::Catalog) -> Response<Body> {
+    let mut paths: Vec<String> = vec!["/api".into(), "/api/v1".into(), "/apis".into()];
+    for (group, versions) in catalog.groups() {
+        paths.push(format!("/apis/{group}"));
+        for version in versions {
+            paths.push(format!("/apis/{group}/{version}"));
+        }
+    }
+    for p in ["/healthz", "/livez", "/metrics", "/openapi/v3", "/readyz", "/version"] {
+        paths.push(p.into());
+    }
+    paths.sort();
+    let mut body = serde_json::to_vec_pretty(&serde_json::json!({ "paths": paths })).expect("paths serialize");
+    body.push(b'\n');
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("Content-Type", "application/json")
+        .body(response::full(Bytes::from(body)))
+        .expect("valid headers")
+}
+
+/// The 504 of a request that ran past the request timeout (`NewTimeoutError`).
+fn request_timeout() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Status {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusDetails};
+    Status {
+        code: Some(504),
+        message: Some("Timeout: request did not complete within requested timeout - context deadline exceeded".into()),
+        reason: Some("Timeout".into()),
+        status: Some("Failure".into()),
+        details: Some(StatusDetails::default()),
+        ..Status::default()
+    }
+}
+
+/// Reads a request body of at most [`MAX_REQUEST_BODY_BYTES`].
+async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limited = http_body_util::Limited::new(body, MAX_REQUEST_BODY_BYTES);
+    match limited.collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(ApiError::BodyTooLarge),
+        Err(err) => Err(ApiError::BadRequest(format!("error reading the request body: {err}"))),
+    }
+}
+
+/// A negotiated JSON answer, for paths that negotiate nothing.
+pub fn plain_json() -> Negotiated {
+    Negotiated { format: crate::endpoints::negotiate::Format::Json, conversion: None, pretty: false }
+}

@@ -1,0 +1,264 @@
+//! Assembling a server: for every resource of the catalog an etcd3 store over one etcd connection, a watch
+//! cache in front of it when the watch cache is on (`--watch-cache`), and the generic registry store with
+//! the resource's strategy; then the [`ApiServer`] over them, with health checks that ask etcd and the
+//! caches. The same assembly runs in the real binary and on a simulated node.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use etcd_proto::etcdserverpb::kv_client::KvClient;
+use etcd_proto::etcdserverpb::watch_client::WatchClient;
+use etcd_proto::etcdserverpb::RangeRequest;
+use tonic::transport::Channel;
+
+use crate::apis::Catalog;
+use crate::endpoints::{ApiServer, HealthCheck, ServerConfig};
+use crate::failpoint::Failpoints;
+use crate::registry::rest::{BoxFuture, Rest};
+use crate::registry::{Clock, Resource, Store, SystemFields};
+use crate::storage::cacher::{Cacher, CacherConfig};
+use crate::storage::etcd3::{Etcd3Config, Etcd3Store};
+use crate::storage::Storage;
+
+/// How a server is assembled.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// `--etcd-prefix`: the etcd key prefix of every object (kube-apiserver's `/registry`).
+    pub etcd_prefix: String,
+    /// `--watch-cache`: serve reads and watches from a watch cache per resource.
+    pub watch_cache: bool,
+    /// Whether the caches may rely on etcd's progress requests (true for fake-etcd and etcd 3.4.31+; false
+    /// for older etcd, as kube-apiserver decides from etcd's version).
+    pub request_watch_progress: bool,
+    pub config: ServerConfig,
+    /// The apiserver's failpoint registry (nothing armed unless a harness arms it).
+    pub failpoints: Failpoints,
+}
+
+impl Default for ServerOptions {
+    fn default() -> ServerOptions {
+        ServerOptions {
+            etcd_prefix: "/registry".into(),
+            watch_cache: true,
+            request_watch_progress: true,
+            config: ServerConfig::default(),
+            failpoints: Failpoints::new(),
+        }
+    }
+}
+
+/// The storage of one resource: its watch cache, or etcd directly.
+#[derive(Clone)]
+enum Backend {
+    Cached(Cacher),
+    Direct(Etcd3Store),
+}
+
+/// Builds the server for `catalog` over the etcd behind `channel`. Names, uids and timestamps come from
+/// `system`; the Age of table rows from `clock`.
+pub fn build(
+    catalog: Catalog,
+    channel: Channel,
+    options: ServerOptions,
+    system: SystemFields,
+    clock: Arc<dyn Clock>,
+) -> Arc<ApiServer> {
+    let prefix = format!("{}/", options.etcd_prefix.trim_end_matches('/'));
+    let backend_of = |resource: &Resource| -> Backend {
+        let mut config = Etcd3Config::new(&prefix, resource.group_resource());
+        config.failpoints = options.failpoints.clone();
+        let store = Etcd3Store::new(KvClient::new(channel.clone()), WatchClient::new(channel.clone()), config);
+        if !options.watch_cache {
+            return Backend::Direct(store);
+        }
+        let mut cacher_config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
+        cacher_config.failpoints = options.failpoints.clone();
+        cacher_config.request_watch_progress = options.request_watch_progress;
+        Backend::Cached(Cacher::new(store, cacher_config))
+    };
+    let mut backends: BTreeMap<String, Backend> = BTreeMap::new();
+    for info in catalog.all() {
+        backends.entry(info.resource.etcd_prefix.clone()).or_insert_with(|| backend_of(&info.resource));
+    }
+    let namespaces = backends.get("namespaces").cloned();
+    let mut registry: BTreeMap<(String, String, String), Arc<dyn Rest>> = BTreeMap::new();
+    for info in catalog.all() {
+        let backend = backends[&info.resource.etcd_prefix].clone();
+        let ns = if info.namespaced { namespaces.clone() } else { None };
+        let rest: Arc<dyn Rest> =
+            Arc::new(Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns));
+        let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
+        registry.insert(key, rest);
+    }
+    let cachers: Vec<Cacher> = backends
+        .values()
+        .filter_map(|b| match b {
+            Backend::Cached(c) => Some(c.clone()),
+            Backend::Direct(_) => None,
+        })
+        .collect();
+    let health = Arc::new(Health { kv: KvClient::new(channel), key: format!("{prefix}health").into_bytes(), cachers });
+    Arc::new(ApiServer::new(catalog, registry, options.config, clock, health))
+}
+
+/// The etcd and cache checks.
+struct Health {
+    kv: KvClient<Channel>,
+    /// The key the etcd check reads (`<prefix>/health`, which no object uses).
+    key: Vec<u8>,
+    cachers: Vec<Cacher>,
+}
+
+impl HealthCheck for Health {
+    fn etcd(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let mut kv = self.kv.clone();
+            let request = RangeRequest { key: self.key.clone(), count_only: true, ..RangeRequest::default() };
+            match tokio::time::timeout(std::time::Duration::from_secs(2), kv.range(request)).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(status)) => Err(status.message().to_string()),
+                Err(_) => Err("etcd did not answer within 2s".into()),
+            }
+        })
+    }
+
+    fn caches_synced(&self) -> bool {
+        self.cachers.iter().all(Cacher::ready)
+    }
+}
+
+/// The namespaces kube-apiserver creates at start: `default` (the bootstrap controller) and `kube-system`,
+/// `kube-public`, `kube-node-lease` (the system namespaces controller).
+pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Creates the system namespaces that do not exist yet, retrying until each does, then marks the server's
+/// post-start hook done.
+pub async fn bootstrap(server: Arc<ApiServer>) {
+    let Some(namespaces) = server.rest("", "v1", "namespaces").cloned() else { return };
+    for name in SYSTEM_NAMESPACES {
+        loop {
+            let get = namespaces.get("", name, &crate::storage::GetOptions::default()).await;
+            if get.is_ok() {
+                break;
+            }
+            let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            match namespaces.create("", obj, &crate::registry::CreateOptions::default()).await {
+                Ok(_) => break,
+                Err(err) if err.to_status().code == Some(409) => break,
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+            }
+        }
+    }
+    server.mark_system_namespaces_ready();
+}
+
+/// Waits until every watch cache of a server built with the watch cache on has listed, or `limit` passes.
+pub async fn wait_until_ready(server: &ApiServer, limit: std::time::Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if server.health.caches_synced() && server.health.etcd().await.is_ok() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+impl Storage for Backend {
+    async fn create(
+        &self,
+        key: &str,
+        obj: serde_json::Value,
+    ) -> Result<serde_json::Value, crate::storage::StorageError> {
+        match self {
+            Backend::Cached(c) => c.create(key, obj).await,
+            Backend::Direct(d) => d.create(key, obj).await,
+        }
+    }
+
+    async fn get(
+        &self,
+        key: &str,
+        opts: &crate::storage::GetOptions,
+    ) -> Result<serde_json::Value, crate::storage::StorageError> {
+        match self {
+            Backend::Cached(c) => c.get(key, opts).await,
+            Backend::Direct(d) => d.get(key, opts).await,
+        }
+    }
+
+    async fn get_list(
+        &self,
+        key: &str,
+        opts: &crate::storage::ListOptions,
+    ) -> Result<crate::storage::ObjectList, crate::storage::StorageError> {
+        match self {
+            Backend::Cached(c) => c.get_list(key, opts).await,
+            Backend::Direct(d) => d.get_list(key, opts).await,
+        }
+    }
+
+    async fn guaranteed_update<F>(
+        &self,
+        key: &str,
+        ignore_not_found: bool,
+        preconditions: Option<&crate::storage::Preconditions>,
+        update: F,
+        cached: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, crate::storage::StorageError>
+    where
+        F: FnMut(
+                serde_json::Value,
+                crate::storage::ResponseMeta,
+            ) -> Result<serde_json::Value, crate::storage::StorageError>
+            + Send,
+    {
+        match self {
+            Backend::Cached(c) => c.guaranteed_update(key, ignore_not_found, preconditions, update, cached).await,
+            Backend::Direct(d) => d.guaranteed_update(key, ignore_not_found, preconditions, update, cached).await,
+        }
+    }
+
+    async fn delete<V>(
+        &self,
+        key: &str,
+        preconditions: Option<&crate::storage::Preconditions>,
+        validate: V,
+        cached: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, crate::storage::StorageError>
+    where
+        V: FnMut(&serde_json::Value) -> Result<(), crate::storage::StorageError> + Send,
+    {
+        match self {
+            Backend::Cached(c) => c.delete(key, preconditions, validate, cached).await,
+            Backend::Direct(d) => d.delete(key, preconditions, validate, cached).await,
+        }
+    }
+
+    async fn watch(
+        &self,
+        key: &str,
+        opts: &crate::storage::ListOptions,
+    ) -> Result<crate::storage::Watcher, crate::storage::StorageError> {
+        match self {
+            Backend::Cached(c) => c.watch(key, opts).await,
+            Backend::Direct(d) => d.watch(key, opts).await,
+        }
+    }
+
+    async fn count(&self, key: &str) -> Result<i64, crate::storage::StorageError> {
+        match self {
+            Backend::Cached(c) => c.count(key).await,
+            Backend::Direct(d) => d.count(key).await,
+        }
+    }
+
+    async fn current_resource_version(&self) -> Result<crate::storage::ResourceVersion, crate::storage::StorageError> {
+        match self {
+            Backend::Cached(c) => c.current_resource_version().await,
+            Backend::Direct(d) => d.current_resource_version().await,
+        }
+    }
+}
