@@ -81,6 +81,9 @@ fn crate_dependencies_point_the_right_way() {
             &["etcd-proto", "fake-etcd", "kubesim-testsupport"],
         ),
         ("sim/Cargo.toml", &["etcd-proto", "kubesim-failpoints", "fake-etcd", "apiserver"], &["kubesim-testsupport"]),
+        // The apiserver binary embeds a fake-etcd member by default: the only crate beside sim that may
+        // depend on fake-etcd, and the library above never does.
+        ("apiserver/binary/Cargo.toml", &["apiserver", "fake-etcd", "etcd-proto"], &["kubesim-testsupport"]),
     ];
     for (manifest, allowed, allowed_dev) in cases {
         for (section, allowed) in [("dependencies", allowed), ("dev-dependencies", allowed_dev)] {
@@ -129,11 +132,24 @@ const BANNED: &[(&str, &[(&str, &str)], bool)] = &[
             // `kubesim sweep` measures seeds per second and each seed's process, in the parent, which runs
             // no simulation (each seed runs in a child process).
             ("sim/src/bin/kubesim/sweep_cmd.rs", "seeds/s of child processes only"),
+            // hyper's `Timer` trait names std's Instant; the timer converts it to the runtime's clock
+            // (madsim's under simulation) and never reads std's.
+            ("apiserver/src/endpoints/serve.rs", "hyper's Timer signature"),
         ],
         false,
     ),
     // The real binary seeds lease ids from the wall clock, as etcd does; simulations never run it.
-    ("SystemTime", &[("fake-etcd/src/bin/fake-etcd.rs", "real-build binary")], false),
+    (
+        "SystemTime",
+        &[
+            ("fake-etcd/src/bin/fake-etcd.rs", "real-build binary"),
+            // The apiserver binary stamps objects with real time and seeds uids from it; simulations build
+            // their apiservers with the simulated clock instead.
+            ("apiserver/binary/src/run.rs", "real-build binary"),
+            ("apiserver/binary/src/embedded.rs", "real-build binary"),
+        ],
+        false,
+    ),
 ];
 
 #[test]
