@@ -131,7 +131,7 @@ impl Selector {
                 };
                 let key = key.trim();
                 if !matches!(key, "metadata.name" | "metadata.namespace") && !strategy.supports_field(key) {
-                    return Err(bad(format!("field label not supported: {key}")));
+                    return Err(bad(strategy.unsupported_field_message(key)));
                 }
                 selector.fields.push(FieldReq { key: key.to_string(), value: value.trim().to_string(), equal });
             }

@@ -80,6 +80,13 @@ pub trait Strategy: DeleteStrategy {
     fn supports_field(&self, _key: &str) -> bool {
         false
     }
+
+    /// Why a field selector key is refused. Kinds with a field-label conversion of their own (pods, nodes,
+    /// events, namespaces, secrets, services in kubernetes `pkg/apis/core/v1/conversion.go`, and custom
+    /// resources) say `field label not supported: KEY`; the rest get apimachinery's default conversion's words.
+    fn unsupported_field_message(&self, key: &str) -> String {
+        format!("{key:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")
+    }
 }
 
 /// Per-resource behaviour of delete (kube's `RESTDeleteStrategy` and the store options around it).

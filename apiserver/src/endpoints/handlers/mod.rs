@@ -101,6 +101,11 @@ pub fn route<'a>(server: &'a crate::endpoints::ApiServer, call: &Call) -> Result
     }
     // The namespace of the path. For `namespaces` itself, the "namespace" the request info reads is the
     // object's name.
+    // `/namespaces/NS/namespaces` names no route: a namespace's own path has its name where the
+    // namespace goes.
+    if info.resource == "namespaces" && !info.namespace.is_empty() && info.name != info.namespace {
+        return Err(ApiError::Generic { code: 404 });
+    }
     let namespaced_path = !info.namespace.is_empty() && info.resource != "namespaces";
     let namespace = if resource.namespaced { info.namespace.clone() } else { String::new() };
     if namespaced_path && !resource.namespaced {

@@ -121,6 +121,10 @@ impl Strategy for Namespaces {
         }
     }
 
+    fn unsupported_field_message(&self, key: &str) -> String {
+        format!("field label not supported: {key}")
+    }
+
     fn supports_field(&self, key: &str) -> bool {
         matches!(key, "status.phase" | "name")
     }

@@ -154,6 +154,10 @@ impl Strategy for Pods {
         Some(obj.get(section).and_then(|s| s.get(field)).and_then(Value::as_str).unwrap_or("").to_string())
     }
 
+    fn unsupported_field_message(&self, key: &str) -> String {
+        format!("field label not supported: {key}")
+    }
+
     fn supports_field(&self, key: &str) -> bool {
         POD_FIELDS.iter().any(|(k, _, _)| *k == key)
     }

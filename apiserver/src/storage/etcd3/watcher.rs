@@ -2,7 +2,11 @@
 //! events into [`WatchEvent`]s.
 //!
 //! From resourceVersion N the etcd watch starts at N+1 (the event at N is not re-delivered); from "" or "0"
-//! the task first lists the current state as ADDED events and watches from the list's revision + 1. The etcd
+//! the task first lists the current state as ADDED events and watches from the list's revision + 1. A
+//! watch-list request (`sendInitialEvents=true`) lists the latest state whatever its resourceVersion (which
+//! may not be ahead of etcd: a 504 ERROR event then) and, when it allows bookmarks, ends the initial events
+//! with the `k8s.io/initial-events-end` bookmark at the list's revision; `sendInitialEvents=false` from ""
+//! starts at etcd's current revision (k8s.io/apiserver `pkg/storage/etcd3/watcher.go`). The etcd
 //! watch asks for previous values, so DELETED events carry the object's last state (at the deletion
 //! revision) and a selector can turn an update into ADDED or DELETED when an object starts or stops
 //! matching. A compacted start revision ends the watch with one ERROR event (410 Expired). Progress
@@ -38,9 +42,16 @@ struct WatchTask {
     start: ResourceVersion,
     predicate: SelectionPredicate,
     progress_notify: bool,
+    /// `sendInitialEvents` of the request.
+    send_initial_events: Option<bool>,
+    allow_watch_bookmarks: bool,
     resource: GroupResource,
     out: mpsc::Sender<WatchEvent>,
 }
+
+/// How long a watch-list from a resourceVersion ahead of etcd tells the client to wait (upstream draws 1 to
+/// 4 s; a fixed second keeps runs reproducible without a generator here).
+const TOO_LARGE_RETRY_AFTER_S: i32 = 1;
 
 impl Etcd3Store {
     pub(super) fn watch_objects(&self, key: &str, opts: &ListOptions) -> Result<Watcher, StorageError> {
@@ -55,6 +66,8 @@ impl Etcd3Store {
             start,
             predicate: opts.predicate.clone(),
             progress_notify: opts.progress_notify,
+            send_initial_events: opts.send_initial_events,
+            allow_watch_bookmarks: opts.allow_watch_bookmarks,
             resource: self.resource.clone(),
             out,
         };
@@ -83,8 +96,7 @@ impl WatchTask {
     }
 
     async fn stream(&self, mut progress: mpsc::UnboundedReceiver<()>) -> Result<(), Stop> {
-        let start_revision =
-            if self.start.0 == 0 { self.initial_events().await? + 1 } else { self.start.revision() + 1 };
+        let start_revision = self.start_revision().await? + 1;
         let (requests, outbound) = futures::channel::mpsc::unbounded();
         let create = WatchCreateRequest {
             key: self.key_prefix.clone().into_bytes(),
@@ -133,6 +145,52 @@ impl WatchTask {
                 () = self.out.closed() => return Err(Stop::Gone),
             }
         }
+    }
+
+    /// The revision the etcd watch starts after, having sent whatever initial events the request asks for.
+    async fn start_revision(&self) -> Result<i64, Stop> {
+        match (self.send_initial_events, self.start.0) {
+            // Legacy: from "" or "0" the current state, else from the resourceVersion.
+            (None, 0) => self.initial_events().await,
+            (None, _) | (Some(false), 1..) => Ok(self.start.revision()),
+            // No initial events from "": start at etcd's current revision.
+            (Some(false), 0) => self.current_revision().await,
+            (Some(true), requested) => {
+                if requested > 0 {
+                    let current = self.current_revision().await?;
+                    if requested > current as u64 {
+                        return Err(Stop::Failed(StorageError::TooLargeResourceVersion {
+                            requested,
+                            current: current as u64,
+                            retry_after_s: TOO_LARGE_RETRY_AFTER_S,
+                        }));
+                    }
+                }
+                let listed = self.initial_events().await?;
+                if self.allow_watch_bookmarks {
+                    self.emit(WatchEvent::InitialEventsEnd(ResourceVersion::from_revision(listed))).await?;
+                }
+                Ok(listed)
+            }
+        }
+    }
+
+    /// etcd's current revision, from the header of a read of nothing.
+    async fn current_revision(&self) -> Result<i64, Stop> {
+        let request = RangeRequest {
+            key: self.key_prefix.clone().into_bytes(),
+            range_end: prefix_range_end(self.key_prefix.as_bytes()),
+            count_only: true,
+            ..RangeRequest::default()
+        };
+        let response = self
+            .kv
+            .clone()
+            .range(request)
+            .await
+            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?
+            .into_inner();
+        Ok(response.header.map_or(0, |h| h.revision))
     }
 
     /// Sends the current state as ADDED events and returns the revision it was read at.

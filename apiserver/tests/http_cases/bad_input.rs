@@ -1,0 +1,309 @@
+//! What kube-apiserver refuses before or inside the registry, one row each, with its code, reason and
+//! message: bodies that do not decode, bodies that contradict the URL, paths and methods nothing serves,
+//! media types, sizes, invalid objects and options, selectors and resourceVersions.
+
+use serde_json::json;
+
+use super::{case, configmap, delete, get, patch, post, put, step, Case};
+
+const CMS: &str = "/api/v1/namespaces/{ns}/configmaps";
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case(
+            "malformed JSON body",
+            vec![post(CMS, "xx").header("Content-Type", "application/json").status(
+                400,
+                "BadRequest",
+                "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of value (7878)",
+            )],
+        ),
+        case(
+            "empty body",
+            vec![post(CMS, "").status(
+                400,
+                "BadRequest",
+                "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)",
+            )],
+        ),
+        case(
+            "malformed YAML body",
+            vec![post(CMS, "a: [").header("Content-Type", "application/yaml").code(400).contains(
+                "the object provided is unrecognized (must be of type ConfigMap): error converting YAML to JSON: yaml: line",
+            )],
+        ),
+        case(
+            "a body of another kind",
+            vec![post(CMS, r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}}"#).status(
+                400,
+                "BadRequest",
+                r#"Pod in version "v1" cannot be handled as a ConfigMap: converting (v1.Pod) to (core.ConfigMap): unknown conversion"#,
+            )],
+        ),
+        case(
+            "a body of an unknown version",
+            vec![post(CMS, r#"{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"x"}}"#).status(
+                400,
+                "BadRequest",
+                r#"ConfigMap in version "v2" cannot be handled as a ConfigMap: no kind "ConfigMap" is registered for version "v2" in scheme "pkg/api/legacyscheme/scheme.go:30""#,
+            )],
+        ),
+        case(
+            "a field of the wrong JSON type",
+            vec![post(CMS, r#"{"metadata":{"name":"x"},"data":{"a":1}}"#).status(
+                400,
+                "BadRequest",
+                r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"#,
+            )],
+        ),
+        case(
+            "a name in the body that differs from the URL",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                put(&format!("{CMS}/a"), &configmap("b", "{}")).status(
+                    400,
+                    "BadRequest",
+                    "the name of the object (b) does not match the name on the URL (a)",
+                ),
+            ],
+        ),
+        case(
+            "a namespace in the body that differs from the URL",
+            vec![post(CMS, r#"{"metadata":{"name":"x","namespace":"other"}}"#).status(
+                400,
+                "BadRequest",
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )],
+        ),
+        case(
+            "an unknown resource in a served group",
+            vec![get("/api/v1/namespaces/{ns}/foos").status(404, "NotFound", "the server could not find the requested resource")],
+        ),
+        case(
+            "an unknown group",
+            vec![get("/apis/example.com/v1/widgets").code(404).contains("404 page not found")],
+        ),
+        case(
+            "an unknown version of the core group",
+            vec![get("/api/v2/namespaces/{ns}/configmaps").code(404).contains("404 page not found")],
+        ),
+        case(
+            "a cluster-scoped resource under a namespace",
+            vec![get("/api/v1/namespaces/{ns}/namespaces").status(404, "NotFound", "the server could not find the requested resource")],
+        ),
+        case(
+            "a subresource the resource lacks",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                get(&format!("{CMS}/a/status")).status(404, "NotFound", "the server could not find the requested resource"),
+            ],
+        ),
+        case(
+            "a method the collection does not serve",
+            vec![put(CMS, &configmap("a", "{}")).status(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )],
+        ),
+        case(
+            "deletecollection where the resource has none",
+            vec![delete("/api/v1/namespaces").status(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )],
+        ),
+        case(
+            "a create across namespaces",
+            vec![post("/api/v1/configmaps", &configmap("a", "{}")).status(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )],
+        ),
+        case(
+            "a body in an unknown media type",
+            vec![post(CMS, &configmap("a", "{}")).header("Content-Type", "text/plain").status(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            )],
+        ),
+        case(
+            "a patch in an unknown patch type",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                patch(&format!("{CMS}/a"), "application/json", "{}").code(415).field("/reason", json!("UnsupportedMediaType")),
+            ],
+        ),
+        case(
+            "an Accept nothing can satisfy",
+            vec![get(CMS).header("Accept", "text/html").status(
+                406,
+                "NotAcceptable",
+                "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            )],
+        ),
+        case(
+            "a body over the request limit",
+            vec![step("POST", CMS)
+                .raw_body(vec![b' '; 3 * 1024 * 1024 + 1])
+                .status(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")],
+        ),
+        case(
+            "an invalid object",
+            vec![post(CMS, &configmap("x", r#"{"a b":"1"}"#))
+                .status(
+                    422,
+                    "Invalid",
+                    r#"ConfigMap "x" is invalid: data[a b]: Invalid value: "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"#,
+                )
+                .field("/details/causes/0/field", json!("data[a b]"))
+                .field("/details/causes/0/reason", json!("FieldValueInvalid"))
+                .field("/details/kind", json!("ConfigMap"))],
+        ),
+        case(
+            "a name kube refuses",
+            vec![post(CMS, &configmap("Not_Valid", "{}")).code(422).field("/reason", json!("Invalid"))],
+        ),
+        case(
+            "an unsupported field selector",
+            vec![get(&format!("{CMS}?fieldSelector=spec.foo%3Dx")).status(
+                400,
+                "BadRequest",
+                r#""spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace""#,
+            )],
+        ),
+        case(
+            "an unparsable resourceVersion on a list",
+            vec![get(&format!("{CMS}?resourceVersion=abc")).code(400).field("/reason", json!("BadRequest"))],
+        ),
+        case(
+            "an unparsable limit",
+            vec![get(&format!("{CMS}?limit=ten")).status(
+                400,
+                "BadRequest",
+                r#"strconv.ParseInt: parsing "ten": invalid syntax"#,
+            )],
+        ),
+        case(
+            "a malformed continue token",
+            vec![get(&format!("{CMS}?limit=1&continue=%21%21")).code(400).contains("invalid continue token")],
+        ),
+        case(
+            "resourceVersionMatch without a resourceVersion",
+            vec![get(&format!("{CMS}?resourceVersionMatch=NotOlderThan")).status(
+                422,
+                "Invalid",
+                r#"ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"#,
+            )],
+        ),
+        case(
+            "a resourceVersion too far in the future",
+            vec![get(&format!("{CMS}?resourceVersion=99999999"))
+                .code(504)
+                .field("/reason", json!("Timeout"))
+                .contains("Too large resource version: 99999999")],
+        ),
+        case(
+            "invalid create options",
+            vec![post(&format!("{CMS}?dryRun=Some&fieldValidation=Loud"), &configmap("a", "{}")).status(
+                422,
+                "Invalid",
+                r#"CreateOptions.meta.k8s.io "" is invalid: [dryRun: Unsupported value: []string{"Some"}: supported values: "All", fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"]"#,
+            )],
+        ),
+        case(
+            "force on a non-apply patch",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                patch(&format!("{CMS}/a?force=true"), "application/merge-patch+json", "{}").status(
+                    422,
+                    "Invalid",
+                    r#"PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch"#,
+                ),
+            ],
+        ),
+        case(
+            "a patch that is not JSON",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                patch(&format!("{CMS}/a"), "application/merge-patch+json", "{").status(400, "BadRequest", "invalid JSON patch"),
+            ],
+        ),
+        case(
+            "a JSON patch whose test fails",
+            vec![
+                post(CMS, &configmap("a", r#"{"k":"v"}"#)),
+                patch(&format!("{CMS}/a"), "application/json-patch+json", r#"[{"op":"test","path":"/data/k","value":"other"}]"#)
+                    .status(422, "Invalid", "the server rejected our request due to an error in our request"),
+            ],
+        ),
+        case(
+            "a patch of an object that does not exist",
+            vec![patch(&format!("{CMS}/nope"), "application/merge-patch+json", "{}").status(
+                404,
+                "NotFound",
+                r#"configmaps "nope" not found"#,
+            )],
+        ),
+        case(
+            "delete options that contradict themselves",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                delete(&format!("{CMS}/a"))
+                    .header("Content-Type", "application/json")
+                    .body(r#"{"orphanDependents":true,"propagationPolicy":"Orphan"}"#)
+                    .status(
+                        422,
+                        "Invalid",
+                        r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set"#,
+                    ),
+            ],
+        ),
+        case(
+            "an unknown propagation policy",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                delete(&format!("{CMS}/a?propagationPolicy=Sideways")).status(
+                    422,
+                    "Invalid",
+                    r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil""#,
+                ),
+            ],
+        ),
+        case(
+            "an update with a stale resourceVersion",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                put(&format!("{CMS}/a"), r#"{"metadata":{"name":"a","resourceVersion":"1"},"data":{}}"#).status(
+                    409,
+                    "Conflict",
+                    r#"Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again"#,
+                ),
+            ],
+        ),
+        case(
+            "a create of a name that exists",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                post(CMS, &configmap("a", "{}")).status(409, "AlreadyExists", r#"configmaps "a" already exists"#),
+            ],
+        ),
+        case(
+            "a create in a namespace that does not exist",
+            vec![post("/api/v1/namespaces/nowhere/configmaps", &configmap("a", "{}")).status(
+                404,
+                "NotFound",
+                r#"namespaces "nowhere" not found"#,
+            )],
+        ),
+        case(
+            "an unrecognized includeObject",
+            vec![get(&format!("{CMS}?includeObject=Everything"))
+                .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+                .status(400, "BadRequest", r#"unrecognized includeObject value: "Everything""#)],
+        ),
+    ]
+}

@@ -1,0 +1,184 @@
+//! The HTTP cases as data: a case is a list of steps, each a request and what its answer must be. `{ns}`
+//! in a path, body or expected text is the case's own namespace, which the runner creates first.
+//!
+//! Files by topic: `bad_input` (what kube-apiserver refuses, with its code, reason and message),
+//! `crud` (writes and reads of objects), `reads` (lists, paging, selectors, resourceVersions, tables),
+//! `discovery` (discovery, version, health, OpenAPI, metrics), `watch` (watch streams read to their end).
+
+mod bad_input;
+mod crud;
+mod discovery;
+mod reads;
+mod watch;
+
+use serde_json::Value;
+
+use crate::http_server::{request, Answer, TestServer};
+
+/// A request and what must come back.
+pub struct Step {
+    pub method: &'static str,
+    pub path: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+    pub code: u16,
+    pub reason: Option<&'static str>,
+    pub message: Option<String>,
+    /// JSON pointers into the answer and the values they must have.
+    pub fields: Vec<(&'static str, Value)>,
+    /// Headers the answer must carry, with their values.
+    pub answer_headers: Vec<(&'static str, String)>,
+    /// Text the body must contain.
+    pub contains: Vec<String>,
+}
+
+/// A step for `method` on `path` with no body, expecting 200.
+pub fn step(method: &'static str, path: &str) -> Step {
+    Step {
+        method,
+        path: path.to_string(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        code: 200,
+        reason: None,
+        message: None,
+        fields: Vec::new(),
+        answer_headers: Vec::new(),
+        contains: Vec::new(),
+    }
+}
+
+pub fn get(path: &str) -> Step {
+    step("GET", path)
+}
+
+pub fn post(path: &str, body: &str) -> Step {
+    step("POST", path).body(body).code(201)
+}
+
+pub fn put(path: &str, body: &str) -> Step {
+    step("PUT", path).body(body)
+}
+
+pub fn patch(path: &str, content_type: &str, body: &str) -> Step {
+    step("PATCH", path).header("Content-Type", content_type).body(body)
+}
+
+pub fn delete(path: &str) -> Step {
+    step("DELETE", path)
+}
+
+impl Step {
+    pub fn body(mut self, body: &str) -> Step {
+        self.body = body.as_bytes().to_vec();
+        self
+    }
+
+    pub fn raw_body(mut self, body: Vec<u8>) -> Step {
+        self.body = body;
+        self
+    }
+
+    pub fn header(mut self, name: &'static str, value: &str) -> Step {
+        self.headers.push((name, value.to_string()));
+        self
+    }
+
+    pub fn code(mut self, code: u16) -> Step {
+        self.code = code;
+        self
+    }
+
+    /// A `Status` answer: its code, reason and exact message.
+    pub fn status(mut self, code: u16, reason: &'static str, message: &str) -> Step {
+        self.code = code;
+        self.reason = Some(reason);
+        self.message = Some(message.to_string());
+        self
+    }
+
+    pub fn field(mut self, pointer: &'static str, value: Value) -> Step {
+        self.fields.push((pointer, value));
+        self
+    }
+
+    pub fn answer_header(mut self, name: &'static str, value: &str) -> Step {
+        self.answer_headers.push((name, value.to_string()));
+        self
+    }
+
+    pub fn contains(mut self, text: &str) -> Step {
+        self.contains.push(text.to_string());
+        self
+    }
+
+    /// Sends the step and checks its answer; panics with what differed.
+    async fn run(&self, server: &TestServer, ns: &str) -> Answer {
+        let fill = |s: &str| s.replace("{ns}", ns);
+        let body = fill(&String::from_utf8_lossy(&self.body));
+        let body = if std::str::from_utf8(&self.body).is_ok() { body.into_bytes() } else { self.body.clone() };
+        let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let answer = server.send(request(self.method, &fill(&self.path), &headers, body)).await;
+        let what = format!("{} {}", self.method, fill(&self.path));
+        let json = answer.json();
+        assert_eq!(answer.status, self.code, "{what}: status; body: {}", answer.text());
+        if let Some(reason) = self.reason {
+            assert_eq!(json["reason"], reason, "{what}: reason; body: {}", answer.text());
+        }
+        if let Some(message) = &self.message {
+            assert_eq!(json["message"].as_str(), Some(fill(message).as_str()), "{what}: message");
+        }
+        for (pointer, want) in &self.fields {
+            let want = match want {
+                Value::String(s) => Value::String(fill(s)),
+                other => other.clone(),
+            };
+            // An expected null means absent (or null).
+            let got = json.pointer(pointer).unwrap_or(&Value::Null);
+            assert_eq!(got, &want, "{what}: {pointer}; body: {}", answer.text());
+        }
+        for (name, want) in &self.answer_headers {
+            assert_eq!(answer.header(name), Some(fill(want).as_str()), "{what}: header {name}");
+        }
+        for text in &self.contains {
+            assert!(answer.text().contains(&fill(text)), "{what}: body lacks {text:?}: {}", answer.text());
+        }
+        answer
+    }
+}
+
+/// A named sequence of steps.
+pub struct Case {
+    pub name: &'static str,
+    pub steps: Vec<Step>,
+}
+
+impl Case {
+    pub async fn run(self, server: &TestServer, ns: &str) {
+        let create_ns = post("/api/v1/namespaces", &format!(r#"{{"metadata":{{"name":"{ns}"}}}}"#));
+        create_ns.run(server, ns).await;
+        for step in &self.steps {
+            step.run(server, ns).await;
+        }
+    }
+}
+
+pub fn case(name: &'static str, steps: Vec<Step>) -> Case {
+    Case { name, steps }
+}
+
+/// Every case.
+pub fn all() -> Vec<Case> {
+    let mut cases = Vec::new();
+    cases.extend(bad_input::cases());
+    cases.extend(crud::cases());
+    cases.extend(reads::cases());
+    cases.extend(discovery::cases());
+    cases.extend(watch::cases());
+    cases
+}
+
+/// A ConfigMap body named `name` with `data`.
+pub fn configmap(name: &str, data: &str) -> String {
+    format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{data}}}"#)
+}

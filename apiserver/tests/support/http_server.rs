@@ -1,0 +1,111 @@
+//! An apiserver for HTTP tests: the server assembled by `apiserver::server::build` over an in-process
+//! fake-etcd member, with a seeded generator and a fixed clock, and a client that sends `http::Request`s
+//! straight to `ApiServer::handle` and reads the whole answer. Also runs the HTTP case tables.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiserver::apis::Catalog;
+use apiserver::endpoints::ApiServer;
+use apiserver::registry::{FixedClock, SystemFields};
+use apiserver::server::{self, ServerOptions};
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use rand::SeedableRng;
+use serde_json::Value;
+use tonic::transport::Endpoint;
+
+use crate::cases::{assert_all_passed, run_case};
+use crate::etcd_server::{self, Running, Server};
+
+/// The instant the fixed clock shows: 2023-11-14T22:13:20Z.
+pub const NOW_UNIX_S: i64 = 1_700_000_000;
+
+/// Whether the server reads through the watch cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    On,
+    Off,
+}
+
+/// A running server and the etcd under it.
+pub struct TestServer {
+    pub server: Arc<ApiServer>,
+    pub etcd: Running,
+}
+
+impl TestServer {
+    /// Starts fake-etcd and an apiserver over it, waits until it is ready (caches listed, system
+    /// namespaces created).
+    pub async fn start(cache: Cache) -> TestServer {
+        let etcd = etcd_server::start(Server::FakeEtcd, "http-tests").await;
+        let channel = Endpoint::from_shared(etcd.endpoint.clone()).unwrap().connect_lazy();
+        let options = ServerOptions { watch_cache: cache == Cache::On, ..ServerOptions::default() };
+        let system =
+            SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(7)), Arc::new(FixedClock(NOW_UNIX_S)));
+        let server = server::build(Catalog::builtin(), channel, options, system, Arc::new(FixedClock(NOW_UNIX_S)));
+        server::bootstrap(server.clone()).await;
+        assert!(server::wait_until_ready(&server, Duration::from_secs(10)).await, "the server never became ready");
+        TestServer { server, etcd }
+    }
+
+    /// Sends one request and reads the whole answer.
+    pub async fn send(&self, req: Request<Full<Bytes>>) -> Answer {
+        let response: Response<_> = self.server.clone().handle(req).await;
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+        Answer { status: parts.status.as_u16(), headers: parts.headers, body: bytes }
+    }
+}
+
+/// A response, read in full.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: http::HeaderMap,
+    pub body: Bytes,
+}
+
+impl Answer {
+    /// The body as JSON (`Value::Null` if it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Builds a request.
+pub fn request(method: &str, path: &str, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Request<Full<Bytes>> {
+    let mut builder = Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    builder.body(Full::new(body.into())).unwrap()
+}
+
+/// Runs every case table against one server.
+pub fn run_all(cache: Cache) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let server = TestServer::start(cache).await;
+        let mut failures = Vec::new();
+        let mut total = 0;
+        for (i, case) in crate::http_cases::all().into_iter().enumerate() {
+            total += 1;
+            let ns = format!("t{i}");
+            let name = format!("{} ({cache:?})", case.name);
+            if let Some(failure) = run_case(&name, case.run(&server, &ns)).await {
+                failures.push(failure);
+            }
+        }
+        assert_all_passed(&format!("http cases, cache {cache:?}"), total, &failures);
+    });
+}
