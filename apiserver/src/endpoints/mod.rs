@@ -74,6 +74,8 @@ pub struct ServerConfig {
     pub request_timeout: Duration,
     /// The address discovery advertises in `serverAddressByClientCIDRs`.
     pub advertise_address: String,
+    /// How long a client may take to send a request's headers before its connection is closed.
+    pub header_read_timeout: Duration,
     /// The seed of the watch timeouts' generator.
     pub seed: u64,
 }
@@ -86,6 +88,7 @@ impl Default for ServerConfig {
             min_request_timeout: Duration::from_secs(1800),
             request_timeout: Duration::from_secs(60),
             advertise_address: "127.0.0.1:6443".into(),
+            header_read_timeout: Duration::from_secs(30),
             seed: 0,
         }
     }

@@ -42,19 +42,24 @@ impl ApiServer {
             return self.non_resource(&path, &parts.method, &query, &parts.headers).await;
         }
         let needs_body = matches!(parts.method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
-        let body = if needs_body {
-            match read_body(body).await {
-                Ok(bytes) => bytes,
-                Err(err) => return response::error(&err, None),
+        let call = Call { info, query, method: parts.method, headers: parts.headers, body: Bytes::new() };
+        // Reading the body counts against the request timeout, as in kube-apiserver, where the handler
+        // reads it: a client that sends its body too slowly gets the 504 too.
+        let body = async move {
+            if needs_body {
+                read_body(body).await
+            } else {
+                Ok(Bytes::new())
             }
-        } else {
-            Bytes::new()
         };
-        let call = Call { info, query, method: parts.method, headers: parts.headers, body };
-        self.resource_request(call).await
+        self.resource_request(call, body).await
     }
 
-    async fn resource_request(self: Arc<Self>, call: Call) -> Response<Body> {
+    async fn resource_request(
+        self: Arc<Self>,
+        mut call: Call,
+        body: impl std::future::Future<Output = Result<Bytes, ApiError>>,
+    ) -> Response<Body> {
         let started = tokio::time::Instant::now();
         let (target, action) = match handlers::route(&self, &call) {
             Ok(routed) => routed,
@@ -82,7 +87,7 @@ impl ApiServer {
             Err(err) => return self.finish(&labels, started, response::error(&err, Some(&negotiated))),
         };
         if action == Action::Watch {
-            let answer = handlers::watch::watch(self.clone(), &call, &target, &negotiated, include).await;
+            let answer = handlers::watch::watch(self.clone(), &call, &target, &negotiated, include, &labels).await;
             let answer = answer.unwrap_or_else(|err| response::error(&err, Some(&negotiated)));
             return self.finish(&labels, started, answer);
         }
@@ -96,16 +101,16 @@ impl ApiServer {
             warnings: Vec::new(),
         };
         let work = async {
+            call.body = body.await?;
+            let call = &call;
             match action {
-                Action::Get => handlers::read::get(&call, &target, &responder).await,
-                Action::List => handlers::read::list(&self, &call, &target, &responder).await,
-                Action::Create => handlers::write::create(&call, &target, &responder).await,
-                Action::Update => handlers::write::update(&call, &target, &responder).await,
-                Action::Patch => handlers::patch::patch(&call, &target, &responder).await,
-                Action::Delete => handlers::delete::delete(&call, &target, &responder).await,
-                Action::DeleteCollection => {
-                    handlers::delete::delete_collection(&self, &call, &target, &responder).await
-                }
+                Action::Get => handlers::read::get(call, &target, &responder).await,
+                Action::List => handlers::read::list(&self, call, &target, &responder).await,
+                Action::Create => handlers::write::create(call, &target, &responder).await,
+                Action::Update => handlers::write::update(call, &target, &responder).await,
+                Action::Patch => handlers::patch::patch(call, &target, &responder).await,
+                Action::Delete => handlers::delete::delete(call, &target, &responder).await,
+                Action::DeleteCollection => handlers::delete::delete_collection(&self, call, &target, &responder).await,
                 Action::Watch => unreachable!("watches are served above"),
             }
         };

@@ -3,8 +3,9 @@
 //! TLS with ALPN) with an executor and a timer that spawn and sleep on the same runtime. hyper-util's
 //! tokio executor and timer, and `axum::serve`, would call real tokio, which has no reactor under madsim.
 //!
-//! A client that sends its headers too slowly is cut off after 30 s (hyper's header read timeout, on our
-//! timer). Shutdown is graceful: the server stops accepting, open watches end cleanly (their chunked body
+//! A client that sends its headers too slowly is cut off after `ServerConfig::header_read_timeout` (30 s,
+//! hyper's header read timeout on our timer); one that sends its body too slowly gets the request
+//! timeout's 504. Shutdown is graceful: the server stops accepting, open watches end cleanly (their chunked body
 //! ends), every connection finishes its in-flight request, and [`serve`] returns when the last one has.
 
 use std::future::Future;
@@ -24,9 +25,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::endpoints::ApiServer;
-
-/// How long a client may take to send a request's headers.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Spawns hyper's background tasks on the current runtime.
 #[derive(Clone, Copy, Debug, Default)]
@@ -69,6 +67,71 @@ impl Timer for RuntimeTimer {
 
     fn reset(&self, sleep: &mut Pin<Box<dyn Sleep>>, new_deadline: Instant) {
         *sleep = self.sleep_until(new_deadline);
+    }
+}
+
+/// A stream whose first read fails if no byte arrives within the deadline. hyper-util's protocol
+/// detection waits for the first bytes before hyper's own header timeout starts, so a client that opens a
+/// connection and never speaks would otherwise hold it forever.
+struct FirstByteDeadline<S> {
+    inner: S,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> FirstByteDeadline<S> {
+    fn new(inner: S, limit: Duration) -> FirstByteDeadline<S> {
+        FirstByteDeadline { inner, deadline: Some(Box::pin(tokio::time::sleep(limit))) }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for FirstByteDeadline<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &polled {
+            Poll::Ready(Ok(())) if buf.filled().len() > before => self.deadline = None,
+            Poll::Pending => {
+                if let Some(deadline) = self.deadline.as_mut() {
+                    if deadline.as_mut().poll(cx).is_ready() {
+                        let err =
+                            std::io::Error::new(std::io::ErrorKind::TimedOut, "no request within the header timeout");
+                        return Poll::Ready(Err(err));
+                    }
+                }
+            }
+            _ => {}
+        }
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for FirstByteDeadline<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
 }
 
@@ -149,13 +212,14 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let mut builder = auto::Builder::new(RuntimeExecutor);
-    builder.http1().timer(RuntimeTimer).header_read_timeout(HEADER_READ_TIMEOUT).keep_alive(true);
+    builder.http1().timer(RuntimeTimer).header_read_timeout(server.config.header_read_timeout).keep_alive(true);
     builder.http2().timer(RuntimeTimer);
     let service_server = server.clone();
     let service = service_fn(move |req| {
         let server = service_server.clone();
         async move { Ok::<_, std::convert::Infallible>(server.handle(req).await) }
     });
+    let stream = FirstByteDeadline::new(stream, server.config.header_read_timeout);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
     tokio::select! {

@@ -39,9 +39,14 @@ impl TestServer {
     /// Starts fake-etcd and an apiserver over it, waits until it is ready (caches listed, system
     /// namespaces created).
     pub async fn start(cache: Cache) -> TestServer {
+        TestServer::start_with(cache, apiserver::endpoints::ServerConfig::default()).await
+    }
+
+    /// [`TestServer::start`] with the server's settings.
+    pub async fn start_with(cache: Cache, config: apiserver::endpoints::ServerConfig) -> TestServer {
         let etcd = etcd_server::start(Server::FakeEtcd, "http-tests").await;
         let channel = Endpoint::from_shared(etcd.endpoint.clone()).unwrap().connect_lazy();
-        let options = ServerOptions { watch_cache: cache == Cache::On, ..ServerOptions::default() };
+        let options = ServerOptions { watch_cache: cache == Cache::On, config, ..ServerOptions::default() };
         let system =
             SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(7)), Arc::new(FixedClock(NOW_UNIX_S)));
         let server = server::build(Catalog::builtin(), channel, options, system, Arc::new(FixedClock(NOW_UNIX_S)));

@@ -23,6 +23,7 @@ use serde_json::{json, Map, Value};
 use crate::apis::Printer;
 use crate::endpoints::error::ApiError;
 use crate::endpoints::handlers::{Call, Target};
+use crate::endpoints::metrics::RequestLabels;
 use crate::endpoints::negotiate::{Conversion, Negotiated};
 use crate::endpoints::query;
 use crate::endpoints::response::{content_type, status_value};
@@ -38,6 +39,7 @@ pub async fn watch(
     target: &Target<'_>,
     negotiated: &Negotiated,
     include: IncludeObject,
+    labels: &RequestLabels,
 ) -> Result<Response<Body>, ApiError> {
     let mut list = query::list_query(&call.query, call.info.verb_in_path, server.config.watch_list)?;
     if !target.name.is_empty() {
@@ -68,7 +70,8 @@ pub async fn watch(
         include,
         headers_sent: false,
     };
-    let stream = event_stream(server, watcher, encoder, timeout);
+    let open = OpenWatch::new(server.clone(), labels.clone());
+    let stream = event_stream(server, watcher, encoder, timeout, open);
     let body = StreamBody::new(stream.map(|bytes| Ok::<_, std::convert::Infallible>(Frame::data(bytes))));
     Ok(Response::builder()
         .status(StatusCode::OK)
@@ -85,10 +88,11 @@ fn event_stream(
     watcher: Watcher,
     encoder: EventEncoder,
     timeout: Duration,
+    open: OpenWatch,
 ) -> impl futures::Stream<Item = Bytes> + Send {
     let deadline = tokio::time::Instant::now() + timeout;
-    futures::stream::unfold(Some((server, watcher, encoder)), move |state| async move {
-        let (server, mut watcher, mut encoder) = state?;
+    futures::stream::unfold(Some((server, watcher, encoder, open)), move |state| async move {
+        let (server, mut watcher, mut encoder, open) = state?;
         let event = tokio::select! {
             biased;
             () = server.shutdown.wait() => None,
@@ -99,9 +103,29 @@ fn event_stream(
         let now = server.clock.now_unix_s();
         let frame = encoder.encode(&event, now);
         // An ERROR event is the last.
-        let next = (!matches!(event, WatchEvent::Error(_))).then_some((server, watcher, encoder));
+        let next = (!matches!(event, WatchEvent::Error(_))).then_some((server, watcher, encoder, open));
         Some((frame, next))
     })
+}
+
+/// Counts a watch in `apiserver_longrunning_requests` for as long as its stream lives (the client going
+/// away drops the stream, and with it the store's watcher).
+struct OpenWatch {
+    server: Arc<ApiServer>,
+    labels: RequestLabels,
+}
+
+impl OpenWatch {
+    fn new(server: Arc<ApiServer>, labels: RequestLabels) -> OpenWatch {
+        server.metrics.long_running(&labels, 1);
+        OpenWatch { server, labels }
+    }
+}
+
+impl Drop for OpenWatch {
+    fn drop(&mut self) {
+        self.server.metrics.long_running(&self.labels, -1);
+    }
 }
 
 /// Encodes watch events as one request asked for them.
