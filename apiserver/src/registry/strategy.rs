@@ -118,11 +118,32 @@ pub trait DeleteStrategy: Send + Sync {
         false
     }
 
+    /// `DefaultGarbageCollectionPolicy`: what a delete that names no propagation policy does to dependents.
+    fn default_gc_policy(&self) -> GcPolicy {
+        GcPolicy::DeleteDependents
+    }
+
     /// Why `name` may never be deleted, if so (the immortal namespaces).
     fn undeletable(&self, _name: &str) -> Option<&'static str> {
         None
     }
 }
+
+/// `rest.GarbageCollectionPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcPolicy {
+    /// Dependents are deleted (in the background unless the delete asks for the foreground).
+    DeleteDependents,
+    /// Dependents are orphaned unless the delete says otherwise.
+    OrphanDependents,
+    /// The resource takes no part in garbage collection: deletes add no finalizer, whatever they ask.
+    Unsupported,
+}
+
+/// The finalizer that makes a delete wait while the garbage collector orphans the dependents.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+/// The finalizer that makes a delete wait while the garbage collector deletes the dependents first.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 
 /// The generic `ShouldDeleteDuringUpdate`: no finalizers left in `new`, and `old` was deleted with no grace
 /// period left.

@@ -95,6 +95,40 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "delete with propagationPolicy Orphan waits for the orphan finalizer",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                delete(&format!("{CMS}/a?propagationPolicy=Orphan"))
+                    .field("/kind", json!("ConfigMap"))
+                    .field("/metadata/finalizers", json!(["orphan"]))
+                    .field("/metadata/deletionTimestamp", json!("2023-11-14T22:13:20Z"))
+                    .field("/metadata/deletionGracePeriodSeconds", json!(0)),
+                get(&format!("{CMS}/a")).field("/metadata/finalizers", json!(["orphan"])),
+                patch(&format!("{CMS}/a"), "application/merge-patch+json", r#"{"metadata":{"finalizers":null}}"#),
+                get(&format!("{CMS}/a")).status(404, "NotFound", r#"configmaps "a" not found"#),
+            ],
+        ),
+        case(
+            "delete with a Foreground body waits for foregroundDeletion",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                delete(&format!("{CMS}/a"))
+                    .header("Content-Type", "application/json")
+                    .body(r#"{"propagationPolicy":"Foreground"}"#)
+                    .field("/metadata/finalizers", json!(["foregroundDeletion"])),
+            ],
+        ),
+        case(
+            "delete with propagationPolicy Background goes at once",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                delete(&format!("{CMS}/a"))
+                    .header("Content-Type", "application/json")
+                    .body(r#"{"propagationPolicy":"Background"}"#)
+                    .field("/status", json!("Success")),
+            ],
+        ),
+        case(
             "a namespace's status subresource",
             vec![get("/api/v1/namespaces/{ns}/status").field("/status/phase", json!("Active"))],
         ),

@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
-use crate::registry::options::{self, DeleteOptions};
+use crate::registry::options::{self, DeleteOptions, PropagationPolicy};
 use crate::registry::store::{ListRequest, Parked, Store};
+use crate::registry::strategy::{GcPolicy, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use crate::registry::system::parse_rfc3339;
 use crate::storage::status::Operation;
 use crate::storage::{GetOptions, Object, ObjectList, Preconditions, Storage, StorageError};
@@ -130,12 +131,10 @@ impl<S: Storage + Clone> Store<S> {
         if grace == Graceful::Pending {
             return Ok(DeleteResult { deleted: false, body: self.finalize_delete(name, current) });
         }
-        if matches!(grace, Graceful::Start { .. }) || self.strategy.has_pending_finalizers(&current) {
-            let marked = if dry_run {
-                self.mark(current.clone(), opts.grace_period_seconds)?
-            } else {
-                self.mark_deleting(&key, name, opts).await?
-            };
+        let gc_finalizers = self.gc_finalizers(&current, opts).is_some();
+        if matches!(grace, Graceful::Start { .. }) || self.strategy.has_pending_finalizers(&current) || gc_finalizers {
+            let marked =
+                if dry_run { self.mark(current.clone(), opts)? } else { self.mark_deleting(&key, name, opts).await? };
             match marked {
                 Marked::Write { obj, delete_now: false } => return Ok(DeleteResult { deleted: false, body: obj }),
                 Marked::Pending => {
@@ -197,9 +196,18 @@ impl<S: Storage + Clone> Store<S> {
         Graceful::Start { period }
     }
 
-    /// One attempt of `updateForGracefulDeletionAndFinalizers` on the state `obj`.
-    fn mark(&self, mut obj: Value, requested: Option<i64>) -> Result<Marked, RegistryError> {
-        let grace = self.before_delete(&mut obj, requested);
+    /// One attempt of `updateForGracefulDeletionAndFinalizers` on the state `obj`: the grace period, then
+    /// the garbage collector's finalizers as the options ask (which a deletion already under way keeps),
+    /// then whatever finalizers remain.
+    fn mark(&self, mut obj: Value, opts: &DeleteOptions) -> Result<Marked, RegistryError> {
+        let grace = self.before_delete(&mut obj, opts.grace_period_seconds);
+        if grace == Graceful::Pending {
+            return Ok(Marked::Pending);
+        }
+        if let Some(finalizers) = self.gc_finalizers(&obj, opts) {
+            let list = (!finalizers.is_empty()).then(|| Value::from(finalizers));
+            meta::set(&mut obj, "finalizers", list);
+        }
         let finalizers = self.strategy.has_pending_finalizers(&obj);
         match grace {
             Graceful::Pending => Ok(Marked::Pending),
@@ -211,6 +219,44 @@ impl<S: Storage + Clone> Store<S> {
             Graceful::No => Ok(Marked::DeleteNow),
             Graceful::Start { period } => Ok(Marked::Write { obj, delete_now: !finalizers && period == 0 }),
         }
+    }
+
+    /// `deletionFinalizersForGarbageCollection`: the finalizers `obj` must carry for the propagation the
+    /// delete asks for (`orphan` for Orphan, `foregroundDeletion` for Foreground, neither for Background),
+    /// or `None` when they are already those. No garbage collector runs in kubesim, so an object given one
+    /// of these finalizers waits until a client removes it, as it would in a cluster without one.
+    fn gc_finalizers(&self, obj: &Value, opts: &DeleteOptions) -> Option<Vec<String>> {
+        let policy = self.strategy.default_gc_policy();
+        if policy == GcPolicy::Unsupported {
+            return None;
+        }
+        let existing: Vec<String> = meta::get(obj, "finalizers")
+            .and_then(Value::as_array)
+            .map(|f| f.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        let has = |f: &str| {
+            existing.iter().find(|e| *e == ORPHAN_FINALIZER || *e == FOREGROUND_FINALIZER).is_some_and(|e| e == f)
+        };
+        // shouldOrphanDependents and shouldDeleteDependents, in their order of precedence.
+        let (orphan, foreground) = match (opts.orphan_dependents, opts.propagation_policy) {
+            (Some(orphan), _) => (orphan, false),
+            (None, Some(PropagationPolicy::Orphan)) => (true, false),
+            (None, Some(PropagationPolicy::Foreground)) => (false, true),
+            (None, Some(PropagationPolicy::Background)) => (false, false),
+            (None, None) if has(ORPHAN_FINALIZER) => (true, false),
+            (None, None) if has(FOREGROUND_FINALIZER) => (false, true),
+            (None, None) => (policy == GcPolicy::OrphanDependents, false),
+        };
+        let mut wanted: Vec<String> =
+            existing.iter().filter(|f| *f != ORPHAN_FINALIZER && *f != FOREGROUND_FINALIZER).cloned().collect();
+        if orphan {
+            wanted.push(ORPHAN_FINALIZER.into());
+        }
+        if foreground {
+            wanted.push(FOREGROUND_FINALIZER.into());
+        }
+        let as_set = |v: &[String]| v.iter().cloned().collect::<std::collections::BTreeSet<_>>();
+        (as_set(&wanted) != as_set(&existing)).then_some(wanted)
     }
 
     /// `markAsDeleting`: a deletion waiting only for finalizers has no grace period, and its timestamp is
@@ -248,7 +294,7 @@ impl<S: Storage + Clone> Store<S> {
                             RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() };
                         return Err(parked.park(err));
                     }
-                    match self.mark(obj, opts.grace_period_seconds) {
+                    match self.mark(obj, opts) {
                         Ok(Marked::Write { obj, .. }) => Ok(obj),
                         Ok(other) => {
                             // Not an error: nothing is to be written, and the caller acts on `stop`.
