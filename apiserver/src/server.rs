@@ -156,7 +156,8 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
 pub async fn wait_until_ready(server: &ApiServer, limit: std::time::Duration) -> bool {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
-        if server.health.caches_synced() && server.health.etcd().await.is_ok() {
+        let namespaces = server.system_namespaces.load(std::sync::atomic::Ordering::SeqCst);
+        if namespaces && server.health.caches_synced() && server.health.etcd().await.is_ok() {
             return true;
         }
         if tokio::time::Instant::now() >= deadline {

@@ -160,6 +160,13 @@ impl Catalog {
             .collect()
     }
 
+    /// Keeps only the resources `keep` accepts (a simulation serves only what its clients use).
+    pub fn retain(&mut self, keep: impl Fn(&ResourceInfo) -> bool) {
+        self.resources.retain(|_, info| keep(info));
+        let served: Vec<String> = self.resources.keys().map(|(gv, _)| gv.group.clone()).collect();
+        self.group_order.retain(|g| served.contains(g));
+    }
+
     /// Every resource.
     pub fn all(&self) -> impl Iterator<Item = &ResourceInfo> {
         self.resources.values()

@@ -1,10 +1,12 @@
-//! The apiserver simulation: kubesim's apiserver library (the registry over the etcd3 store, with or without
-//! the watch cache) on its own node, talking gRPC to a simulated 3-member fake-etcd cluster, with clients
-//! calling the registry in-process, a nemesis of leader partitions, member kills and compactions, and an
-//! etcd-side record of every change under `/registry/` to check the clients' view against.
+//! The apiserver simulation: kubesim's apiserver (its HTTP server over the registry, over the etcd3 store with
+//! or without the watch cache) on its own node, talking gRPC to a simulated 3-member fake-etcd cluster, with
+//! clients on nodes of their own reaching it over HTTP through the simulated network, a nemesis of leader
+//! partitions, member kills and compactions, and an etcd-side record of every change under `/registry/` to
+//! check the clients' view against.
 //!
 //! Files: `record` (the history recorder and its error classes), `traffic` (the random and scripted
-//! clients), `reference` (the etcd-side record), `faults` (the nemesis), `node` (the apiserver's stores).
+//! clients), `rest_client` (the clients' REST client), `reference` (the etcd-side record), `faults` (the
+//! nemesis), `node` (the apiserver node and the client nodes).
 //!
 //! One [`simulate`] is one seed in one mode ([`ApiRunConfig::cache`]). Randomness comes from [`Seeds`]
 //! streams named `apiserver/...` and from madsim's runtime seeded with the root seed; time is madsim's.
@@ -13,9 +15,9 @@ mod faults;
 mod node;
 pub mod record;
 mod reference;
+pub mod rest_client;
 pub mod traffic;
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -130,10 +132,18 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     // The apiserver talks to one member, drawn from the seed, as a kube-apiserver with one etcd endpoint.
     let endpoints = cluster.endpoints();
     let endpoint = endpoints[seeds.rng("apiserver/endpoint").random_range(0..endpoints.len())].clone();
-    let node = Handle::current().create_node().name("apiserver").ip(IpAddr::V4(Ipv4Addr::new(10, 0, 2, 1))).build();
+    // The apiserver starts once etcd has a leader, as an operator starts kube-apiserver against a healthy
+    // etcd: its first requests would otherwise wait out etcd's request timeout.
+    let c = cluster.clone();
+    cluster.control.spawn(async move { wait_for_leader(&c).await }).await.expect("waiting for a leader panicked");
+    let node = Handle::current().create_node().name("apiserver").ip(node::APISERVER_ADDR.ip()).build();
+    let up = Arc::new(AtomicBool::new(false));
+    let _apiserver = node.spawn(node::run_apiserver(config.clone(), endpoint, failpoints.clone(), seeds, up.clone()));
+    while !up.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let recorder = record::Recorder::new(trace.clone(), config.request_timeout);
-    let serve = node::serve(config.clone(), endpoint, failpoints.clone(), recorder.clone(), seeds, ready);
-    node.spawn(serve).await.expect("the apiserver's clients panicked");
+    node::run_clients(config.clone(), recorder.clone(), seeds, ready).await;
 
     stop.store(true, Ordering::SeqCst);
     if let Some(n) = nemesis {
@@ -153,6 +163,23 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     let mut history = recorder.take();
     (history.changes, history.changes_through) = reference.take();
     ApiRun { seed: config.seed, trace: trace.take(), history }
+}
+
+/// Waits until some member reports a leader (etcd's Status), the named condition the apiserver starts on.
+async fn wait_for_leader(cluster: &Cluster) {
+    loop {
+        for endpoint in cluster.endpoints() {
+            let mut maintenance =
+                etcd_proto::etcdserverpb::maintenance_client::MaintenanceClient::new(crate::client::channel(&endpoint));
+            let status = maintenance.status(pb::StatusRequest {});
+            if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_millis(200), status).await {
+                if r.into_inner().leader != 0 {
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Waits (at most 20 simulated seconds) until the reference record reaches etcd's current revision, and

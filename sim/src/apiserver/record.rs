@@ -1,5 +1,5 @@
-//! The apiserver run's recorder: stamps every registry request into the [`ApiHistory`] at invocation and
-//! return, turns the registry's answer into an [`ApiOutcome`], writes one trace line per request, and
+//! The apiserver run's recorder: stamps every HTTP request into the [`ApiHistory`] at invocation and
+//! return, turns the server's answer into an [`ApiOutcome`], writes one trace line per request, and
 //! records watches event by event.
 //!
 //! A request without an answer within the client's timeout is `Unknown`, as in the KV recorder: under
@@ -12,11 +12,10 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use apiserver::registry::RegistryError;
-use apiserver::storage::{WatchEvent, Watcher};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use serde_json::Value;
 
+use super::rest_client::{ClientError, WatchStream};
 use crate::history::apiserver::{
     ApiCall, ApiHistory, ApiOp, ApiOutcome, ApiWatch, Refusal, WatchEnd, WatchedEvent, WatchedKind,
 };
@@ -74,7 +73,7 @@ impl Recorder {
         &self,
         client: &str,
         call: ApiCall,
-        request: impl Future<Output = Result<Answer, RegistryError>>,
+        request: impl Future<Output = Result<Answer, ClientError>>,
     ) -> ApiOutcome {
         let invoked = self.next_seq();
         let outcome = match tokio::time::timeout(self.timeout, request).await {
@@ -103,7 +102,7 @@ impl Recorder {
         client: &str,
         namespace: &str,
         from: u64,
-        start: impl Future<Output = Result<Watcher, RegistryError>>,
+        start: impl Future<Output = Result<WatchStream, ClientError>>,
         duration: Duration,
     ) {
         let prefix = format!("{REGISTRY_PREFIX}configmaps/{namespace}/");
@@ -130,15 +129,16 @@ impl Recorder {
                         }
                         Ok(Some(event)) => event,
                     };
-                    let (kind, obj) = match event {
-                        WatchEvent::Added(obj) => (WatchedKind::Added, obj),
-                        WatchEvent::Modified(obj) => (WatchedKind::Modified, obj),
-                        WatchEvent::Deleted(obj) => (WatchedKind::Deleted, obj),
-                        WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) => continue,
-                        WatchEvent::Error(status) => {
+                    let (kind, obj) = match event.kind.as_str() {
+                        "ADDED" => (WatchedKind::Added, event.object),
+                        "MODIFIED" => (WatchedKind::Modified, event.object),
+                        "DELETED" => (WatchedKind::Deleted, event.object),
+                        "ERROR" => {
+                            let status: Status = serde_json::from_value(event.object).unwrap_or_default();
                             record.end = watch_error(&status);
                             break;
                         }
+                        _ => continue,
                     };
                     let key = configmap_key(str_at(&obj, "namespace"), str_at(&obj, "name"));
                     record.events.push(WatchedEvent { kind, key, rv: resource_version(&obj) });

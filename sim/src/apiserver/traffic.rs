@@ -1,5 +1,5 @@
-//! What the apiserver's clients do, in-process on the apiserver node, through the registry's configmap
-//! store: random clients sharing a handful of configmaps, and one scripted client alone on its own.
+//! What the apiserver's clients do, each on a node of its own, over HTTP to the apiserver: random clients
+//! sharing a handful of configmaps, and one scripted client alone on its own.
 //!
 //! A random client creates, updates (with the last resourceVersion it saw as optimistic lock), deletes (with
 //! or without a resourceVersion precondition), gets and lists consistently, and opens watches from the
@@ -11,14 +11,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use apiserver::registry::{ListRequest, Store};
-use apiserver::storage::{GetOptions, Preconditions, Storage};
+use std::sync::Arc;
+
+use http::Method;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 
 use super::record::{configmap_key, resource_version, Answer, Recorder};
+use super::rest_client::{ClientError, KubeClient};
 use crate::history::apiserver::{ApiCall, ApiOutcome, Refusal};
 
 /// The namespace the random clients share.
@@ -40,18 +42,53 @@ fn configmap(namespace: &str, name: &str, data: &str, rv: Option<u64>) -> Value 
     obj
 }
 
+/// The path of a namespace's configmaps, or of one of them.
+fn path(namespace: &str, name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("/api/v1/namespaces/{namespace}/configmaps/{name}"),
+        None => format!("/api/v1/namespaces/{namespace}/configmaps"),
+    }
+}
+
+/// `POST`: a create.
+async fn create(client: &KubeClient, namespace: &str, obj: Value) -> Result<Answer, ClientError> {
+    client.send(Method::POST, &path(namespace, None), Some(&obj)).await.map(Answer::Object)
+}
+
+/// `PUT`: an update, the body's resourceVersion as the lock.
+async fn update(client: &KubeClient, namespace: &str, name: &str, obj: Value) -> Result<Answer, ClientError> {
+    client.send(Method::PUT, &path(namespace, Some(name)), Some(&obj)).await.map(Answer::Object)
+}
+
+/// `DELETE`, with a resourceVersion precondition if `rv` is given.
+async fn delete(client: &KubeClient, namespace: &str, name: &str, rv: Option<u64>) -> Result<Answer, ClientError> {
+    let options = rv.map(
+        |rv| json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"resourceVersion": rv.to_string()}}),
+    );
+    let answer = client.send(Method::DELETE, &path(namespace, Some(name)), options.as_ref()).await?;
+    Ok(Answer::Deleted(resource_version(&answer)))
+}
+
+/// `GET` of one object, a consistent read.
+async fn get(client: &KubeClient, namespace: &str, name: &str) -> Result<Answer, ClientError> {
+    client.send(Method::GET, &path(namespace, Some(name)), None).await.map(Answer::Object)
+}
+
+/// `GET` of the collection, a consistent list.
+async fn list(client: &KubeClient, namespace: &str) -> Result<Answer, ClientError> {
+    let list = client.send(Method::GET, &path(namespace, None), None).await?;
+    let rv = list["metadata"]["resourceVersion"].as_str().and_then(|r| r.parse().ok()).unwrap_or(0);
+    let items = list["items"].as_array().map_or(&[][..], Vec::as_slice);
+    let items = items.iter().map(|o| (key_of(namespace, o), resource_version(o))).collect();
+    Ok(Answer::List(rv, items))
+}
+
 async fn pause(rng: &mut ChaCha8Rng, max_ms: u64) {
     tokio::time::sleep(Duration::from_millis(rng.random_range(0..max_ms))).await;
 }
 
 /// One random client: `ops` requests on the shared configmaps, and the watches it opened, until all end.
-pub async fn random_client<S: Storage + Clone + 'static>(
-    name: String,
-    cms: Store<S>,
-    rec: Recorder,
-    mut rng: ChaCha8Rng,
-    ops: usize,
-) {
+pub async fn random_client(name: String, client: Arc<KubeClient>, rec: Recorder, mut rng: ChaCha8Rng, ops: usize) {
     const NAMES: [&str; 4] = ["a", "b", "c", "d"];
     // The last resourceVersion seen for each name, and the last list's.
     let mut known: BTreeMap<&str, u64> = BTreeMap::new();
@@ -65,36 +102,26 @@ pub async fn random_client<S: Storage + Clone + 'static>(
         let roll = rng.random_range(0..100);
         let outcome = if roll < 25 {
             let obj = configmap(SHARED, n, &data, None);
-            rec.call(&name, ApiCall::Create { key }, async { cms.create(SHARED, obj).await.map(Answer::Object) }).await
+            rec.call(&name, ApiCall::Create { key }, create(&client, SHARED, obj)).await
         } else if roll < 45 {
             let rv = known.get(n).copied();
             let obj = configmap(SHARED, n, &data, rv);
-            let update = async { cms.update(SHARED, n, obj).await.map(|(o, _)| Answer::Object(o)) };
-            rec.call(&name, ApiCall::Update { key, rv }, update).await
+            rec.call(&name, ApiCall::Update { key, rv }, update(&client, SHARED, n, obj)).await
         } else if roll < 55 {
             let rv = if rng.random_bool(0.5) { known.get(n).copied() } else { None };
-            let pre = Preconditions { uid: None, resource_version: rv.map(|rv| rv.to_string()) };
-            let delete =
-                async { cms.delete(SHARED, n, &pre).await.map(|d| Answer::Deleted(resource_version(&d.body))) };
-            rec.call(&name, ApiCall::Delete { key, rv }, delete).await
+            rec.call(&name, ApiCall::Delete { key, rv }, delete(&client, SHARED, n, rv)).await
         } else if roll < 72 {
-            let get = async { cms.get(SHARED, n, &GetOptions::default()).await.map(Answer::Object) };
-            rec.call(&name, ApiCall::Get { key }, get).await
+            rec.call(&name, ApiCall::Get { key }, get(&client, SHARED, n)).await
         } else if roll < 88 {
-            let list = async {
-                let list = cms.list(SHARED, &ListRequest::default()).await?;
-                let items = list.items.iter().map(|o| (key_of(o), resource_version(o))).collect();
-                Ok(Answer::List(list.resource_version.0, items))
-            };
             let prefix = configmap_key(SHARED, "");
-            rec.call(&name, ApiCall::List { prefix }, list).await
+            rec.call(&name, ApiCall::List { prefix }, list(&client, SHARED)).await
         } else {
             let from = last_list.saturating_sub(rng.random_range(0..8)).max(1);
             let duration = Duration::from_millis(rng.random_range(300..2000));
-            let (cms, rec, client) = (cms.clone(), rec.clone(), name.clone());
+            let (client, rec, who) = (client.clone(), rec.clone(), name.clone());
             watches.push(tokio::spawn(async move {
-                let request = ListRequest { resource_version: from.to_string(), ..ListRequest::default() };
-                rec.watch(&client, SHARED, from, cms.watch(SHARED, &request), duration).await;
+                let path = format!("{}?watch=true&resourceVersion={from}", path(SHARED, None));
+                rec.watch(&who, SHARED, from, client.watch(&path), duration).await;
             }));
             continue;
         };
@@ -122,9 +149,9 @@ pub async fn random_client<S: Storage + Clone + 'static>(
     }
 }
 
-fn key_of(obj: &Value) -> String {
-    let field = |f: &str| obj["metadata"][f].as_str().unwrap_or_default().to_string();
-    configmap_key(&field("namespace"), &field("name"))
+/// The etcd key of a listed object. List items carry their name; their namespace is the list's.
+fn key_of(namespace: &str, obj: &Value) -> String {
+    configmap_key(namespace, obj["metadata"]["name"].as_str().unwrap_or_default())
 }
 
 /// One step of the scripted client. `Latest` and `Stale` name which resourceVersion the step sends: the
@@ -157,12 +184,7 @@ pub fn script(rng: &mut ChaCha8Rng, steps: usize) -> Vec<(usize, Step)> {
 }
 
 /// Runs the script, one step at a time, on configmaps `s0` and `s1` of its own namespace.
-pub async fn scripted_client<S: Storage + Clone + 'static>(
-    cms: Store<S>,
-    rec: Recorder,
-    steps: Vec<(usize, Step)>,
-    mut rng: ChaCha8Rng,
-) {
+pub async fn scripted_client(client: Arc<KubeClient>, rec: Recorder, steps: Vec<(usize, Step)>, mut rng: ChaCha8Rng) {
     // Every resourceVersion seen per key, oldest first, without repeats.
     let mut seen: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for (i, (k, step)) in steps.into_iter().enumerate() {
@@ -179,8 +201,7 @@ pub async fn scripted_client<S: Storage + Clone + 'static>(
         let outcome = match step {
             Step::Create => {
                 let obj = configmap(SCRIPTED, &n, &data, None);
-                let create = async { cms.create(SCRIPTED, obj).await.map(Answer::Object) };
-                rec.call(SCRIPT_CLIENT, ApiCall::Create { key }, create).await
+                rec.call(SCRIPT_CLIENT, ApiCall::Create { key }, create(&client, SCRIPTED, obj)).await
             }
             Step::UpdateLatest | Step::UpdateStale | Step::UpdateUnconditional => {
                 let rv = match step {
@@ -189,8 +210,7 @@ pub async fn scripted_client<S: Storage + Clone + 'static>(
                     _ => None,
                 };
                 let obj = configmap(SCRIPTED, &n, &data, rv);
-                let update = async { cms.update(SCRIPTED, &n, obj).await.map(|(o, _)| Answer::Object(o)) };
-                rec.call(SCRIPT_CLIENT, ApiCall::Update { key, rv }, update).await
+                rec.call(SCRIPT_CLIENT, ApiCall::Update { key, rv }, update(&client, SCRIPTED, &n, obj)).await
             }
             Step::Delete | Step::DeleteLatest | Step::DeleteStale => {
                 let rv = match step {
@@ -198,15 +218,9 @@ pub async fn scripted_client<S: Storage + Clone + 'static>(
                     Step::DeleteStale => oldest,
                     _ => None,
                 };
-                let pre = Preconditions { uid: None, resource_version: rv.map(|rv| rv.to_string()) };
-                let delete =
-                    async { cms.delete(SCRIPTED, &n, &pre).await.map(|d| Answer::Deleted(resource_version(&d.body))) };
-                rec.call(SCRIPT_CLIENT, ApiCall::Delete { key, rv }, delete).await
+                rec.call(SCRIPT_CLIENT, ApiCall::Delete { key, rv }, delete(&client, SCRIPTED, &n, rv)).await
             }
-            Step::Get => {
-                let get = async { cms.get(SCRIPTED, &n, &GetOptions::default()).await.map(Answer::Object) };
-                rec.call(SCRIPT_CLIENT, ApiCall::Get { key }, get).await
-            }
+            Step::Get => rec.call(SCRIPT_CLIENT, ApiCall::Get { key }, get(&client, SCRIPTED, &n)).await,
         };
         if let ApiOutcome::Written { rv, .. } | ApiOutcome::Found { rv, .. } = outcome {
             let seen = seen.entry(k).or_default();
