@@ -5,6 +5,8 @@
 //! same request; the socket-level behaviours (slow clients, disconnects, drain) are in
 //! `tests/http_socket.rs`.
 #![cfg(not(madsim))]
+// The shared support modules serve several suites; each uses part of them.
+#![allow(dead_code)]
 
 #[path = "support/cases.rs"]
 mod cases;

@@ -18,6 +18,7 @@ use crate::endpoints::error::{retry_after, ApiError};
 use crate::endpoints::negotiate::{Conversion, Format, Negotiated};
 use crate::endpoints::table::{self, IncludeObject, ListMeta};
 use crate::endpoints::Body;
+use crate::storage::SharedObject;
 
 /// Responses at least this large are gzipped for clients that accept it (`defaultGzipThresholdBytes`).
 pub const GZIP_THRESHOLD_BYTES: usize = 128 * 1024;
@@ -72,39 +73,37 @@ impl Responder {
         self.encoded(status, out)
     }
 
-    /// Answers with a list: `kind`/`api_version` of the list, its items (already in list-item form) and
-    /// metadata.
+    /// Answers with a list: `kind`/`api_version` of the list, its items and metadata. Items of built-in
+    /// kinds are written without their type fields, as typed lists carry them; `custom` keeps them. A plain
+    /// JSON list is written from each item's shared encoding, without serializing anything again.
     pub fn list(
         &self,
         kind: &str,
         api_version: &str,
-        items: &[Value],
+        items: &[SharedObject],
         meta: &ListMeta,
+        custom: bool,
     ) -> Result<Response<Body>, ApiError> {
+        let n = &self.negotiated;
+        if n.conversion.is_none() && n.format == Format::Json && !n.pretty {
+            let bytes = json_list(kind, api_version, items, meta, custom);
+            return Ok(self.bytes(StatusCode::OK, content_type(Format::Json), bytes));
+        }
+        let values: Vec<Value> = items.iter().map(|obj| list_item(obj.value().clone(), custom)).collect();
         let out = match &self.negotiated.conversion {
             None => {
                 let mut list = Map::new();
                 list.insert("kind".into(), Value::from(kind));
                 list.insert("apiVersion".into(), Value::from(api_version));
-                let mut list_meta = Map::new();
-                if !meta.resource_version.is_empty() {
-                    list_meta.insert("resourceVersion".into(), Value::from(meta.resource_version.clone()));
-                }
-                if let Some(c) = &meta.continue_token {
-                    list_meta.insert("continue".into(), Value::from(c.clone()));
-                }
-                if let Some(n) = meta.remaining_item_count {
-                    list_meta.insert("remainingItemCount".into(), Value::from(n));
-                }
-                list.insert("metadata".into(), Value::Object(list_meta));
-                list.insert("items".into(), Value::Array(items.to_vec()));
+                list.insert("metadata".into(), list_meta_value(meta));
+                list.insert("items".into(), Value::Array(values));
                 Value::Object(list)
             }
             Some(Conversion::Table) => {
                 let printer = self.printer.as_ref().ok_or_else(not_acceptable_table)?;
-                table::table(printer, items, meta, self.include, true, self.now_unix_s)
+                table::table(printer, &values, meta, self.include, true, self.now_unix_s)
             }
-            Some(Conversion::PartialObjectMetadataList) => table::partial_object_metadata_list(items, meta),
+            Some(Conversion::PartialObjectMetadataList) => table::partial_object_metadata_list(&values, meta),
             Some(Conversion::PartialObjectMetadata) => {
                 return Err(ApiError::NotAcceptable(crate::endpoints::negotiate::NotAcceptable { stream: false }))
             }
@@ -137,6 +136,54 @@ impl Responder {
         let body = if self.head { Bytes::new() } else { bytes };
         builder.body(full(body)).expect("static headers are valid")
     }
+}
+
+/// An object as a list carries it: built-in kinds without their type fields.
+pub fn list_item(mut obj: Value, custom: bool) -> Value {
+    if !custom {
+        if let Some(map) = obj.as_object_mut() {
+            map.remove("kind");
+            map.remove("apiVersion");
+        }
+    }
+    obj
+}
+
+fn list_meta_value(meta: &ListMeta) -> Value {
+    let mut list_meta = Map::new();
+    if !meta.resource_version.is_empty() {
+        list_meta.insert("resourceVersion".into(), Value::from(meta.resource_version.clone()));
+    }
+    if let Some(c) = &meta.continue_token {
+        list_meta.insert("continue".into(), Value::from(c.clone()));
+    }
+    if let Some(n) = meta.remaining_item_count {
+        list_meta.insert("remainingItemCount".into(), Value::from(n));
+    }
+    Value::Object(list_meta)
+}
+
+/// A JSON list assembled from its items' shared encodings, byte for byte what serializing the list as a
+/// JSON value would give (keys in order: apiVersion, items, kind, metadata), with the trailing newline.
+fn json_list(kind: &str, api_version: &str, items: &[SharedObject], meta: &ListMeta, custom: bool) -> Bytes {
+    let encoded: Vec<Bytes> = items.iter().map(|obj| if custom { obj.json() } else { obj.list_item_json() }).collect();
+    let size: usize = encoded.iter().map(|b| b.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 256);
+    out.extend_from_slice(b"{\"apiVersion\":");
+    serde_json::to_writer(&mut out, api_version).expect("strings serialize");
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in encoded.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.extend_from_slice(b"],\"kind\":");
+    serde_json::to_writer(&mut out, kind).expect("strings serialize");
+    out.extend_from_slice(b",\"metadata\":");
+    serde_json::to_writer(&mut out, &list_meta_value(meta)).expect("values serialize");
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
 }
 
 fn not_acceptable_table() -> ApiError {

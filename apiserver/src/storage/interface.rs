@@ -9,14 +9,15 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::storage::error::StorageError;
+use crate::storage::object::SharedObject;
 use crate::storage::options::{GetOptions, ListOptions, Preconditions};
 use crate::storage::resource_version::ResourceVersion;
 use crate::storage::watch::Watcher;
 
-/// A page of a list.
+/// A page of a list. Its items are shared with the watch cache they may come from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObjectList {
-    pub items: Vec<Value>,
+    pub items: Vec<SharedObject>,
     /// The revision the list was read at (not the largest item resourceVersion).
     pub resource_version: ResourceVersion,
     /// Set when more items follow; pass it as the next page's `continue_token`.

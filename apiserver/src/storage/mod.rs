@@ -29,7 +29,7 @@ pub mod watch;
 
 pub use error::StorageError;
 pub use interface::{ObjectList, ResponseMeta, Storage};
-pub use object::Object;
+pub use object::{Object, SharedObject};
 pub use options::{GetOptions, ListOptions, Preconditions, ResourceVersionMatch, SelectionPredicate};
 pub use resource_version::ResourceVersion;
 pub use status::{GroupResource, Operation};

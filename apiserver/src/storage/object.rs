@@ -1,10 +1,14 @@
-//! [`Object`]: what the storage layer needs to know about a stored object, over plain JSON.
+//! [`Object`]: what the storage layer needs to know about a stored object, over plain JSON; and
+//! [`SharedObject`], an object shared by every list and watch that reads it, with its JSON made once.
 //!
 //! The storage layer works on any resource, so objects are `serde_json::Value`s (typed k8s-openapi objects
 //! convert to and from them losslessly). Only `metadata` is interpreted: name, namespace, uid, generation
 //! and resourceVersion. The resourceVersion is never stored: [`Object::encode_for_storage`] drops it, and
 //! every read writes it from the key's etcd revision.
 
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use crate::storage::resource_version::ResourceVersion;
@@ -72,6 +76,126 @@ impl Object for Value {
     }
 }
 
+/// A stored object as lists and watches hand it out: immutable, shared (the watch cache keeps one copy that
+/// every list and every watcher reads), with its JSON encodings made the first time they are needed and
+/// kept (kube-apiserver's `cachingObject`). Encoding 10,000 cached objects for a LIST is then copying
+/// bytes, not serializing them again for every request and watcher.
+#[derive(Clone)]
+pub struct SharedObject(Arc<Shared>);
+
+struct Shared {
+    value: Value,
+    json: OnceLock<Bytes>,
+    list_item_json: OnceLock<Bytes>,
+}
+
+impl SharedObject {
+    pub fn new(value: Value) -> SharedObject {
+        SharedObject(Arc::new(Shared { value, json: OnceLock::new(), list_item_json: OnceLock::new() }))
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.0.value
+    }
+
+    /// The object itself, without a copy when nothing else shares it.
+    pub fn into_value(self) -> Value {
+        match Arc::try_unwrap(self.0) {
+            Ok(shared) => shared.value,
+            Err(arc) => arc.value.clone(),
+        }
+    }
+
+    /// The object's JSON (serde_json's, keys in order, no trailing newline).
+    pub fn json(&self) -> Bytes {
+        self.0
+            .json
+            .get_or_init(|| Bytes::from(serde_json::to_vec(&self.0.value).expect("JSON values serialize")))
+            .clone()
+    }
+
+    /// The object's JSON as a typed list carries it: without `kind` and `apiVersion`.
+    pub fn list_item_json(&self) -> Bytes {
+        self.0
+            .list_item_json
+            .get_or_init(|| {
+                let Value::Object(map) = &self.0.value else { return self.json() };
+                let mut out = Vec::with_capacity(self.0.value.to_string().len());
+                out.push(b'{');
+                let mut first = true;
+                for (key, value) in map.iter().filter(|(k, _)| *k != "kind" && *k != "apiVersion") {
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    serde_json::to_writer(&mut out, key).expect("JSON keys serialize");
+                    out.push(b':');
+                    serde_json::to_writer(&mut out, value).expect("JSON values serialize");
+                }
+                out.push(b'}');
+                Bytes::from(out)
+            })
+            .clone()
+    }
+
+    /// Whether two handles share one object (the watch cache hands out the same one to everyone).
+    pub fn ptr_eq(a: &SharedObject, b: &SharedObject) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl From<Value> for SharedObject {
+    fn from(value: Value) -> SharedObject {
+        SharedObject::new(value)
+    }
+}
+
+impl std::ops::Deref for SharedObject {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.0.value
+    }
+}
+
+impl<'a> std::ops::Index<&'a str> for SharedObject {
+    type Output = Value;
+
+    fn index(&self, key: &'a str) -> &Value {
+        &self.0.value[key]
+    }
+}
+
+impl PartialEq for SharedObject {
+    fn eq(&self, other: &SharedObject) -> bool {
+        self.0.value == other.0.value
+    }
+}
+
+impl PartialEq<Value> for SharedObject {
+    fn eq(&self, other: &Value) -> bool {
+        &self.0.value == other
+    }
+}
+
+impl PartialEq<SharedObject> for Value {
+    fn eq(&self, other: &SharedObject) -> bool {
+        self == &other.0.value
+    }
+}
+
+impl std::fmt::Debug for SharedObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.value.fmt(f)
+    }
+}
+
+impl serde::Serialize for SharedObject {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.value.serialize(serializer)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -85,5 +209,23 @@ mod tests {
         obj.set_resource_version(ResourceVersion(9));
         assert_eq!(obj.resource_version(), "9");
         assert_eq!(obj.name(), "a");
+    }
+
+    #[test]
+    fn shared_objects_encode_once_and_as_lists_carry_them() {
+        let obj = SharedObject::new(
+            json!({"apiVersion": "v1", "data": {"k": "v"}, "kind": "ConfigMap", "metadata": {"name": "a"}}),
+        );
+        assert_eq!(
+            obj.json(),
+            Bytes::from_static(br#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"name":"a"}}"#)
+        );
+        assert_eq!(obj.list_item_json(), Bytes::from_static(br#"{"data":{"k":"v"},"metadata":{"name":"a"}}"#));
+        // The second call hands out the same bytes, not a new encoding.
+        assert_eq!(obj.json().as_ptr(), obj.json().as_ptr());
+        let copy = obj.clone();
+        assert!(SharedObject::ptr_eq(&obj, &copy));
+        assert_eq!(copy.name(), "a");
+        assert_eq!(obj["kind"], "ConfigMap");
     }
 }

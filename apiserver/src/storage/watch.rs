@@ -4,18 +4,19 @@
 //! `Status` (kube-apiserver sends it as an ERROR event on a 200 stream), after which the stream ends.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::storage::object::SharedObject;
 
 use crate::storage::resource_version::ResourceVersion;
 
 /// One event of a watch. Objects carry their resourceVersion; a deleted object carries its last state with
-/// the deletion's resourceVersion.
+/// the deletion's resourceVersion. Objects are shared: every watcher of a change gets the same one.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WatchEvent {
-    Added(Value),
-    Modified(Value),
-    Deleted(Value),
+    Added(SharedObject),
+    Modified(SharedObject),
+    Deleted(SharedObject),
     /// Every event up to this resourceVersion has been delivered.
     Bookmark(ResourceVersion),
     /// The BOOKMARK that ends a watch-list request's initial events: its object carries the annotation

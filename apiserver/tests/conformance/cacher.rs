@@ -145,7 +145,7 @@ async fn cacher_consistent_list_sees_every_acknowledged_write(ctx: Ctx) {
         let elsewhere = write_elsewhere(&ctx, &name).await;
         // No waiting: the consistent read itself waits for the cache to reach etcd's current revision.
         let list = cacher.get_list("/configmaps/ns", &ListOptions::default()).await.unwrap();
-        assert!(list.items.contains(&created), "round {round}: the list misses an acknowledged write");
+        assert!(list.items.iter().any(|i| *i == created), "round {round}: the list misses an acknowledged write");
         assert!(list.resource_version.0 >= elsewhere, "round {round}: list RV {} < {elsewhere}", list.resource_version);
         assert_eq!(list.items.len(), round + 1);
     }
@@ -203,8 +203,8 @@ async fn cacher_bookmarks_only_when_allowed(ctx: Ctx) {
     let mut w_with = cacher.watch("/configmaps/ns", &with).await.unwrap();
     let mut w_without = cacher.watch("/configmaps/ns", &without).await.unwrap();
     let a = cacher.create(&key("a"), configmap("a", "1")).await.unwrap();
-    assert_eq!(next_event(&mut w_with).await, WatchEvent::Added(a.clone()));
-    assert_eq!(next_event(&mut w_without).await, WatchEvent::Added(a.clone()));
+    assert_eq!(next_event(&mut w_with).await, WatchEvent::Added(a.clone().into()));
+    assert_eq!(next_event(&mut w_without).await, WatchEvent::Added(a.clone().into()));
     match next_event(&mut w_with).await {
         WatchEvent::Bookmark(rv) => assert!(rv.0 >= rv_of(&a), "bookmark {rv} before the delivered event"),
         other => panic!("want a BOOKMARK, got {other:?}"),
@@ -228,22 +228,22 @@ async fn cacher_send_initial_events_ends_with_the_annotated_bookmark(ctx: Ctx) {
     };
     // RV "": the state at a revision not older than etcd's current one, then the end marker at it.
     let mut listed = cacher.watch("/configmaps/ns", &watch_list("", true)).await.unwrap();
-    assert_eq!(next_event(&mut listed).await, WatchEvent::Added(a.clone()));
-    assert_eq!(next_event(&mut listed).await, WatchEvent::Added(b.clone()));
+    assert_eq!(next_event(&mut listed).await, WatchEvent::Added(a.clone().into()));
+    assert_eq!(next_event(&mut listed).await, WatchEvent::Added(b.clone().into()));
     match next_event(&mut listed).await {
         WatchEvent::InitialEventsEnd(rv) => assert!(rv.0 >= elsewhere, "end bookmark {rv} < {elsewhere}"),
         other => panic!("want the initial-events-end bookmark, got {other:?}"),
     }
     // Without bookmarks: the same initial events, no end marker.
     let mut unmarked = cacher.watch("/configmaps/ns", &watch_list("0", false)).await.unwrap();
-    assert_eq!(next_event(&mut unmarked).await, WatchEvent::Added(a.clone()));
-    assert_eq!(next_event(&mut unmarked).await, WatchEvent::Added(b.clone()));
+    assert_eq!(next_event(&mut unmarked).await, WatchEvent::Added(a.clone().into()));
+    assert_eq!(next_event(&mut unmarked).await, WatchEvent::Added(b.clone().into()));
     // sendInitialEvents=false from "0": no state, just what happens next.
     let opts = ListOptions { send_initial_events: Some(false), ..watch_list("0", false) };
     let mut bare = cacher.watch("/configmaps/ns", &opts).await.unwrap();
     let c = cacher.create(&key("c"), configmap("c", "1")).await.unwrap();
     for w in [&mut listed, &mut unmarked, &mut bare] {
-        assert_eq!(next_event(w).await, WatchEvent::Added(c.clone()));
+        assert_eq!(next_event(w).await, WatchEvent::Added(c.clone().into()));
     }
 }
 
@@ -333,6 +333,6 @@ async fn cacher_reinitializes_after_its_watch_fails(ctx: Ctx) {
     let opts = ListOptions { resource_version: relisted.to_string(), ..ListOptions::default() };
     let mut fresh = cacher.watch("/configmaps/ns", &opts).await.unwrap();
     let c = direct.create(&key("c"), configmap("c", "1")).await.unwrap();
-    assert_eq!(next_event(&mut fresh).await, WatchEvent::Added(c));
+    assert_eq!(next_event(&mut fresh).await, WatchEvent::Added(c.into()));
     assert_eq!(cacher.get(&key("b"), &GetOptions { resource_version: "0".into() }).await.unwrap(), b);
 }

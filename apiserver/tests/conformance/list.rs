@@ -28,7 +28,7 @@ fn cm() -> GroupResource {
     GroupResource::new("", "configmaps")
 }
 
-fn names(items: &[Value]) -> Vec<String> {
+fn names(items: &[apiserver::storage::SharedObject]) -> Vec<String> {
     items.iter().map(|o| o["metadata"]["name"].as_str().unwrap().to_string()).collect()
 }
 

@@ -40,8 +40,8 @@ async fn watch_from_resource_version_delivers_later_changes_only(ctx: Ctx) {
     let a2 = ctx.store.guaranteed_update(&key("a"), false, None, |o, _| Ok(set_data(o, "2")), None).await.unwrap();
     let b = ctx.store.create(&key("b"), configmap("b", "1")).await.unwrap();
     ctx.store.create("/configmaps/other/x", configmap("x", "1")).await.unwrap();
-    assert_eq!(next_event(&mut w).await, WatchEvent::Modified(a2));
-    assert_eq!(next_event(&mut w).await, WatchEvent::Added(b));
+    assert_eq!(next_event(&mut w).await, WatchEvent::Modified(a2.into()));
+    assert_eq!(next_event(&mut w).await, WatchEvent::Added(b.into()));
     expect_quiet(&mut w).await;
 }
 
@@ -54,15 +54,15 @@ async fn watch_from_zero_sends_current_state_first(ctx: Ctx) {
             .watch("/configmaps/ns", &ListOptions { resource_version: rv.into(), ..ListOptions::default() })
             .await
             .unwrap();
-        assert_eq!(next_event(&mut w).await, WatchEvent::Added(a.clone()), "rv {rv:?}");
-        assert_eq!(next_event(&mut w).await, WatchEvent::Added(b.clone()), "rv {rv:?}");
+        assert_eq!(next_event(&mut w).await, WatchEvent::Added(a.clone().into()), "rv {rv:?}");
+        assert_eq!(next_event(&mut w).await, WatchEvent::Added(b.clone().into()), "rv {rv:?}");
         expect_quiet(&mut w).await;
     }
     let mut w = ctx.store.watch("/configmaps/ns", &from(0)).await.unwrap();
     next_event(&mut w).await;
     next_event(&mut w).await;
     let c = ctx.store.create(&key("c"), configmap("c", "1")).await.unwrap();
-    assert_eq!(next_event(&mut w).await, WatchEvent::Added(c));
+    assert_eq!(next_event(&mut w).await, WatchEvent::Added(c.into()));
 }
 
 async fn watch_from_the_future_waits(ctx: Ctx) {
@@ -73,7 +73,7 @@ async fn watch_from_the_future_waits(ctx: Ctx) {
     ctx.store.create(&key("b"), configmap("b", "1")).await.unwrap();
     let c = ctx.store.create(&key("c"), configmap("c", "1")).await.unwrap();
     assert_eq!(rv_of(&c), start + 1);
-    assert_eq!(next_event(&mut w).await, WatchEvent::Added(c));
+    assert_eq!(next_event(&mut w).await, WatchEvent::Added(c.into()));
 }
 
 async fn watch_from_a_compacted_revision_fails_with_expired(ctx: Ctx) {
@@ -95,7 +95,7 @@ async fn watch_deleted_event_carries_last_state_at_deletion_revision(ctx: Ctx) {
     let a2 = ctx.store.guaranteed_update(&key("a"), false, None, |o, _| Ok(set_data(o, "2")), None).await.unwrap();
     let mut w = ctx.store.watch("/configmaps/ns", &from(rv_of(&a))).await.unwrap();
     let deleted = ctx.store.delete(&key("a"), None, |_| Ok(()), None).await.unwrap();
-    assert_eq!(next_event(&mut w).await, WatchEvent::Modified(a2));
+    assert_eq!(next_event(&mut w).await, WatchEvent::Modified(a2.into()));
     let WatchEvent::Deleted(obj) = next_event(&mut w).await else { panic!("want DELETED") };
     assert_eq!(data_of(&obj), "2");
     assert_eq!(rv_of(&obj), rv_of(&deleted));
@@ -111,7 +111,7 @@ async fn watch_selector_transitions_become_added_and_deleted(ctx: Ctx) {
     let a_yes = ctx.store.guaranteed_update(&key("a"), false, None, |o, _| Ok(set_data(o, "yes")), None).await.unwrap();
     let a_no = ctx.store.guaranteed_update(&key("a"), false, None, |o, _| Ok(set_data(o, "no")), None).await.unwrap();
     ctx.store.delete(&key("a"), None, |_| Ok(()), None).await.unwrap();
-    assert_eq!(next_event(&mut w).await, WatchEvent::Added(a_yes));
+    assert_eq!(next_event(&mut w).await, WatchEvent::Added(a_yes.into()));
     // Leaving the selection is a DELETED carrying the previous (matching) state at the new revision.
     let WatchEvent::Deleted(gone) = next_event(&mut w).await else { panic!("want DELETED") };
     assert_eq!(data_of(&gone), "yes");

@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use crate::endpoints::codec;
 use crate::endpoints::error::ApiError;
-use crate::endpoints::handlers::read::list_item;
 use crate::endpoints::handlers::{Call, Target};
 use crate::endpoints::negotiate::Format;
 use crate::endpoints::query::{self, Query};
@@ -40,14 +39,13 @@ pub async fn delete_collection(
     let list = query::list_query(&call.query, false, server.config.watch_list)?;
     let opts = delete_options(call)?;
     let result = target.rest.delete_collection(&target.namespace, &list.request, &opts).await?;
-    let custom = target.resource.custom;
-    let items: Vec<Value> = result.items.into_iter().map(|obj| list_item(obj, custom)).collect();
     let meta = ListMeta {
         resource_version: result.resource_version.to_string(),
         continue_token: result.continue_token,
         remaining_item_count: result.remaining_item_count,
     };
-    responder.list(&target.resource.list_kind(), &target.resource.resource.api_version(), &items, &meta)
+    let (kind, api_version) = (target.resource.list_kind(), target.resource.resource.api_version());
+    responder.list(&kind, &api_version, &result.items, &meta, target.resource.custom)
 }
 
 /// The request's `DeleteOptions`, from its body or, without one, its query.

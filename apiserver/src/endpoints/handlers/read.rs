@@ -4,7 +4,6 @@
 //! encode them (the list carries the kind); custom resources keep theirs, as unstructured lists do.
 
 use http::{Response, StatusCode};
-use serde_json::Value;
 
 use crate::endpoints::error::ApiError;
 use crate::endpoints::handlers::{Call, Target};
@@ -29,23 +28,11 @@ pub async fn list(
 ) -> Result<Response<Body>, ApiError> {
     let list = query::list_query(&call.query, false, server.config.watch_list)?;
     let result = target.rest.list(&target.namespace, &list.request).await?;
-    let custom = target.resource.custom;
-    let items: Vec<Value> = result.items.into_iter().map(|obj| list_item(obj, custom)).collect();
     let meta = ListMeta {
         resource_version: result.resource_version.to_string(),
         continue_token: result.continue_token,
         remaining_item_count: result.remaining_item_count,
     };
-    responder.list(&target.resource.list_kind(), &target.resource.resource.api_version(), &items, &meta)
-}
-
-/// An object as a list carries it: built-in types without their type fields.
-pub fn list_item(mut obj: Value, custom: bool) -> Value {
-    if !custom {
-        if let Some(map) = obj.as_object_mut() {
-            map.remove("kind");
-            map.remove("apiVersion");
-        }
-    }
-    obj
+    let (kind, api_version) = (target.resource.list_kind(), target.resource.resource.api_version());
+    responder.list(&kind, &api_version, &result.items, &meta, target.resource.custom)
 }

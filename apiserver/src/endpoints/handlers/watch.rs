@@ -24,7 +24,7 @@ use crate::apis::Printer;
 use crate::endpoints::error::ApiError;
 use crate::endpoints::handlers::{Call, Target};
 use crate::endpoints::metrics::RequestLabels;
-use crate::endpoints::negotiate::{Conversion, Negotiated};
+use crate::endpoints::negotiate::{Conversion, Format, Negotiated};
 use crate::endpoints::query;
 use crate::endpoints::response::{content_type, status_value};
 use crate::endpoints::table::{self, IncludeObject, ListMeta};
@@ -142,15 +142,34 @@ struct EventEncoder {
 impl EventEncoder {
     fn encode(&mut self, event: &WatchEvent, now_unix_s: i64) -> Bytes {
         let (kind, object) = match event {
-            WatchEvent::Added(obj) => ("ADDED", self.convert(obj, now_unix_s)),
-            WatchEvent::Modified(obj) => ("MODIFIED", self.convert(obj, now_unix_s)),
-            WatchEvent::Deleted(obj) => ("DELETED", self.convert(obj, now_unix_s)),
-            WatchEvent::Bookmark(rv) => ("BOOKMARK", self.convert(&self.bookmark(&rv.to_string(), false), now_unix_s)),
-            WatchEvent::InitialEventsEnd(rv) => {
-                ("BOOKMARK", self.convert(&self.bookmark(&rv.to_string(), true), now_unix_s))
+            WatchEvent::Added(obj) => ("ADDED", obj),
+            WatchEvent::Modified(obj) => ("MODIFIED", obj),
+            WatchEvent::Deleted(obj) => ("DELETED", obj),
+            WatchEvent::Bookmark(rv) => {
+                return Self::line("BOOKMARK", self.convert(&self.bookmark(&rv.to_string(), false), now_unix_s))
             }
-            WatchEvent::Error(status) => ("ERROR", status_value(status)),
+            WatchEvent::InitialEventsEnd(rv) => {
+                return Self::line("BOOKMARK", self.convert(&self.bookmark(&rv.to_string(), true), now_unix_s))
+            }
+            WatchEvent::Error(status) => return Self::line("ERROR", status_value(status)),
         };
+        if self.negotiated.conversion.is_none() && self.negotiated.format == Format::Json {
+            // Every watcher of this change shares the object's encoding; only the envelope is new.
+            let encoded = object.json();
+            let mut line = Vec::with_capacity(encoded.len() + 32);
+            line.extend_from_slice(b"{\"object\":");
+            line.extend_from_slice(&encoded);
+            line.extend_from_slice(b",\"type\":\"");
+            line.extend_from_slice(kind.as_bytes());
+            line.extend_from_slice(b"\"}\n");
+            return Bytes::from(line);
+        }
+        let converted = self.convert(object.value(), now_unix_s);
+        Self::line(kind, converted)
+    }
+
+    /// One event line, `{"object":...,"type":"..."}` and a newline.
+    fn line(kind: &str, object: Value) -> Bytes {
         let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).expect("events serialize");
         line.push(b'\n');
         Bytes::from(line)

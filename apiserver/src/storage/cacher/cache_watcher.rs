@@ -8,12 +8,11 @@
 //! The stream ends, without an ERROR event, when the Cacher drops its queue (re-initialization or a full
 //! queue).
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::state::Input;
 use super::watch_cache::{CachedEvent, EventKind};
-use crate::storage::object::Object;
+use crate::storage::object::{Object, SharedObject};
 use crate::storage::options::SelectionPredicate;
 use crate::storage::resource_version::ResourceVersion;
 use crate::storage::watch::WatchEvent;
@@ -99,12 +98,13 @@ impl CacheWatcher {
 }
 
 /// The previous state of an object that left the watch, stamped with the event's resourceVersion.
-fn at_event(event: &CachedEvent) -> Value {
+fn at_event(event: &CachedEvent) -> SharedObject {
     // A deletion already carries the last state at the deletion's resourceVersion.
     if event.kind == EventKind::Deleted {
         return event.object.clone();
     }
-    let mut prev = event.prev_object.clone().expect("the previous object matched, so it exists");
+    let prev = event.prev_object.as_ref().expect("the previous object matched, so it exists");
+    let mut prev = prev.value().clone();
     prev.set_resource_version(event.resource_version);
-    prev
+    SharedObject::new(prev)
 }

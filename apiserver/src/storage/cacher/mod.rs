@@ -112,7 +112,7 @@ impl Cacher {
 
     /// The cached copy of `key`, the suggestion passed to updates and deletes.
     fn cached(&self, key: &str) -> Option<Value> {
-        self.shared.lock().cache.get(key).cloned()
+        self.shared.lock().cache.get(key).map(|obj| obj.value().clone())
     }
 }
 

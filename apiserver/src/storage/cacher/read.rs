@@ -32,7 +32,7 @@ impl Cacher {
         shared.wait_until_fresh(rv, shared.config.consistent_read_supported()).await?;
         let state = shared.lock();
         match state.cache.get(key) {
-            Some(obj) => Ok(obj.clone()),
+            Some(obj) => Ok(obj.value().clone()),
             None => Err(StorageError::KeyNotFound {
                 key: shared.store.etcd_key(key),
                 rv: state.cache.resource_version().revision(),

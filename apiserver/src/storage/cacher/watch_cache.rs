@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde_json::Value;
 
 use crate::storage::error::StorageError;
+use crate::storage::object::SharedObject;
 use crate::storage::resource_version::ResourceVersion;
 
 /// What happened to an object.
@@ -27,8 +28,8 @@ pub enum EventKind {
 pub struct CachedEvent {
     pub kind: EventKind,
     pub key: String,
-    pub object: Value,
-    pub prev_object: Option<Value>,
+    pub object: SharedObject,
+    pub prev_object: Option<SharedObject>,
     pub resource_version: ResourceVersion,
 }
 
@@ -37,7 +38,7 @@ pub struct CachedEvent {
 pub struct WatchCache {
     capacity: usize,
     events: VecDeque<CachedEvent>,
-    objects: BTreeMap<String, Value>,
+    objects: BTreeMap<String, SharedObject>,
     /// Everything up to here has been applied (events or progress notifications).
     resource_version: ResourceVersion,
     /// The revision of the last (re)list, 0 before the first.
@@ -61,7 +62,7 @@ impl WatchCache {
 
     /// (Re)initializes from a list of (key, object) read at `rv`: the history starts over.
     pub fn replace(&mut self, items: Vec<(String, Value)>, rv: ResourceVersion) {
-        self.objects = items.into_iter().collect();
+        self.objects = items.into_iter().map(|(key, obj)| (key, SharedObject::new(obj))).collect();
         self.events.clear();
         self.resource_version = rv;
         self.list_resource_version = rv;
@@ -111,7 +112,7 @@ impl WatchCache {
     }
 
     /// The current objects whose keys start with `prefix`, in key order.
-    pub fn list(&self, prefix: &str) -> impl Iterator<Item = (&String, &Value)> + '_ {
+    pub fn list(&self, prefix: &str) -> impl Iterator<Item = (&String, &SharedObject)> + '_ {
         let prefix = prefix.to_string();
         self.objects.range(prefix.clone()..).take_while(move |(key, _)| key.starts_with(&prefix))
     }
@@ -137,7 +138,7 @@ impl WatchCache {
     }
 
     /// The current object at `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub fn get(&self, key: &str) -> Option<&SharedObject> {
         self.objects.get(key)
     }
 
@@ -172,7 +173,7 @@ mod tests {
         CachedEvent {
             kind,
             key: format!("/pods/ns/{name}"),
-            object: json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}}),
+            object: json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}}).into(),
             prev_object: None,
             resource_version: ResourceVersion(rv),
         }

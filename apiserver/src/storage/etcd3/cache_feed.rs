@@ -160,6 +160,12 @@ impl Etcd3Store {
         } else {
             (EventKind::Modified, decode(&etcd_key, &kv.value, kv.mod_revision)?)
         };
-        Ok(CachedEvent { kind, key: self.relative_key(&etcd_key), object, prev_object: None, resource_version: rv })
+        Ok(CachedEvent {
+            kind,
+            key: self.relative_key(&etcd_key),
+            object: object.into(),
+            prev_object: None,
+            resource_version: rv,
+        })
     }
 }

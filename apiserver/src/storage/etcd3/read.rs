@@ -10,6 +10,7 @@ use super::{prefix_range_end, Etcd3Store};
 use crate::storage::continue_token;
 use crate::storage::error::StorageError;
 use crate::storage::interface::ObjectList;
+use crate::storage::object::SharedObject;
 use crate::storage::options::{GetOptions, ListOptions, ResourceVersionMatch};
 use crate::storage::resource_version::ResourceVersion;
 
@@ -92,7 +93,7 @@ impl Etcd3Store {
                 last_key.clone_from(&kv.key);
                 let obj = decode(&String::from_utf8_lossy(&kv.key), &kv.value, kv.mod_revision)?;
                 if pred.matches(&obj) {
-                    items.push(obj);
+                    items.push(SharedObject::new(obj));
                 }
             }
             from_key = format!("{}\0", String::from_utf8_lossy(&last_key));

@@ -210,7 +210,7 @@ impl WatchTask {
         for kv in &response.kvs {
             let obj = decode(&String::from_utf8_lossy(&kv.key), &kv.value, kv.mod_revision).map_err(Stop::Failed)?;
             if self.predicate.matches(&obj) {
-                self.emit(WatchEvent::Added(obj)).await?;
+                self.emit(WatchEvent::Added(obj.into())).await?;
             }
         }
         Ok(response.header.map_or(0, |h| h.revision))
@@ -258,7 +258,7 @@ impl WatchTask {
         if event.r#type == EventType::Delete as i32 {
             let prev = prev
                 .ok_or_else(|| StorageError::Internal(format!("etcd event received with PrevKv=nil (key={key:?})")))?;
-            return Ok(prev_matches.then_some(WatchEvent::Deleted(prev)));
+            return Ok(prev_matches.then_some(WatchEvent::Deleted(prev.into())));
         }
         let created = kv.create_revision == kv.mod_revision;
         if !created && prev.is_none() {
@@ -273,9 +273,9 @@ impl WatchTask {
         let cur: Value = decode(&key, &kv.value, kv.mod_revision)?;
         let cur_matches = self.predicate.matches(&cur);
         Ok(match (cur_matches, prev_matches && !created) {
-            (true, true) => Some(WatchEvent::Modified(cur)),
-            (true, false) => Some(WatchEvent::Added(cur)),
-            (false, true) => Some(WatchEvent::Deleted(prev.expect("prev matched, so it exists"))),
+            (true, true) => Some(WatchEvent::Modified(cur.into())),
+            (true, false) => Some(WatchEvent::Added(cur.into())),
+            (false, true) => Some(WatchEvent::Deleted(prev.expect("prev matched, so it exists").into())),
             (false, false) => None,
         })
     }
