@@ -209,45 +209,54 @@ mod bench {
         println!("http: load average at start {}", load_average());
         let etcd = RealEtcd::start_in("bench", Path::new("/dev/shm"));
 
-        // Start-up: spawn to /readyz 200.
-        for (label, args) in
-            [("embedded fake-etcd", vec![]), ("real etcd 3.4.23", vec!["--etcd-servers", etcd.endpoint.as_str()])]
-        {
-            let mut times = Vec::new();
-            for i in 0..settings.starts {
-                // Each start against real etcd uses a prefix of its own, so that none sees another's objects.
-                let prefix = format!("/bench-start-{i}");
-                let mut all: Vec<&str> = args.clone();
-                if !args.is_empty() {
-                    all.extend(["--etcd-prefix", prefix.as_str()]);
+        // `KUBESIM_BENCH_ONLY=startup,rates,list,fanout` picks sections (all by default).
+        let only = std::env::var("KUBESIM_BENCH_ONLY").unwrap_or_default();
+        let wanted = |section: &str| only.is_empty() || only.split(',').any(|s| s == section);
+        if wanted("startup") {
+            for (label, args) in
+                [("embedded fake-etcd", vec![]), ("real etcd 3.4.23", vec!["--etcd-servers", etcd.endpoint.as_str()])]
+            {
+                let mut times = Vec::new();
+                for i in 0..settings.starts {
+                    // Each start against real etcd uses a prefix of its own, so that none sees another's objects.
+                    let prefix = format!("/bench-start-{i}");
+                    let mut all: Vec<&str> = args.clone();
+                    if !args.is_empty() {
+                        all.extend(["--etcd-prefix", prefix.as_str()]);
+                    }
+                    let (_server, took) = start(&client, &all).await;
+                    times.push(took);
                 }
-                let (_server, took) = start(&client, &all).await;
-                times.push(took);
+                let m = Measured { secs: 1.0, latencies: times };
+                println!(
+                    "start to /readyz 200, {label}: median {:.1} ms, p90 {:.1} ms, max {:.1} ms ({} starts)",
+                    m.quantile_ms(0.5),
+                    m.quantile_ms(0.9),
+                    m.quantile_ms(1.0),
+                    settings.starts
+                );
             }
-            let m = Measured { secs: 1.0, latencies: times };
-            println!(
-                "start to /readyz 200, {label}: median {:.1} ms, p90 {:.1} ms, max {:.1} ms ({} starts)",
-                m.quantile_ms(0.5),
-                m.quantile_ms(0.9),
-                m.quantile_ms(1.0),
-                settings.starts
-            );
         }
-
-        for (label, args) in [
-            ("fake-etcd", vec![]),
-            ("etcd 3.4.23", vec!["--etcd-servers", etcd.endpoint.as_str(), "--etcd-prefix", "/bench-rates"]),
-        ] {
-            let (server, _) = start(&client, &args).await;
-            rates(&client, &server.url, label, &settings).await;
-            drop(server);
+        if wanted("rates") {
+            for (label, args) in [
+                ("fake-etcd", vec![]),
+                ("etcd 3.4.23", vec!["--etcd-servers", etcd.endpoint.as_str(), "--etcd-prefix", "/bench-rates"]),
+            ] {
+                let (server, _) = start(&client, &args).await;
+                rates(&client, &server.url, label, &settings).await;
+                drop(server);
+            }
         }
-        for (label, etcd_args) in
-            [("fake-etcd", vec![]), ("etcd 3.4.23", vec!["--etcd-servers", etcd.endpoint.as_str()])]
-        {
-            list_from_cache_and_etcd(&client, label, &etcd_args, &settings).await;
+        if wanted("list") {
+            for (label, etcd_args) in
+                [("fake-etcd", vec![]), ("etcd 3.4.23", vec!["--etcd-servers", etcd.endpoint.as_str()])]
+            {
+                list_from_cache_and_etcd(&client, label, &etcd_args, &settings).await;
+            }
         }
-        fanout(&client, &settings).await;
+        if wanted("fanout") {
+            fanout(&client, &settings).await;
+        }
         println!("http: load average at end {}", load_average());
     }
 
