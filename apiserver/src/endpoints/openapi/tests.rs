@@ -43,6 +43,13 @@ fn every_served_kind_has_its_schema_tagged_with_its_gvk() {
     let docs = documents();
     for info in Catalog::builtin().all() {
         let r = &info.resource;
+        // A built-in resource's kinds must be in the kinds table (else it would get a custom resource's
+        // schema): add a kind there when the catalog gains one.
+        assert!(kinds::find(&r.group, &r.version, &r.kind).is_some(), "{} is not in kinds.rs", r.kind);
+        for sub in &info.subresources {
+            let (group, version) = sub.kind_group_version.unwrap_or((&r.group, &r.version));
+            assert!(kinds::find(group, version, sub.kind).is_some(), "{} is not in kinds.rs", sub.kind);
+        }
         let doc = document(&docs, &doc_path(&r.group, &r.version));
         for kind in [r.kind.clone(), info.list_kind()] {
             let gvk = json!({"group": r.group, "kind": kind, "version": r.version});
@@ -209,6 +216,91 @@ fn operations_are_kubes() {
         answer("/api/v1/namespaces/{namespace}/configmaps/{name}"),
         json!({"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Status"})
     );
+}
+
+/// A catalog serving every kind of the kinds table (with configmaps' behaviour; only the documents are
+/// looked at), and a custom resource.
+fn every_kind_catalog() -> Catalog {
+    use crate::registry::Resource;
+    let mut catalog = Catalog::builtin();
+    let template = catalog.get("", "v1", "configmaps").expect("configmaps are built in").clone();
+    let mut add = |group: &str, version: &str, kind: &str, custom: bool| {
+        let plural = format!("{}s", kind.to_lowercase());
+        let resource = Resource {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.clone(),
+            etcd_prefix: plural,
+        };
+        catalog.add(crate::apis::ResourceInfo { resource, custom, ..template.clone() });
+    };
+    for k in kinds::all() {
+        add(k.group, k.version, k.kind, false);
+    }
+    add("stable.example.com", "v1", "CronTab", true);
+    catalog
+}
+
+/// Every kind of the table generates, every line of the extensions table lands on a definition those
+/// kinds reach (a line that no longer does is stale), and every `$ref` resolves.
+#[test]
+fn every_kind_and_every_extension_line_fit_the_types() {
+    let catalog = every_kind_catalog();
+    let defs = schemas::generate(&catalog).expect("every kind's definitions generate");
+    for line in extensions::table() {
+        let schema = defs.schemas.get(line.definition).unwrap_or_else(|| panic!("stale line: {}", line.definition));
+        for (name, value) in &line.facts {
+            let at = match line.property {
+                None => schema.clone(),
+                Some(property) => schema["properties"][property].clone(),
+            };
+            match *name {
+                "required" => {
+                    let property = line.property.unwrap();
+                    let listed = schema["required"].as_array().is_some_and(|r| r.contains(&json!(property)));
+                    assert_eq!(listed, value == "true", "{}.{property} required", line.definition);
+                }
+                _ => assert_eq!(&at[format!("x-kubernetes-{name}")], value, "{}.{:?}", line.definition, line.property),
+            }
+        }
+    }
+    let docs = build(&catalog).expect("every kind's documents build");
+    for path in docs.docs.keys() {
+        let doc = document(&docs, path);
+        let mut refs = Vec::new();
+        schemas::collect_refs(&doc, &mut refs);
+        for name in refs {
+            assert!(doc["components"]["schemas"].get(&name).is_some(), "{path}: {name} does not resolve");
+        }
+    }
+}
+
+/// A custom resource (a kind the table does not know) keeps every field, is named as kube names CRD
+/// schemas, and takes no strategic merge patch.
+#[test]
+fn custom_resources_keep_every_field() {
+    let docs = build(&every_kind_catalog()).unwrap();
+    let doc = document(&docs, "apis/stable.example.com/v1");
+    let schema = &doc["components"]["schemas"]["com.example.stable.v1.CronTab"];
+    assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], json!(true));
+    assert_eq!(
+        schema["x-kubernetes-group-version-kind"],
+        json!([{"group": "stable.example.com", "kind": "CronTab", "version": "v1"}])
+    );
+    let list = &doc["components"]["schemas"]["com.example.stable.v1.CronTabList"];
+    assert_eq!(
+        list["properties"]["items"]["items"],
+        json!({"$ref": "#/components/schemas/com.example.stable.v1.CronTab"})
+    );
+    let patch = &doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}"]["patch"];
+    assert_eq!(patch["operationId"], json!("patchStableExampleComV1NamespacedCronTab"));
+    assert_eq!(patch["tags"], json!(["stableExampleCom_v1"]));
+    let types: Vec<&String> = patch["requestBody"]["content"].as_object().unwrap().keys().collect();
+    assert_eq!(types, ["application/apply-patch+yaml", "application/json-patch+json", "application/merge-patch+json"]);
+    let get = &doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}"]["get"];
+    let answers: Vec<&String> = get["responses"]["200"]["content"].as_object().unwrap().keys().collect();
+    assert_eq!(answers, ["application/json", "application/yaml"]);
 }
 
 #[test]
