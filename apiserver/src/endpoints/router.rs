@@ -163,7 +163,7 @@ impl ApiServer {
             ["apis", group] => discovery::group(catalog, group),
             ["apis", group, version] => discovery::resource_list(catalog, group, version),
             ["openapi", "v3"] => Some(openapi::index(self)),
-            ["openapi", "v3", rest @ ..] => Some(openapi::group_version(self, &rest.join("/"), method, query, headers)),
+            ["openapi", "v3", rest @ ..] => Some(openapi::group_version(self, &rest.join("/"), query, headers)),
             _ => None,
         };
         answer.unwrap_or_else(|| response::error(&ApiError::NoRoute, None))
