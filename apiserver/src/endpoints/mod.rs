@@ -146,6 +146,8 @@ pub struct ApiServer {
     pub(crate) shutdown: Shutdown,
     /// Whether the system namespaces exist (the `start-system-namespaces-controller` post-start hook).
     pub(crate) system_namespaces: AtomicBool,
+    /// The `/openapi/v3` documents of the catalog, built on first use.
+    pub(crate) openapi: openapi::OpenApiCache,
 }
 
 impl ApiServer {
@@ -171,6 +173,7 @@ impl ApiServer {
             health,
             shutdown: Shutdown::default(),
             system_namespaces: AtomicBool::new(false),
+            openapi: openapi::OpenApiCache::default(),
         }
     }
 

@@ -167,8 +167,8 @@ impl ApiServer {
             ["api", version] => discovery::resource_list(catalog, "", version),
             ["apis", group] => discovery::group(catalog, group),
             ["apis", group, version] => discovery::resource_list(catalog, group, version),
-            ["openapi", "v3"] => Some(openapi::index(catalog)),
-            ["openapi", "v3", rest @ ..] => openapi::group_version(catalog, &rest.join("/")),
+            ["openapi", "v3"] => Some(openapi::index(self)),
+            ["openapi", "v3", rest @ ..] => Some(openapi::group_version(self, &rest.join("/"), query, headers)),
             _ => None,
         };
         answer.unwrap_or_else(|| response::error(&ApiError::NoRoute, None))

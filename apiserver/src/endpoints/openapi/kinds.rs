@@ -1,0 +1,70 @@
+//! The built-in kinds whose schemas k8s-openapi generates (its `schemars` feature), by group, version and
+//! kind: how a kind the [`Catalog`](crate::apis::Catalog) serves finds its Rust type. A served kind not in
+//! this table (a custom resource) gets a schema that keeps every field (see `schemas.rs`).
+//!
+//! The table covers the group versions kubesim serves or is about to serve (core, apps, batch,
+//! coordination, events, and the kinds their subresources carry: autoscaling's `Scale`, policy's
+//! `Eviction`, authentication's `TokenRequest`), every kind of each.
+
+use k8s_openapi::api::{apps, authentication, autoscaling, batch, coordination, core, events, policy};
+use k8s_openapi::schemars::{JsonSchema, Schema, SchemaGenerator};
+use k8s_openapi::Resource;
+
+/// A built-in kind and the function that puts its schema (and every schema it reaches) into a generator.
+pub struct BuiltinKind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    /// Adds the kind's definition to the generator and returns a `$ref` to it.
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+}
+
+/// The built-in kind `group`/`version`/`kind`, if k8s-openapi has it here.
+pub fn find(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
+    BUILTIN.iter().find(|k| k.group == group && k.version == version && k.kind == kind)
+}
+
+/// Every built-in kind of the table.
+pub fn all() -> &'static [BuiltinKind] {
+    BUILTIN
+}
+
+const fn kind<T: Resource + JsonSchema>() -> BuiltinKind {
+    BuiltinKind { group: T::GROUP, version: T::VERSION, kind: T::KIND, schema: SchemaGenerator::subschema_for::<T> }
+}
+
+static BUILTIN: &[BuiltinKind] = &[
+    kind::<core::v1::Binding>(),
+    kind::<core::v1::ComponentStatus>(),
+    kind::<core::v1::ConfigMap>(),
+    kind::<core::v1::Endpoints>(),
+    kind::<core::v1::Event>(),
+    kind::<core::v1::LimitRange>(),
+    kind::<core::v1::Namespace>(),
+    kind::<core::v1::Node>(),
+    kind::<core::v1::PersistentVolume>(),
+    kind::<core::v1::PersistentVolumeClaim>(),
+    kind::<core::v1::Pod>(),
+    kind::<core::v1::PodTemplate>(),
+    kind::<core::v1::ReplicationController>(),
+    kind::<core::v1::ResourceQuota>(),
+    kind::<core::v1::Secret>(),
+    kind::<core::v1::Service>(),
+    kind::<core::v1::ServiceAccount>(),
+    kind::<apps::v1::ControllerRevision>(),
+    kind::<apps::v1::DaemonSet>(),
+    kind::<apps::v1::Deployment>(),
+    kind::<apps::v1::ReplicaSet>(),
+    kind::<apps::v1::StatefulSet>(),
+    kind::<authentication::v1::SelfSubjectReview>(),
+    kind::<authentication::v1::TokenRequest>(),
+    kind::<authentication::v1::TokenReview>(),
+    kind::<autoscaling::v1::HorizontalPodAutoscaler>(),
+    kind::<autoscaling::v1::Scale>(),
+    kind::<batch::v1::CronJob>(),
+    kind::<batch::v1::Job>(),
+    kind::<coordination::v1::Lease>(),
+    kind::<events::v1::Event>(),
+    kind::<policy::v1::Eviction>(),
+    kind::<policy::v1::PodDisruptionBudget>(),
+];
