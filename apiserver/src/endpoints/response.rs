@@ -255,3 +255,33 @@ pub fn status_value(status: &Status) -> Value {
     }
     value
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::RegistryError;
+    use crate::storage::{GroupResource, Operation, StorageError};
+
+    /// A cache that is not ready answers 429 with the `Retry-After` its status carries (the watch cache's
+    /// readiness is hard to catch over HTTP, so its answer is checked here).
+    #[test]
+    fn a_cache_not_ready_answers_429_with_retry_after() {
+        let err = ApiError::Registry(RegistryError::Storage {
+            err: Box::new(StorageError::NotReady { message: "storage is (re)initializing".into(), retry_after_s: 1 }),
+            op: Operation::List,
+            resource: GroupResource::new("", "configmaps"),
+            name: String::new(),
+        });
+        let answer = error(&err, None);
+        assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(answer.headers().get("Retry-After").unwrap(), "1");
+        assert_eq!(answer.headers().get("Content-Type").unwrap(), "application/json");
+    }
+
+    #[test]
+    fn an_unknown_path_is_gos_plain_404() {
+        let answer = error(&ApiError::NoRoute, None);
+        assert_eq!(answer.status(), StatusCode::NOT_FOUND);
+        assert_eq!(answer.headers().get("Content-Type").unwrap(), "text/plain; charset=utf-8");
+    }
+}

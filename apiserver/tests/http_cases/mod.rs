@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::http_server::{request, Answer, TestServer};
 
-/// A request and what must come back.
+/// A request and what must come back, or (method `COMPACT`) a compaction of etcd at its current revision.
 pub struct Step {
     pub method: &'static str,
     pub path: String,
@@ -68,6 +68,11 @@ pub fn delete(path: &str) -> Step {
     step("DELETE", path)
 }
 
+/// Compacts etcd at its current revision: every older revision is gone.
+pub fn compact() -> Step {
+    step("COMPACT", "")
+}
+
 impl Step {
     pub fn body(mut self, body: &str) -> Step {
         self.body = body.as_bytes().to_vec();
@@ -114,6 +119,14 @@ impl Step {
 
     /// Sends the step and checks its answer; panics with what differed.
     async fn run(&self, server: &TestServer, ns: &str) -> Answer {
+        if self.method == "COMPACT" {
+            server.compact().await;
+            return crate::http_server::Answer {
+                status: 200,
+                headers: http::HeaderMap::new(),
+                body: bytes::Bytes::new(),
+            };
+        }
         let fill = |s: &str| s.replace("{ns}", ns);
         let body = fill(&String::from_utf8_lossy(&self.body));
         let body = if std::str::from_utf8(&self.body).is_ok() { body.into_bytes() } else { self.body.clone() };
@@ -151,9 +164,17 @@ impl Step {
 pub struct Case {
     pub name: &'static str,
     pub steps: Vec<Step>,
+    /// Run only on a server with (or without) the watch cache, where the answers differ.
+    pub only: Option<crate::http_server::Cache>,
 }
 
 impl Case {
+    /// The case on a server with the watch cache only, or without it only.
+    pub fn only(mut self, cache: crate::http_server::Cache) -> Case {
+        self.only = Some(cache);
+        self
+    }
+
     pub async fn run(self, server: &TestServer, ns: &str) {
         let create_ns = post("/api/v1/namespaces", &format!(r#"{{"metadata":{{"name":"{ns}"}}}}"#));
         create_ns.run(server, ns).await;
@@ -164,7 +185,7 @@ impl Case {
 }
 
 pub fn case(name: &'static str, steps: Vec<Step>) -> Case {
-    Case { name, steps }
+    Case { name, steps, only: None }
 }
 
 /// Every case.
