@@ -1,5 +1,7 @@
-//! `--write-kubeconfig`: a kubeconfig with one cluster, one user without credentials (the server does not
-//! authenticate) and one context, in the form kubectl, kube-rs and the Python client load as they are.
+//! `--write-kubeconfig`: a kubeconfig with one cluster, one user and one context, in the form kubectl,
+//! kube-rs and the Python client load as they are. The server authenticates nobody; over HTTPS the user
+//! carries a token all the same, because kubectl prompts for a username when an HTTPS user has no
+//! credentials at all.
 
 use std::path::Path;
 
@@ -10,6 +12,7 @@ pub fn render(server: &str, ca_pem: Option<&[u8]>) -> String {
     let ca = ca_pem.map_or(String::new(), |pem| {
         format!("    certificate-authority-data: {}\n", base64::engine::general_purpose::STANDARD.encode(pem))
     });
+    let user = if ca_pem.is_some() { "\n    token: kubesim" } else { " {}" };
     format!(
         "apiVersion: v1
 kind: Config
@@ -27,7 +30,7 @@ current-context: kubesim
 preferences: {{}}
 users:
 - name: kubesim
-  user: {{}}
+  user:{user}
 "
     )
 }
@@ -50,6 +53,9 @@ mod tests {
         assert!(text.contains("    server: http://127.0.0.1:6443\n"));
         assert!(text.contains("current-context: kubesim\n"));
         assert!(!text.contains("certificate-authority-data"));
-        assert!(render("https://x", Some(b"PEM")).contains("certificate-authority-data: UEVN\n"));
+        assert!(text.contains("  user: {}\n"));
+        let tls = render("https://x", Some(b"PEM"));
+        assert!(tls.contains("certificate-authority-data: UEVN\n"));
+        assert!(tls.contains("  user:\n    token: kubesim\n"));
     }
 }
