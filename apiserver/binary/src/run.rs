@@ -146,8 +146,12 @@ async fn run(args: Args) -> Result<(), String> {
         }
     }
     bootstrap.abort();
+    // The embedded etcd stops once its clients have gone: the server's stores, caches and their watches.
+    drop(server);
     if let Some(embedded) = embedded {
-        embedded.stop().await;
+        if tokio::time::timeout(Duration::from_secs(5), embedded.stop()).await.is_err() {
+            tracing::warn!("the embedded etcd did not stop within 5s");
+        }
     }
     println!("kubesim-apiserver: stopped");
     Ok(())
