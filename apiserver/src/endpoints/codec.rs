@@ -6,7 +6,8 @@
 //! object at all fails as kube's decoder fails, before the registry's type check:
 //! `the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse
 //! error: unexpected end of JSON input (<empty>)`, with Go's `encoding/json` wording of the syntax error.
-//! Protobuf is the `protobuf` module's.
+//! Protobuf is the `protobuf` module's; the simulation build has none (its clients speak JSON), so there a
+//! protobuf body is a 415 and negotiation never picks protobuf.
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -21,7 +22,7 @@ pub fn decode(body: &[u8], format: Format, kind: &str) -> Result<Value, ApiError
         Format::Json => serde_json::from_slice::<Value>(body)
             .map_err(|err| format!("couldn't get version/kind; json parse error: {}", go_json_error(&err, body))),
         Format::Yaml => yaml_to_json(body),
-        Format::Protobuf => return Err(ApiError::unsupported_media_type()),
+        Format::Protobuf => return decode_protobuf(body, kind),
     };
     match value {
         Ok(value @ Value::Object(_)) => Ok(value),
@@ -46,7 +47,7 @@ fn unrecognized(kind: &str, cause: &str, body: &[u8]) -> ApiError {
 }
 
 /// kube's `summarizeData`: the start of a JSON object as text, anything else in hex.
-fn summarize(data: &[u8], max: usize) -> String {
+pub(crate) fn summarize(data: &[u8], max: usize) -> String {
     let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
     match data.first() {
         None => "<empty>".into(),
@@ -145,11 +146,35 @@ fn yaml_error(err: &serde_yaml::Error) -> String {
     }
 }
 
-/// Encodes `obj` in `format` (JSON and YAML; the caller handles protobuf). JSON ends with a newline as
-/// kube's encoder writes it.
+/// Whether this build reads and writes Kubernetes protobuf.
+pub const PROTOBUF: bool = cfg!(not(madsim));
+
+#[cfg(not(madsim))]
+fn decode_protobuf(body: &[u8], kind: &str) -> Result<Value, ApiError> {
+    crate::endpoints::protobuf::decode(body, kind)
+}
+
+#[cfg(madsim)]
+fn decode_protobuf(_body: &[u8], _kind: &str) -> Result<Value, ApiError> {
+    Err(ApiError::unsupported_media_type())
+}
+
+#[cfg(not(madsim))]
+fn encode_protobuf(obj: &Value) -> Result<Bytes, ApiError> {
+    crate::endpoints::protobuf::encode(obj)
+}
+
+#[cfg(madsim)]
+fn encode_protobuf(_obj: &Value) -> Result<Bytes, ApiError> {
+    Err(ApiError::Internal("the simulation build has no protobuf".into()))
+}
+
+/// Encodes `obj` in `format`. JSON ends with a newline as kube's encoder writes it; a protobuf document
+/// is of the `apiVersion` and `kind` the object carries.
 pub fn encode(obj: &Value, format: Format, pretty: bool) -> Result<Bytes, ApiError> {
     match format {
-        Format::Json | Format::Protobuf => {
+        Format::Protobuf => encode_protobuf(obj),
+        Format::Json => {
             let mut out = if pretty {
                 serde_json::to_vec_pretty(obj).map_err(|e| ApiError::Internal(e.to_string()))?
             } else {

@@ -20,6 +20,8 @@ pub mod handlers;
 pub mod metrics;
 pub mod negotiate;
 pub mod openapi;
+#[cfg(not(madsim))]
+pub mod protobuf;
 pub mod query;
 pub mod request_info;
 pub mod response;

@@ -222,6 +222,8 @@ fn accept_params(params: &[(String, String)], format: Format, restrictions: Rest
         return None;
     }
     negotiated.conversion = Some(match as_kind? {
+        // A Table has no protobuf form (metav1.Table is `+protobuf=false`); the client's next choice wins.
+        "Table" if format == Format::Protobuf => return None,
         "Table" => Conversion::Table,
         "PartialObjectMetadata" => Conversion::PartialObjectMetadata,
         "PartialObjectMetadataList" => Conversion::PartialObjectMetadataList,

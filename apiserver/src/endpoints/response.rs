@@ -228,12 +228,14 @@ pub fn error(err: &ApiError, negotiated: Option<&Negotiated>) -> Response<Body> 
 /// A `Status` as the response to a request.
 pub fn status_response(status: &Status, negotiated: Option<&Negotiated>) -> Response<Body> {
     let code = status.code.and_then(|c| u16::try_from(c).ok()).unwrap_or(500);
-    let format = match negotiated.map(|n| n.format) {
-        Some(Format::Yaml) => Format::Yaml,
-        _ => Format::Json,
-    };
+    let format = negotiated.map_or(Format::Json, |n| n.format);
     let value = status_value(status);
-    let bytes = codec::encode(&value, format, negotiated.is_some_and(|n| n.pretty)).unwrap_or_default();
+    let pretty = negotiated.is_some_and(|n| n.pretty);
+    // A Status always has a protobuf form; should encoding fail all the same, the answer is JSON.
+    let (format, bytes) = match codec::encode(&value, format, pretty) {
+        Ok(bytes) => (format, bytes),
+        Err(_) => (Format::Json, codec::encode(&value, Format::Json, pretty).unwrap_or_default()),
+    };
     let mut builder = Response::builder()
         .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header("Content-Type", content_type(format))

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 
+use crate::endpoints::codec;
 use crate::endpoints::error::{ApiError, MAX_REQUEST_BODY_BYTES};
 use crate::endpoints::handlers::{self, Action, Call};
 use crate::endpoints::metrics::RequestLabels;
@@ -19,10 +20,6 @@ use crate::endpoints::response::{self, Responder};
 use crate::endpoints::system::Probe;
 use crate::endpoints::table::IncludeObject;
 use crate::endpoints::{discovery, openapi, system, ApiServer, Body};
-
-/// Whether resource endpoints read and write Kubernetes protobuf yet; until they do, negotiation never
-/// picks it (a client that accepts JSON too gets JSON) and a protobuf body is a 415.
-const PROTOBUF_SERVED: bool = false;
 
 impl ApiServer {
     /// Answers one request.
@@ -75,8 +72,9 @@ impl ApiServer {
             &target.name,
             !call.query.all("dryRun").is_empty(),
         );
-        let restrictions =
-            Restrictions { conversions: true, stream: action == Action::Watch, protobuf: PROTOBUF_SERVED };
+        // Built-in kinds speak protobuf; custom resources have no protobuf form (nor does the simulation).
+        let protobuf = codec::PROTOBUF && !target.resource.custom;
+        let restrictions = Restrictions { conversions: true, stream: action == Action::Watch, protobuf };
         let user_agent = call.header("user-agent").unwrap_or("").to_string();
         let negotiated = match negotiate(call.header("accept"), restrictions, call.query.pretty(), &user_agent) {
             Ok(n) => n,

@@ -3,11 +3,14 @@
 //!
 //! Files by topic: `bad_input` (what kube-apiserver refuses, with its code, reason and message),
 //! `crud` (writes and reads of objects), `reads` (lists, paging, selectors, resourceVersions, tables),
-//! `discovery` (discovery, version, health, OpenAPI, metrics), `watch` (watch streams read to their end).
+//! `discovery` (discovery, version, health, OpenAPI, metrics), `watch` (watch streams read to their end),
+//! `protobuf` (Kubernetes protobuf in and out: kubectl's bodies, documents, Status errors, watch frames).
+//! A protobuf answer is checked as the JSON it decodes to.
 
 mod bad_input;
 mod crud;
 mod discovery;
+mod protobuf;
 mod reads;
 mod watch;
 
@@ -196,6 +199,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(reads::cases());
     cases.extend(discovery::cases());
     cases.extend(watch::cases());
+    cases.extend(protobuf::cases());
     cases
 }
 

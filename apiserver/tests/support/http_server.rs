@@ -89,16 +89,57 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The body as JSON (`Value::Null` if it is not JSON).
+    /// The body as JSON (`Value::Null` if it is not JSON); a protobuf document is decoded into the JSON
+    /// it carries.
     pub fn json(&self) -> Value {
+        if self.is_protobuf() && !self.is_stream() {
+            return apiserver::endpoints::protobuf::decode(&self.body, "Object").unwrap_or(Value::Null);
+        }
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    fn is_protobuf(&self) -> bool {
+        self.header("content-type").is_some_and(|t| t.starts_with("application/vnd.kubernetes.protobuf"))
+    }
+
+    fn is_stream(&self) -> bool {
+        self.header("content-type").is_some_and(|t| t.ends_with(";stream=watch"))
+    }
+
+    /// The events of a watch answer as `{"type":...,"object":...}` values, whatever its format.
+    pub fn events(&self) -> Vec<Value> {
+        if !self.is_protobuf() {
+            return self
+                .body
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .filter_map(|l| serde_json::from_slice(l).ok())
+                .collect();
+        }
+        let mut events = Vec::new();
+        let mut rest = &self.body[..];
+        while rest.len() >= 4 {
+            let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+            let frame = &rest[4..4 + len];
+            let (kind, object) = apiserver::endpoints::protobuf::read_watch_frame(frame).expect("frames decode");
+            events.push(serde_json::json!({"type": kind, "object": object}));
+            rest = &rest[4 + len..];
+        }
+        events
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// The body as text; a protobuf answer as the JSON it carries (a watch as one event per line).
     pub fn text(&self) -> String {
+        if self.is_protobuf() {
+            if self.is_stream() {
+                return self.events().iter().map(|e| format!("{e}\n")).collect();
+            }
+            return self.json().to_string();
+        }
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }

@@ -43,6 +43,9 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
 /// URL as kube's decoder defaults them.
 pub fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> {
     let format = Format::of_content_type(call.header("content-type")).ok_or_else(ApiError::unsupported_media_type)?;
+    if format == Format::Protobuf && target.resource.custom {
+        return Err(ApiError::unsupported_media_type());
+    }
     let kind = target.sub.map_or(target.resource.resource.kind.as_str(), |s| s.kind);
     let mut obj = codec::decode(&call.body, format, kind)?;
     let map = obj.as_object_mut().expect("codec::decode returns objects");
