@@ -46,6 +46,13 @@ pub struct Responder {
 }
 
 impl Responder {
+    /// This responder with `warnings` added.
+    pub fn with_warnings(&self, warnings: Vec<String>) -> Responder {
+        let mut responder = self.clone();
+        responder.warnings.extend(warnings);
+        responder
+    }
+
     /// Answers with one object.
     pub fn object(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
         let converted;

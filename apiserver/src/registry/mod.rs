@@ -9,8 +9,9 @@
 //!   timestamps deterministic.
 //! - [`options`]: [`CreateOptions`], [`UpdateOptions`], [`DeleteOptions`] (dry run, grace period) and their
 //!   validation.
-//! - [`typecheck`]: the body's `kind` and `apiVersion` against the resource's, and the Go types of the
-//!   fields kube decodes into typed objects, with kube's decode errors.
+//! - [`kinds`] and [`schema`]: the built-in kinds and the shape of their JSON (k8s-openapi's schemas).
+//! - [`typecheck`]: the body's `kind` and `apiVersion` against the resource's, the Go types of its fields
+//!   and the fields the type lacks, with kube's decode errors.
 //! - [`resource`]: the [`Resource`] descriptor that names a resource.
 //! - [`strategy`]: the [`Strategy`] hooks per resource;
 //!   [`strategies`] holds those of configmaps, namespaces and pods.
@@ -22,12 +23,14 @@
 
 pub mod error;
 pub mod field_error;
+pub mod kinds;
 pub mod meta;
 pub mod names;
 pub mod namespace_controller;
 pub mod options;
 pub mod resource;
 pub mod rest;
+pub mod schema;
 pub mod selector;
 pub mod store;
 pub mod strategies;

@@ -38,11 +38,6 @@ pub trait Strategy: DeleteStrategy {
     /// Resets what the main endpoint may not change (status) and bumps the generation where kube does.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
 
-    /// The built-in type a body must decode into (`None`: JSON only, as for custom resources).
-    fn typed(&self) -> Option<crate::registry::typecheck::Typed> {
-        None
-    }
-
     /// Whether the resource serves `sub`; an update of a subresource it lacks is a 404.
     fn supports(&self, _sub: Subresource) -> bool {
         false

@@ -2,55 +2,31 @@
 //! than the resource's, and fields whose JSON type does not fit the Go type (a number where a string
 //! belongs). Both are 400 BadRequest with the decoder's texts (`transformDecodeError` in
 //! `AS/endpoints/handlers/rest.go`):
-//! `<Kind> in version "<v>" cannot be handled as a <ResourceKind>: <decoder error>`.
+//! `<Kind> in version "<v>" cannot be handled as a <ResourceKind>: <decoder error>`. It also lists the
+//! fields the type does not have, which `fieldValidation` turns into an error or warnings.
 //!
-//! Objects stay JSON, so that custom resources fit; typed decoding is a check. Built-in resources name a
-//! [`Typed`] decoder: the body must decode into the k8s-openapi type (the authority on what decodes), and
-//! when it does not, a walk over the Go types of the fields kube checks most often finds the field and
-//! words the error as Go's `encoding/json` does (`json: cannot unmarshal number into Go struct field
-//! ConfigMap.data of type string`). Custom resources (a non-empty API group) only get the apiVersion
-//! check, as their handler words it.
+//! Objects stay JSON, so that custom resources fit; typed decoding is a check against the kind's schema
+//! ([`crate::registry::schema`]). A built-in kind is one of [`crate::registry::kinds`]; other resources
+//! (custom resources) only get the apiVersion check, as their handler words it.
 
 use serde_json::Value;
 
 use crate::registry::error::RegistryError;
+use crate::registry::kinds;
 use crate::registry::resource::Resource;
+use crate::registry::schema::schemas;
 
 /// The scheme kube-apiserver names when a kind is not registered for a version.
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
 
-/// Kinds registered in core `v1` (those a client is likely to send to the wrong resource): a body of one
-/// of them decodes, then fails to convert into the resource's type.
-const CORE_V1_KINDS: &[&str] = &[
-    "Binding",
-    "ConfigMap",
-    "Endpoints",
-    "Event",
-    "LimitRange",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "Pod",
-    "PodTemplate",
-    "ReplicationController",
-    "ResourceQuota",
-    "Secret",
-    "Service",
-    "ServiceAccount",
-];
-
-/// A built-in type the body must decode into.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Typed {
-    ConfigMap,
-    Namespace,
-    Pod,
+/// Whether `resource` is a built-in kind, whose bodies decode into a Go type.
+pub fn is_builtin(resource: &Resource) -> bool {
+    schemas().kind(&resource.group, &resource.version, &resource.kind).is_some()
 }
 
-/// Checks `obj`'s `kind` and `apiVersion` against `resource` and, for built-in types, that it decodes as
-/// `typed`.
-pub fn check(resource: &Resource, typed: Option<Typed>, obj: &Value) -> Result<(), RegistryError> {
+/// Checks `obj`'s `kind` and `apiVersion` against `resource` and, for built-in kinds, that its fields
+/// decode into the kind's Go type.
+pub fn check(resource: &Resource, obj: &Value) -> Result<(), RegistryError> {
     let text = |field: &str| obj.get(field).and_then(Value::as_str).unwrap_or("");
     let expected = resource.api_version();
     // A missing kind or apiVersion is defaulted from the request's resource.
@@ -62,7 +38,7 @@ pub fn check(resource: &Resource, typed: Option<Typed>, obj: &Value) -> Result<(
         "" => resource.kind.clone(),
         k => k.to_string(),
     };
-    if !resource.group.is_empty() {
+    let Some(definition) = schemas().kind(&resource.group, &resource.version, &resource.kind) else {
         // Custom resources: the handler compares the group and version only.
         if api_version != expected {
             return Err(RegistryError::BadRequest(format!(
@@ -70,202 +46,67 @@ pub fn check(resource: &Resource, typed: Option<Typed>, obj: &Value) -> Result<(
             )));
         }
         return Ok(());
-    }
-    let version = api_version.rsplit('/').next().unwrap_or("");
+    };
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version.as_str()),
+    };
     let cannot = |why: String| {
         RegistryError::BadRequest(format!(
             "{kind} in version {version:?} cannot be handled as a {}: {why}",
             resource.kind
         ))
     };
-    if api_version != "v1" || !CORE_V1_KINDS.contains(&kind.as_str()) {
+    if kinds::find(group, version, &kind).is_none() {
         return Err(cannot(format!(
             "no kind {kind:?} is registered for version {api_version:?} in scheme {LEGACY_SCHEME:?}"
         )));
     }
-    if kind != resource.kind {
-        return Err(cannot(format!("converting (v1.{kind}) to (core.{}): unknown conversion", resource.kind)));
+    if kind != resource.kind || group != resource.group {
+        return Err(cannot(format!(
+            "converting ({version}.{kind}) to ({}.{}): unknown conversion",
+            internal_package(&resource.group),
+            resource.kind
+        )));
     }
-    match typed.map(|t| decodes(t, obj)) {
-        Some(Err(why)) => Err(cannot(why)),
-        _ => Ok(()),
-    }
-}
-
-/// Whether `obj` decodes as `typed`; the error is Go's text for the first field found not to fit, or
-/// serde's when the walk finds none.
-fn decodes(typed: Typed, obj: &Value) -> Result<(), String> {
-    use k8s_openapi::api::core::v1;
-    let result = match typed {
-        Typed::ConfigMap => serde_json::from_value::<v1::ConfigMap>(obj.clone()).map(drop),
-        Typed::Namespace => serde_json::from_value::<v1::Namespace>(obj.clone()).map(drop),
-        Typed::Pod => serde_json::from_value::<v1::Pod>(obj.clone()).map(drop),
-    };
-    let Err(err) = result else { return Ok(()) };
-    let root = match typed {
-        Typed::ConfigMap => &CONFIG_MAP,
-        Typed::Namespace => &NAMESPACE,
-        Typed::Pod => &POD,
-    };
-    if let Some(go) = go_type_error(root, obj, "") {
-        return Err(go);
-    }
-    // k8s-openapi requires fields that Go leaves at their zero value (a container's name, a pod's
-    // containers); kube decodes those and lets validation report them as 422s, so they pass here.
-    if err.to_string().starts_with("missing field") {
-        return Ok(());
-    }
-    Err(err.to_string())
-}
-
-/// A Go type, as far as the walk needs it.
-enum GoType {
-    String,
-    /// A named string type (`v1.FinalizerName`).
-    NamedString(&'static str),
-    Int64,
-    Bool,
-    /// `map[string]<elem>`.
-    Map(&'static GoType),
-    /// `[]<elem>`.
-    List(&'static GoType),
-    Struct(&'static GoStruct),
-}
-
-/// A Go struct: its package-qualified name and the JSON names and types of the fields walked.
-struct GoStruct {
-    /// As Go prints the type (`v1.ObjectMeta`).
-    name: &'static str,
-    fields: &'static [(&'static str, GoType)],
-}
-
-impl GoType {
-    fn name(&self) -> String {
-        match self {
-            GoType::String => "string".into(),
-            GoType::NamedString(name) => (*name).into(),
-            GoType::Int64 => "int64".into(),
-            GoType::Bool => "bool".into(),
-            GoType::Map(elem) => format!("map[string]{}", elem.name()),
-            GoType::List(elem) => format!("[]{}", elem.name()),
-            GoType::Struct(s) => s.name.into(),
-        }
+    match schemas().type_error(definition, obj) {
+        Some(why) => Err(cannot(why)),
+        None => Ok(()),
     }
 }
 
-const OWNER_REFERENCE: GoStruct = GoStruct {
-    name: "v1.OwnerReference",
-    fields: &[
-        ("apiVersion", GoType::String),
-        ("kind", GoType::String),
-        ("name", GoType::String),
-        ("uid", GoType::String),
-        ("controller", GoType::Bool),
-        ("blockOwnerDeletion", GoType::Bool),
-    ],
-};
+/// [`check`], then the object as Go's decoder leaves it: without the fields its kind does not have
+/// (whatever `fieldValidation` said about them, they are never stored).
+pub fn decode(resource: &Resource, mut obj: Value) -> Result<Value, RegistryError> {
+    check(resource, &obj)?;
+    if let Some(definition) = schemas().kind(&resource.group, &resource.version, &resource.kind) {
+        schemas().prune(definition, &mut obj);
+    }
+    Ok(obj)
+}
 
-const OBJECT_META: GoStruct = GoStruct {
-    name: "v1.ObjectMeta",
-    fields: &[
-        ("name", GoType::String),
-        ("generateName", GoType::String),
-        ("namespace", GoType::String),
-        ("uid", GoType::String),
-        ("resourceVersion", GoType::String),
-        ("generation", GoType::Int64),
-        ("deletionGracePeriodSeconds", GoType::Int64),
-        ("labels", GoType::Map(&GoType::String)),
-        ("annotations", GoType::Map(&GoType::String)),
-        ("ownerReferences", GoType::List(&GoType::Struct(&OWNER_REFERENCE))),
-        ("finalizers", GoType::List(&GoType::String)),
-    ],
-};
-
-const CONFIG_MAP: GoStruct = GoStruct {
-    name: "v1.ConfigMap",
-    fields: &[
-        ("metadata", GoType::Struct(&OBJECT_META)),
-        ("data", GoType::Map(&GoType::String)),
-        ("immutable", GoType::Bool),
-    ],
-};
-
-const NAMESPACE_SPEC: GoStruct =
-    GoStruct { name: "v1.NamespaceSpec", fields: &[("finalizers", GoType::List(&FINALIZER_NAME))] };
-const FINALIZER_NAME: GoType = GoType::NamedString("v1.FinalizerName");
-
-const NAMESPACE: GoStruct = GoStruct {
-    name: "v1.Namespace",
-    fields: &[("metadata", GoType::Struct(&OBJECT_META)), ("spec", GoType::Struct(&NAMESPACE_SPEC))],
-};
-
-const CONTAINER: GoStruct = GoStruct {
-    name: "v1.Container",
-    fields: &[("name", GoType::String), ("image", GoType::String), ("command", GoType::List(&GoType::String))],
-};
-
-const POD_SPEC: GoStruct = GoStruct {
-    name: "v1.PodSpec",
-    fields: &[
-        ("containers", GoType::List(&GoType::Struct(&CONTAINER))),
-        ("nodeName", GoType::String),
-        ("terminationGracePeriodSeconds", GoType::Int64),
-        ("nodeSelector", GoType::Map(&GoType::String)),
-    ],
-};
-
-const POD: GoStruct = GoStruct {
-    name: "v1.Pod",
-    fields: &[("metadata", GoType::Struct(&OBJECT_META)), ("spec", GoType::Struct(&POD_SPEC))],
-};
-
-/// The JSON type name Go's decoder reports.
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+/// The fields of `obj` that `resource`'s kind does not have, as the strict decoder names them
+/// (`spec.containers[0].imagePullPolcy`); none for custom resources, whose schema keeps every field.
+pub fn unknown_fields(resource: &Resource, obj: &Value) -> Vec<String> {
+    match schemas().kind(&resource.group, &resource.version, &resource.kind) {
+        Some(definition) => schemas().unknown_fields(definition, obj),
+        None => Vec::new(),
     }
 }
 
-/// Go's `UnmarshalTypeError` for the first field of `s` (at JSON path `path`) whose value does not fit:
-/// `json: cannot unmarshal <json type> into Go struct field <Struct>.<path> of type <Go type>`, where
-/// Struct is the innermost struct and the path runs from the root (map keys and list indexes left out).
-fn go_type_error(s: &GoStruct, obj: &Value, path: &str) -> Option<String> {
-    for (field, ty) in s.fields {
-        let Some(value) = obj.get(field) else { continue };
-        let here = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
-        if let Some(err) = mismatch(s, ty, value, &here) {
-            return Some(err);
-        }
-    }
-    None
+/// The strict decoder's error for unknown fields (`runtime.NewStrictDecodingError`).
+pub fn strict_decoding_error(fields: &[String]) -> String {
+    let list: Vec<String> = fields.iter().map(|f| format!("unknown field {f:?}")).collect();
+    format!("strict decoding error: {}", list.join(", "))
 }
 
-fn mismatch(owner: &GoStruct, ty: &GoType, value: &Value, path: &str) -> Option<String> {
-    if value.is_null() {
-        // null leaves a Go value at its zero value.
-        return None;
-    }
-    let short = owner.name.rsplit('.').next().unwrap_or(owner.name);
-    // Go names a number that does not fit an integer by its literal (`number 1.5`).
-    let shown = match (ty, value) {
-        (GoType::Int64, Value::Number(n)) => format!("number {n}"),
-        _ => json_type(value).to_string(),
-    };
-    let wrong =
-        || Some(format!("json: cannot unmarshal {shown} into Go struct field {short}.{path} of type {}", ty.name()));
-    match (ty, value) {
-        (GoType::String | GoType::NamedString(_), Value::String(_)) | (GoType::Bool, Value::Bool(_)) => None,
-        (GoType::Int64, Value::Number(n)) if n.is_i64() => None,
-        (GoType::Map(elem), Value::Object(map)) => map.values().find_map(|v| mismatch(owner, elem, v, path)),
-        (GoType::List(elem), Value::Array(items)) => items.iter().find_map(|v| mismatch(owner, elem, v, path)),
-        (GoType::Struct(inner), Value::Object(_)) => go_type_error(inner, value, path),
-        _ => wrong(),
+/// The internal API package a group's objects convert into (`core` for the core group, else the
+/// group's first label: `apps`, `batch`).
+fn internal_package(group: &str) -> &str {
+    if group.is_empty() {
+        "core"
+    } else {
+        group.split('.').next().unwrap_or(group)
     }
 }
 
@@ -276,21 +117,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn go_texts() {
-        let cm = json!({"metadata": {"name": "a", "labels": {"x": 1}}, "data": {"k": "v"}});
+    fn kinds_and_versions_are_checked_as_the_decoder_checks_them() {
+        let deployments = Resource {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+            plural: "deployments".into(),
+            etcd_prefix: "deployments".into(),
+        };
+        let configmaps = Resource::core("ConfigMap", "configmaps");
+        let message = |r: &Resource, obj: Value| match check(r, &obj) {
+            Err(err) => err.to_status().message.unwrap(),
+            Ok(()) => "ok".into(),
+        };
+        let cases = [
+            (&deployments, json!({"apiVersion": "apps/v1", "kind": "Deployment"}), "ok"),
+            (
+                &deployments,
+                json!({"apiVersion": "apps/v1", "kind": "ReplicaSet"}),
+                r#"ReplicaSet in version "v1" cannot be handled as a Deployment: converting (v1.ReplicaSet) to (apps.Deployment): unknown conversion"#,
+            ),
+            (
+                &deployments,
+                json!({"apiVersion": "apps/v2", "kind": "Deployment"}),
+                r#"Deployment in version "v2" cannot be handled as a Deployment: no kind "Deployment" is registered for version "apps/v2" in scheme "pkg/api/legacyscheme/scheme.go:30""#,
+            ),
+            (
+                &deployments,
+                json!({"apiVersion": "batch/v1", "kind": "Job"}),
+                r#"Job in version "v1" cannot be handled as a Deployment: converting (v1.Job) to (apps.Deployment): unknown conversion"#,
+            ),
+            (
+                &configmaps,
+                json!({"apiVersion": "v1", "kind": "Pod"}),
+                r#"Pod in version "v1" cannot be handled as a ConfigMap: converting (v1.Pod) to (core.ConfigMap): unknown conversion"#,
+            ),
+            (
+                &configmaps,
+                json!({"kind": "ConfigMap", "data": {"a": 1}}),
+                r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"#,
+            ),
+        ];
+        for (resource, obj, want) in cases {
+            assert_eq!(message(resource, obj.clone()), want, "{obj}");
+        }
         assert_eq!(
-            go_type_error(&CONFIG_MAP, &cm, "").unwrap(),
-            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
-        );
-        let pod = json!({"spec": {"containers": [{"name": "c", "image": 5}]}});
-        assert_eq!(
-            go_type_error(&POD, &pod, "").unwrap(),
-            "json: cannot unmarshal number into Go struct field Container.spec.containers.image of type string"
-        );
-        let data = json!({"data": "x"});
-        assert_eq!(
-            go_type_error(&CONFIG_MAP, &data, "").unwrap(),
-            "json: cannot unmarshal string into Go struct field ConfigMap.data of type map[string]string"
+            strict_decoding_error(&["a".into(), "spec.b".into()]),
+            r#"strict decoding error: unknown field "a", unknown field "spec.b""#
         );
     }
 }

@@ -12,6 +12,53 @@ const CMS: &str = "/api/v1/namespaces/{ns}/configmaps";
 pub fn cases() -> Vec<Case> {
     vec![
         case(
+            "fieldValidation=Strict refuses unknown fields with the strict decoder's list",
+            vec![post(
+                &format!("{CMS}?fieldValidation=Strict"),
+                r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","nmae":"y"},"spec":{}}"#,
+            )
+            .status(
+                400,
+                "BadRequest",
+                r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.nmae", unknown field "spec""#,
+            )],
+        ),
+        case(
+            "fieldValidation=Strict reports a field of the wrong type before unknown ones",
+            vec![post(
+                &format!("{CMS}?fieldValidation=Strict"),
+                r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":1},"spec":{}}"#,
+            )
+            .status(
+                400,
+                "BadRequest",
+                r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"#,
+            )],
+        ),
+        case(
+            "unknown fields are warnings by default and dropped",
+            vec![
+                post(CMS, r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"spec":{"a":1}}"#)
+                    .answer_header("Warning", r#"299 - "unknown field \"spec\"""#)
+                    .field("/spec", serde_json::Value::Null),
+                put(&format!("{CMS}/x?fieldValidation=Warn"), r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"extra":true}"#)
+                    .answer_header("Warning", r#"299 - "unknown field \"extra\"""#),
+                patch(&format!("{CMS}/x"), "application/merge-patch+json", r#"{"other":1}"#)
+                    .answer_header("Warning", r#"299 - "unknown field \"other\"""#),
+            ],
+        ),
+        case(
+            "a strict patch that adds an unknown field is a 422 on the patch",
+            vec![
+                post(CMS, &configmap("x", "{}")),
+                patch(&format!("{CMS}/x?fieldValidation=Strict"), "application/merge-patch+json", r#"{"spec":{"a":1}}"#)
+                    .code(422)
+                    .field("/reason", json!("Invalid"))
+                    .field("/details/causes/0/field", json!("patch"))
+                    .contains(r#"strict decoding error: unknown field \"spec\""#),
+            ],
+        ),
+        case(
             "malformed JSON body",
             vec![post(CMS, "xx").header("Content-Type", "application/json").status(
                 400,

@@ -5,19 +5,23 @@
 //!
 //! Texts are kube's: a body that is not JSON is `invalid JSON patch` (400); a JSON patch that does not
 //! decode is a 400 with the decoder's words; more than 10,000 operations is a 413; a patch that cannot
-//! apply (a failed `test`, a missing path) is the generic 422.
+//! apply (a failed `test`, a missing path) is the generic 422. Fields the patched object's kind lacks are
+//! judged by `fieldValidation` as kube's patcher judges them: under `Strict` a 422 on `patch` quoting the
+//! patched object, under `Warn` (the default) one `Warning` per field.
+
+use std::sync::{Arc, Mutex};
 
 use http::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::endpoints::error::ApiError;
-use crate::endpoints::handlers::write::validate_write_options;
+use crate::endpoints::handlers::write::{body_resource, validate_write_options};
 use crate::endpoints::handlers::{Call, Target};
 use crate::endpoints::query::write_query;
 use crate::endpoints::response::Responder;
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
-use crate::registry::RegistryError;
+use crate::registry::{typecheck, RegistryError};
 
 /// The most operations a JSON patch may have (`maxJSONPatchOperations`).
 const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -87,10 +91,37 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
             Ok(doc)
         }),
     };
+    // The patched object's unknown fields, judged on every attempt (a conflict retries the patch on newer
+    // state); the last attempt's warnings are the answer's.
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let resource = body_resource(target);
+    let directive = options.field_validation.clone();
+    let seen = warnings.clone();
+    let mut validated = move |current: &Value| -> Result<Value, RegistryError> {
+        let patched = apply(current)?;
+        let unknown = if directive == "Ignore" { Vec::new() } else { typecheck::unknown_fields(&resource, &patched) };
+        let mut seen = seen.lock().expect("the warnings lock is never poisoned");
+        seen.clear();
+        if unknown.is_empty() {
+            return Ok(patched);
+        }
+        if directive == "Strict" {
+            let text = serde_json::to_string(&patched).expect("values serialize");
+            return Err(RegistryError::Invalid {
+                group: String::new(),
+                kind: String::new(),
+                name: String::new(),
+                errors: vec![FieldError::invalid("patch", &text, &typecheck::strict_decoding_error(&unknown))],
+            });
+        }
+        seen.extend(unknown.iter().map(|field| format!("unknown field {field:?}")));
+        Ok(patched)
+    };
     let sub = target.sub.map(|s| s.sub);
     let patched =
-        target.rest.patch(&target.namespace, &target.name, sub, &mut *apply, &options.update_options()).await?;
-    responder.object(StatusCode::OK, &patched)
+        target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &options.update_options()).await?;
+    let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
+    responder.with_warnings(warnings).object(StatusCode::OK, &patched)
 }
 
 /// How evanphx/json-patch reports a patch document it cannot decode: kube passes its text on.

@@ -1,6 +1,10 @@
 //! POST (kube's `CreateResource`) and PUT (`UpdateResource`) of objects and subresources: the body decoded
 //! in its content type, the options read from the query and validated as `ValidateCreateOptions` and
 //! `ValidateUpdateOptions` do, then the registry. Create answers 201; update 200, or 201 when it created.
+//!
+//! `fieldValidation` decides what fields the kind does not have do: `Strict` refuses the body (400, the
+//! strict decoder's `unknown field "spec.x"` list), `Warn` (the default) answers with one `Warning` header
+//! per field, `Ignore` drops them silently. A body whose fields do not even decode fails on that first.
 
 use http::{Response, StatusCode};
 use serde_json::Value;
@@ -13,14 +17,16 @@ use crate::endpoints::query::{write_query, WriteQuery};
 use crate::endpoints::response::Responder;
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
+use crate::registry::{typecheck, Resource};
 
 /// `POST .../RESOURCE`.
 pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
     let options = write_query(&call.query);
     validate_write_options(&options, "CreateOptions")?;
     let obj = body_object(call, target)?;
+    let warnings = field_validation(&options.field_validation, &body_resource(target), &obj, body_format(call))?;
     let created = target.rest.create(&target.namespace, obj, &options.create_options()).await?;
-    responder.object(StatusCode::CREATED, &created)
+    responder.with_warnings(warnings).object(StatusCode::CREATED, &created)
 }
 
 /// `PUT .../NAME` and `PUT .../NAME/SUBRESOURCE`.
@@ -28,6 +34,8 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
     let options = write_query(&call.query);
     validate_write_options(&options, "UpdateOptions")?;
     let obj = body_object(call, target)?;
+    let warnings = field_validation(&options.field_validation, &body_resource(target), &obj, body_format(call))?;
+    let responder = &responder.with_warnings(warnings);
     let opts = options.update_options();
     let (stored, created) = match target.sub {
         Some(sub) => {
@@ -61,6 +69,54 @@ pub fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> 
         map.insert("kind".into(), Value::from(kind));
     }
     Ok(obj)
+}
+
+/// The format of the request's body (JSON when it names none).
+fn body_format(call: &Call) -> Format {
+    Format::of_content_type(call.header("content-type")).unwrap_or(Format::Json)
+}
+
+/// The kind a request's body carries: the resource's, or its subresource's (`autoscaling/v1` `Scale`).
+pub fn body_resource(target: &Target<'_>) -> Resource {
+    let mut resource = target.resource.resource.clone();
+    if let Some(sub) = target.sub {
+        resource.kind = sub.kind.to_string();
+        if let Some((group, version)) = sub.kind_group_version {
+            resource.group = group.to_string();
+            resource.version = version.to_string();
+        }
+    }
+    resource
+}
+
+/// Applies the `fieldValidation` directive to a decoded body: the warnings to send, or the strict
+/// decoder's 400. A body that fails to decode into its type fails with that error first (non-strict
+/// errors trump), as does a body of the wrong kind.
+pub fn field_validation(
+    directive: &str,
+    resource: &Resource,
+    obj: &Value,
+    format: Format,
+) -> Result<Vec<String>, ApiError> {
+    if directive == "Ignore" || format == Format::Protobuf {
+        // Protobuf has no unknown fields to report: its decoder skips them by number.
+        return Ok(Vec::new());
+    }
+    typecheck::check(resource, obj)?;
+    let unknown = typecheck::unknown_fields(resource, obj);
+    if unknown.is_empty() {
+        return Ok(Vec::new());
+    }
+    if directive == "Strict" {
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or(&resource.kind);
+        return Err(ApiError::BadRequest(format!(
+            "{kind} in version {:?} cannot be handled as a {}: {}",
+            resource.version,
+            resource.kind,
+            typecheck::strict_decoding_error(&unknown)
+        )));
+    }
+    Ok(unknown.iter().map(|field| format!("unknown field {field:?}")).collect())
 }
 
 /// The longest field manager name (`FieldManagerMaxLength`).

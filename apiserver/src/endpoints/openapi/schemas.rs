@@ -10,7 +10,7 @@
 //! registered under several group versions), the `<Kind>List` schemas (k8s-openapi's `List<T>` has no
 //! schema), the list, map and patch facts of [`super::extensions`], the v3 forms of `IntOrString` and
 //! `Quantity` (`oneOf` their JSON types), and `x-kubernetes-preserve-unknown-fields` on `RawExtension`.
-//! A custom resource (a kind [`super::kinds`] does not know) gets a schema that keeps every field, as
+//! A custom resource (a kind [`crate::registry::kinds`] does not know) gets a schema that keeps every field, as
 //! kube publishes a CRD without a structural schema.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,8 +22,9 @@ use k8s_openapi::schemars::generate::SchemaSettings;
 use k8s_openapi::schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
-use super::{extensions, kinds};
+use super::extensions;
 use crate::apis::{Catalog, GroupVersion};
+use crate::registry::kinds;
 
 /// Where a `$ref` points.
 pub const REF_PREFIX: &str = "#/components/schemas/";

@@ -122,7 +122,7 @@ const NEWER_THAN_1_32: &[(&str, &str)] = &[
 fn inline_fields_are_the_ones_json_flattens() {
     use k8s_openapi::schemars::generate::SchemaSettings;
     let mut generator = SchemaSettings::openapi3().into_generator();
-    for kind in crate::endpoints::openapi::kinds::all() {
+    for kind in crate::registry::kinds::all() {
         (kind.schema)(&mut generator);
     }
     let definitions = generator.take_definitions(true);

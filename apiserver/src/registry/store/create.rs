@@ -27,7 +27,7 @@ impl<S: Storage + Clone> Store<S> {
     /// [`Store::create`] with options (a dry run).
     pub async fn create_with(&self, namespace: &str, obj: Value, opts: &CreateOptions) -> Result<Value, RegistryError> {
         let dry_run = options::dry_run("CreateOptions", &opts.dry_run)?;
-        typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
+        let obj = typecheck::decode(&self.resource, obj)?;
         self.admit_create(namespace, &obj).await?;
         let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();
         let mut last_name = String::new();

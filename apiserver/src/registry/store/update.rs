@@ -81,8 +81,7 @@ impl<S: Storage + Clone> Store<S> {
             if existing.is_null() {
                 return Err(RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() });
             }
-            let obj = apply(existing)?;
-            typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
+            let obj = typecheck::decode(&self.resource, apply(existing)?)?;
             self.check_body_name(&obj, name)?;
             Ok(obj)
         };
@@ -112,7 +111,7 @@ impl<S: Storage + Clone> Store<S> {
         opts: &UpdateOptions,
     ) -> Result<(Value, bool), RegistryError> {
         let dry_run = options::dry_run("UpdateOptions", &opts.dry_run)?;
-        typecheck::check(&self.resource, self.strategy.typed(), &obj)?;
+        let obj = typecheck::decode(&self.resource, obj)?;
         self.check_body_name(&obj, name)?;
         let uid = meta::get_str(&obj, "uid");
         let preconditions =

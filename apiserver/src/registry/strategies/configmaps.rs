@@ -8,7 +8,6 @@ use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
 use crate::registry::strategy::Strategy;
-use crate::registry::typecheck::Typed;
 
 /// The descriptor of `configmaps`.
 pub fn resource() -> Resource {
@@ -56,10 +55,6 @@ fn validate_data(obj: &Value) -> Vec<FieldError> {
 impl Strategy for ConfigMaps {
     fn namespace_scoped(&self) -> bool {
         true
-    }
-
-    fn typed(&self) -> Option<Typed> {
-        Some(Typed::ConfigMap)
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {

@@ -11,7 +11,6 @@ use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
 use crate::registry::strategy::{Strategy, Subresource};
-use crate::registry::typecheck::Typed;
 
 /// The descriptor of `namespaces`.
 pub fn resource() -> Resource {
@@ -34,10 +33,6 @@ pub fn phase(ns: &Value) -> &str {
 impl Strategy for Namespaces {
     fn namespace_scoped(&self) -> bool {
         false
-    }
-
-    fn typed(&self) -> Option<Typed> {
-        Some(Typed::Namespace)
     }
 
     fn supports(&self, _sub: Subresource) -> bool {

@@ -14,7 +14,6 @@ use crate::registry::names;
 use crate::registry::resource::Resource;
 use crate::registry::strategies::{bump_generation_on_spec_change, start_generation};
 use crate::registry::strategy::{Strategy, Subresource};
-use crate::registry::typecheck::Typed;
 
 /// The descriptor of `pods`.
 pub fn resource() -> Resource {
@@ -101,10 +100,6 @@ fn validate_spec(pod: &Value) -> Vec<FieldError> {
 impl Strategy for Pods {
     fn namespace_scoped(&self) -> bool {
         true
-    }
-
-    fn typed(&self) -> Option<Typed> {
-        Some(Typed::Pod)
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {

@@ -1,10 +1,10 @@
-//! The built-in kinds whose schemas k8s-openapi generates (its `schemars` feature), by group, version and
-//! kind: how a kind the [`Catalog`](crate::apis::Catalog) serves finds its Rust type. A served kind not in
-//! this table (a custom resource) gets a schema that keeps every field (see `schemas.rs`).
+//! The built-in kinds, by group, version and kind, with the k8s-openapi type whose schema (its `schemars`
+//! feature) says what their JSON is: the decoder's type checks and unknown fields ([`super::schema`]) and
+//! `/openapi/v3` read it. A kind not in this table is a custom resource's.
 //!
-//! The table covers the group versions kubesim serves or is about to serve (core, apps, batch,
-//! coordination, events, and the kinds their subresources carry: autoscaling's `Scale`, policy's
-//! `Eviction`, authentication's `TokenRequest`), every kind of each.
+//! The table covers the group versions kubesim serves (core, apps, batch, coordination, events, and the
+//! kinds their subresources carry: autoscaling's `Scale`, policy's `Eviction`, authentication's
+//! `TokenRequest`), every kind of each, so that a body of a sibling kind is recognised as one.
 
 use k8s_openapi::api::{apps, authentication, autoscaling, batch, coordination, core, events, policy};
 use k8s_openapi::schemars::{JsonSchema, Schema, SchemaGenerator};
