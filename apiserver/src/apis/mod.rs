@@ -3,15 +3,16 @@
 //! table. One table, [`Catalog`], read by the router, discovery, OpenAPI and the Table conversion, so
 //! that a resource is declared once.
 //!
-//! Files: [`printers`] (the printer columns of `kubectl get`, per resource).
+//! Files: one per API group with its resources' entries ([`core`]), and [`printers`] (the printer columns
+//! of `kubectl get`, per resource).
 
+pub mod core;
 pub mod printers;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::endpoints::request_info::Verb;
-use crate::registry::strategies::{configmaps, namespaces, pods};
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::registry::Resource;
 
@@ -173,59 +174,16 @@ impl Catalog {
     }
 }
 
-const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];
+/// The verbs of a `/status` subresource.
+pub const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];
 
-fn status(kind: &'static str) -> SubresourceInfo {
+/// A `/status` subresource carrying the resource's own `kind`.
+pub fn status(kind: &'static str) -> SubresourceInfo {
     SubresourceInfo { name: "status", sub: Subresource::Status, kind, kind_group_version: None, verbs: STATUS_VERBS }
 }
 
-/// The built-in resources, as kube-apiserver 1.32 serves them.
+/// The built-in resources, as kube-apiserver 1.32 serves them, group by group in the order its discovery
+/// lists the groups (their priority: apps, events.k8s.io, batch, ..., coordination.k8s.io).
 fn builtin_resources() -> Vec<ResourceInfo> {
-    vec![
-        ResourceInfo {
-            resource: configmaps::resource(),
-            singular: "configmap",
-            short_names: &["cm"],
-            categories: &[],
-            namespaced: true,
-            verbs: ALL_VERBS,
-            subresources: vec![],
-            strategy: Arc::new(configmaps::ConfigMaps),
-            printer: printers::configmaps(),
-            custom: false,
-        },
-        ResourceInfo {
-            resource: namespaces::resource(),
-            singular: "namespace",
-            short_names: &["ns"],
-            categories: &[],
-            namespaced: false,
-            verbs: &[Verb::Create, Verb::Delete, Verb::Get, Verb::List, Verb::Patch, Verb::Update, Verb::Watch],
-            subresources: vec![
-                SubresourceInfo {
-                    name: "finalize",
-                    sub: Subresource::Finalize,
-                    kind: "Namespace",
-                    kind_group_version: None,
-                    verbs: &[Verb::Update],
-                },
-                status("Namespace"),
-            ],
-            strategy: Arc::new(namespaces::Namespaces),
-            printer: printers::namespaces(),
-            custom: false,
-        },
-        ResourceInfo {
-            resource: pods::resource(),
-            singular: "pod",
-            short_names: &["po"],
-            categories: &["all"],
-            namespaced: true,
-            verbs: ALL_VERBS,
-            subresources: vec![status("Pod")],
-            strategy: Arc::new(pods::Pods),
-            printer: printers::pods(),
-            custom: false,
-        },
-    ]
+    core::resources()
 }
