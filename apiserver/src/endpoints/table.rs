@@ -119,14 +119,14 @@ mod tests {
     fn a_list_becomes_a_table_with_metadata_rows() {
         let cm = json!({"kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "5"}, "data": {"k": "v"}});
         let meta = ListMeta { resource_version: "9".into(), continue_token: None, remaining_item_count: None };
-        let t = table(&printers::configmaps(), &[cm], &meta, IncludeObject::Metadata, true, 0);
+        let t = table(&printers::core::configmaps(), &[cm], &meta, IncludeObject::Metadata, true, 0);
         assert_eq!(t["kind"], "Table");
         assert_eq!(t["metadata"], json!({"resourceVersion": "9"}));
         assert_eq!(t["columnDefinitions"][0]["name"], "Name");
         assert_eq!(t["rows"][0]["cells"], json!(["a", 1, "<unknown>"]));
         assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
         assert_eq!(t["rows"][0]["object"]["metadata"]["name"], "a");
-        let bare = table(&printers::configmaps(), &[], &meta, IncludeObject::None, false, 0);
+        let bare = table(&printers::core::configmaps(), &[], &meta, IncludeObject::None, false, 0);
         assert_eq!(bare["columnDefinitions"], Value::Null);
     }
 
