@@ -58,6 +58,9 @@ pub enum RegistryError {
     /// kube's generic 422, which keeps the patch library's words out of the message.
     #[error("the server rejected our request due to an error in our request")]
     PatchNotApplicable(String),
+    /// A failure of the server's own (`NewInternalError`): 500.
+    #[error("Internal error occurred: {0}")]
+    Internal(String),
 }
 
 fn qualified_kind(group: &str, kind: &str) -> String {
@@ -117,6 +120,13 @@ impl RegistryError {
                 Status { details: None, ..failure(413, "RequestEntityTooLarge", message, StatusDetails::default()) }
             }
             E::PatchNotApplicable(_) => failure(422, "Invalid", message, StatusDetails::default()),
+            E::Internal(why) => {
+                let details = StatusDetails {
+                    causes: Some(vec![StatusCause { message: Some(why.clone()), ..StatusCause::default() }]),
+                    ..StatusDetails::default()
+                };
+                failure(500, "InternalError", message, details)
+            }
         }
     }
 }

@@ -90,6 +90,12 @@ impl Schemas {
         out
     }
 
+    /// The description of `field` of the type `definition`, as the API documents it.
+    pub fn field_description(&self, definition: &str, field: &str) -> Option<String> {
+        let property = self.definitions.get(definition)?.get("properties")?.get(field)?;
+        property.get("description").and_then(Value::as_str).map(str::to_string)
+    }
+
     /// Removes the fields of `obj` the kind `definition` does not have, at any depth.
     pub fn prune(&self, definition: &str, obj: &mut Value) {
         if let Some(schema) = self.definitions.get(definition) {

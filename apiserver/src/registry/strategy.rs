@@ -32,6 +32,12 @@ pub trait Strategy: DeleteStrategy {
         true
     }
 
+    /// Whether objects expire: the store writes them under an etcd lease of the server's TTL for the
+    /// resource (kube's `TTLFunc`; events and `--event-ttl`).
+    fn expires(&self) -> bool {
+        false
+    }
+
     /// Clears or sets what clients may not set on create (status, generation), before validation.
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

@@ -166,3 +166,371 @@ mod tests {
         assert_eq!((pods().cells)(&pending, now)[..4], [json!("q"), json!("0/1"), json!("Pending"), json!("0")]);
     }
 }
+
+const CORE: &str = "io.k8s.api.core.v1";
+
+fn def(name: &str) -> String {
+    format!("{CORE}.{name}")
+}
+
+fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
+    obj.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn array_at<'a>(obj: &'a Value, pointer: &str) -> &'a [Value] {
+    obj.pointer(pointer).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// `printSecret`: the type and the number of keys.
+pub fn secrets() -> Printer {
+    Printer {
+        columns: vec![
+            name_column(),
+            doc_column("Type", "string", &def("Secret"), "type", 0),
+            doc_column("Data", "string", &def("Secret"), "data", 0),
+            age_column(),
+        ],
+        cells: |obj, now| {
+            let keys = obj.get("data").and_then(Value::as_object).map_or(0, |m| m.len());
+            vec![name(obj), Value::from(str_at(obj, "/type")), Value::from(keys), age(obj, now)]
+        },
+    }
+}
+
+/// `printServiceAccount`: the number of token secrets.
+pub fn serviceaccounts() -> Printer {
+    Printer {
+        columns: vec![name_column(), doc_column("Secrets", "string", &def("ServiceAccount"), "secrets", 0), age_column()],
+        cells: |obj, now| vec![name(obj), Value::from(array_at(obj, "/secrets").len()), age(obj, now)],
+    }
+}
+
+/// `printService`: type, cluster IP, external IPs, ports; the selector with `-o wide`.
+pub fn services() -> Printer {
+    Printer {
+        columns: vec![
+            name_column(),
+            doc_column("Type", "string", &def("ServiceSpec"), "type", 0),
+            doc_column("Cluster-IP", "string", &def("ServiceSpec"), "clusterIP", 0),
+            doc_column("External-IP", "string", &def("ServiceSpec"), "externalIPs", 0),
+            doc_column("Port(s)", "string", &def("ServiceSpec"), "ports", 0),
+            age_column(),
+            doc_column("Selector", "string", &def("ServiceSpec"), "selector", 1),
+        ],
+        cells: service_cells,
+    }
+}
+
+fn service_cells(svc: &Value, now: i64) -> Vec<Value> {
+    let kind = str_at(svc, "/spec/type");
+    let cluster_ip = match str_at(svc, "/spec/clusterIP") {
+        "" => "<none>",
+        ip => ip,
+    };
+    Vec::from([
+        name(svc),
+        Value::from(kind),
+        Value::from(cluster_ip),
+        Value::from(external_ips(svc, kind)),
+        Value::from(service_ports(svc)),
+        age(svc, now),
+        Value::from(selector_text(svc.pointer("/spec/selector"))),
+    ])
+}
+
+/// `getServiceExternalIP`.
+fn external_ips(svc: &Value, kind: &str) -> String {
+    let external: Vec<&str> = array_at(svc, "/spec/externalIPs").iter().filter_map(Value::as_str).collect();
+    match kind {
+        "ExternalName" => str_at(svc, "/spec/externalName").to_string(),
+        "LoadBalancer" => {
+            let mut ips: Vec<String> = array_at(svc, "/status/loadBalancer/ingress")
+                .iter()
+                .map(|i| {
+                    let ip = str_at(i, "/ip");
+                    if ip.is_empty() { str_at(i, "/hostname").to_string() } else { ip.to_string() }
+                })
+                .collect();
+            ips.extend(external.iter().map(|s| s.to_string()));
+            if ips.is_empty() {
+                "<pending>".into()
+            } else {
+                ips.join(",")
+            }
+        }
+        _ if external.is_empty() => "<none>".into(),
+        _ => external.join(","),
+    }
+}
+
+/// `makePortString`: `80/TCP`, `80:30080/TCP` for node ports, comma separated; `<none>` without ports.
+fn service_ports(svc: &Value) -> String {
+    let ports: Vec<String> = array_at(svc, "/spec/ports")
+        .iter()
+        .map(|p| {
+            let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+            let protocol = p.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+            match p.get("nodePort").and_then(Value::as_i64).filter(|n| *n != 0) {
+                Some(node_port) => format!("{port}:{node_port}/{protocol}"),
+                None => format!("{port}/{protocol}"),
+            }
+        })
+        .collect();
+    if ports.is_empty() {
+        "<none>".into()
+    } else {
+        ports.join(",")
+    }
+}
+
+/// A map selector as `labels.FormatLabels` writes it: `a=b,c=d` in key order, `<none>` when empty.
+pub(crate) fn selector_text(selector: Option<&Value>) -> String {
+    let pairs: Vec<String> = selector
+        .and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect())
+        .unwrap_or_default();
+    if pairs.is_empty() {
+        "<none>".into()
+    } else {
+        pairs.join(",")
+    }
+}
+
+/// `printEndpoints`: up to three `ip:port` pairs, then `+ N more...`.
+pub fn endpoints() -> Printer {
+    Printer {
+        columns: vec![name_column(), doc_column("Endpoints", "string", &def("Endpoints"), "subsets", 0), age_column()],
+        cells: |obj, now| vec![name(obj), Value::from(format_endpoints(obj)), age(obj, now)],
+    }
+}
+
+/// `formatEndpoints` with no port filter.
+fn format_endpoints(obj: &Value) -> String {
+    const MAX: usize = 3;
+    let mut shown = Vec::new();
+    let mut count = 0;
+    for subset in array_at(obj, "/subsets") {
+        let addresses = array_at(subset, "/addresses");
+        let ports = array_at(subset, "/ports");
+        for address in addresses {
+            let ip = str_at(address, "/ip");
+            if ports.is_empty() {
+                count += 1;
+                if shown.len() < MAX {
+                    shown.push(ip.to_string());
+                }
+            }
+            for port in ports {
+                count += 1;
+                if shown.len() < MAX {
+                    let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
+                    shown.push(format!("{ip}:{number}"));
+                }
+            }
+        }
+    }
+    let mut text = shown.join(",");
+    if count > shown.len() {
+        text.push_str(&format!(" + {} more...", count - shown.len()));
+    }
+    if text.is_empty() {
+        "<none>".into()
+    } else {
+        text
+    }
+}
+
+/// `printNode`: readiness (and `SchedulingDisabled`), roles, age, kubelet version; addresses and system
+/// info with `-o wide`.
+pub fn nodes() -> Printer {
+    Printer {
+        columns: vec![
+            name_column(),
+            column("Status", "string", "The status of the node", 0),
+            column("Roles", "string", "The roles of the node", 0),
+            age_column(),
+            doc_column("Version", "string", &def("NodeSystemInfo"), "kubeletVersion", 0),
+            doc_column("Internal-IP", "string", &def("NodeStatus"), "addresses", 1),
+            doc_column("External-IP", "string", &def("NodeStatus"), "addresses", 1),
+            doc_column("OS-Image", "string", &def("NodeSystemInfo"), "osImage", 1),
+            doc_column("Kernel-Version", "string", &def("NodeSystemInfo"), "kernelVersion", 1),
+            doc_column("Container-Runtime", "string", &def("NodeSystemInfo"), "containerRuntimeVersion", 1),
+        ],
+        cells: node_cells,
+    }
+}
+
+fn node_cells(node: &Value, now: i64) -> Vec<Value> {
+    let ready = array_at(node, "/status/conditions").iter().find(|c| str_at(c, "/type") == "Ready");
+    let mut status = match ready.map(|c| str_at(c, "/status")) {
+        Some("True") => "Ready".to_string(),
+        Some("False") => "NotReady".to_string(),
+        _ => "Unknown".to_string(),
+    };
+    if node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
+        status.push_str(",SchedulingDisabled");
+    }
+    let mut roles: Vec<String> = Vec::new();
+    for (key, value) in crate::registry::meta::labels(node) {
+        if let Some(role) = key.strip_prefix("node-role.kubernetes.io/") {
+            if !role.is_empty() {
+                roles.push(role.to_string());
+            }
+        } else if key == "kubernetes.io/role" && !value.is_empty() {
+            roles.push(value.to_string());
+        }
+    }
+    roles.sort();
+    roles.dedup();
+    let roles = if roles.is_empty() { "<none>".to_string() } else { roles.join(",") };
+    let address = |kind: &str| {
+        array_at(node, "/status/addresses")
+            .iter()
+            .find(|a| str_at(a, "/type") == kind)
+            .map_or("<none>".to_string(), |a| str_at(a, "/address").to_string())
+    };
+    let info = |field: &str| match str_at(node, &format!("/status/nodeInfo/{field}")) {
+        "" => "<unknown>".to_string(),
+        v => v.to_string(),
+    };
+    vec![
+        name(node),
+        Value::from(status),
+        Value::from(roles),
+        age(node, now),
+        Value::from(str_at(node, "/status/nodeInfo/kubeletVersion")),
+        Value::from(address("InternalIP")),
+        Value::from(address("ExternalIP")),
+        Value::from(info("osImage")),
+        Value::from(info("kernelVersion")),
+        Value::from(info("containerRuntimeVersion")),
+    ]
+}
+
+/// `printPersistentVolumeClaim`: phase, volume, capacity, access modes, class; the volume mode with
+/// `-o wide`.
+pub fn persistentvolumeclaims() -> Printer {
+    Printer {
+        columns: vec![
+            name_column(),
+            doc_column("Status", "string", &def("PersistentVolumeClaimStatus"), "phase", 0),
+            doc_column("Volume", "string", &def("PersistentVolumeClaimSpec"), "volumeName", 0),
+            doc_column("Capacity", "string", &def("PersistentVolumeClaimStatus"), "capacity", 0),
+            doc_column("Access Modes", "string", &def("PersistentVolumeClaimStatus"), "accessModes", 0),
+            doc_column("StorageClass", "string", &def("PersistentVolumeClaimSpec"), "storageClassName", 0),
+            doc_column("VolumeAttributesClass", "string", &def("PersistentVolumeClaimSpec"), "volumeAttributesClassName", 0),
+            age_column(),
+            doc_column("VolumeMode", "string", &def("PersistentVolumeClaimSpec"), "volumeMode", 1),
+        ],
+        cells: pvc_cells,
+    }
+}
+
+fn pvc_cells(pvc: &Value, now: i64) -> Vec<Value> {
+    let phase = str_at(pvc, "/status/phase");
+    let bound = phase == "Bound";
+    let modes: Vec<&str> = array_at(pvc, "/status/accessModes")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|m| match m {
+            "ReadWriteOnce" => "RWO",
+            "ReadOnlyMany" => "ROX",
+            "ReadWriteMany" => "RWX",
+            "ReadWriteOncePod" => "RWOP",
+            other => other,
+        })
+        .collect();
+    let class = match str_at(pvc, "/spec/storageClassName") {
+        "" => crate::registry::meta::get(pvc, "annotations")
+            .and_then(|a| a.get("volume.beta.kubernetes.io/storage-class"))
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        class => class,
+    };
+    let attributes_class = match str_at(pvc, "/spec/volumeAttributesClassName") {
+        "" => "<unset>",
+        c => c,
+    };
+    let mode = match str_at(pvc, "/spec/volumeMode") {
+        "" => "<unset>",
+        m => m,
+    };
+    vec![
+        name(pvc),
+        Value::from(phase),
+        Value::from(str_at(pvc, "/spec/volumeName")),
+        Value::from(if bound { str_at(pvc, "/status/capacity/storage") } else { "" }),
+        Value::from(if bound { modes.join(",") } else { String::new() }),
+        Value::from(class),
+        Value::from(attributes_class),
+        age(pvc, now),
+        Value::from(mode),
+    ]
+}
+
+/// `printEvent`: when last seen, type, reason, the object, the message; subobject, source, first seen,
+/// count and name with `-o wide`.
+pub fn events() -> Printer {
+    let mut name_col = name_column();
+    name_col.priority = 1;
+    Printer {
+        columns: vec![
+            doc_column("Last Seen", "string", &def("Event"), "lastTimestamp", 0),
+            doc_column("Type", "string", &def("Event"), "type", 0),
+            doc_column("Reason", "string", &def("Event"), "reason", 0),
+            doc_column("Object", "string", &def("Event"), "involvedObject", 0),
+            doc_column("Subobject", "string", &def("ObjectReference"), "fieldPath", 1),
+            doc_column("Source", "string", &def("Event"), "source", 1),
+            doc_column("Message", "string", &def("Event"), "message", 0),
+            doc_column("First Seen", "string", &def("Event"), "firstTimestamp", 1),
+            doc_column("Count", "string", &def("Event"), "count", 1),
+            name_col,
+        ],
+        cells: event_cells,
+    }
+}
+
+fn event_cells(event: &Value, now: i64) -> Vec<Value> {
+    // The first and last times: the event's own, or its series', or its event time.
+    let event_time = str_at(event, "/eventTime");
+    let first = match str_at(event, "/firstTimestamp") {
+        "" => event_time,
+        t => t,
+    };
+    let last = match (str_at(event, "/series/lastObservedTime"), str_at(event, "/lastTimestamp")) {
+        (series, _) if !series.is_empty() => series,
+        (_, "") => first,
+        (_, t) => t,
+    };
+    let count = event.pointer("/series/count").or_else(|| event.get("count")).and_then(Value::as_i64).unwrap_or(1);
+    let last_seen = if count > 1 && first != last {
+        format!("{} (x{count} over {})", since(last, now), since(first, now))
+    } else {
+        since(last, now)
+    };
+    let object = format!(
+        "{}/{}",
+        str_at(event, "/involvedObject/kind").to_lowercase(),
+        str_at(event, "/involvedObject/name")
+    );
+    let mut source = str_at(event, "/source/component").to_string();
+    if source.is_empty() {
+        source = str_at(event, "/reportingComponent").to_string();
+    }
+    let host = str_at(event, "/source/host");
+    if !host.is_empty() {
+        source = format!("{source}, {host}");
+    }
+    vec![
+        Value::from(last_seen),
+        Value::from(str_at(event, "/type")),
+        Value::from(str_at(event, "/reason")),
+        Value::from(object),
+        Value::from(str_at(event, "/involvedObject/fieldPath")),
+        Value::from(source),
+        Value::from(str_at(event, "/message").trim()),
+        Value::from(since(first, now)),
+        Value::from(count),
+        name(event),
+    ]
+}

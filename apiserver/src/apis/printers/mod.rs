@@ -5,10 +5,13 @@
 //!
 //! A resource without a printer gets kube's default table: `Name` and `Created At`.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Value};
 
 use crate::registry::system::parse_rfc3339;
 
+pub mod coordination;
 pub mod core;
 
 /// One column of a table (`metav1.TableColumnDefinition`).
@@ -19,7 +22,7 @@ pub struct Column {
     pub kind: &'static str,
     /// `name` for the column that names the object, else "".
     pub format: &'static str,
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
     /// 0: shown by default; 1: shown with `-o wide`.
     pub priority: i32,
 }
@@ -49,15 +52,22 @@ const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is requi
 const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 pub(crate) fn name_column() -> Column {
-    Column { name: "Name", kind: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 }
+    Column { name: "Name", kind: "string", format: "name", description: Cow::Borrowed(NAME_DESCRIPTION), priority: 0 }
 }
 
 pub(crate) fn age_column() -> Column {
-    Column { name: "Age", kind: "string", format: "", description: AGE_DESCRIPTION, priority: 0 }
+    Column { name: "Age", kind: "string", format: "", description: Cow::Borrowed(AGE_DESCRIPTION), priority: 0 }
 }
 
 pub(crate) fn column(name: &'static str, kind: &'static str, description: &'static str, priority: i32) -> Column {
-    Column { name, kind, format: "", description, priority }
+    Column { name, kind, format: "", description: Cow::Borrowed(description), priority }
+}
+
+/// A column whose description is the API's own for `field` of the type `definition`
+/// (`io.k8s.api.core.v1.ServiceSpec`, `type`), as upstream's printers take it from the swagger docs.
+pub(crate) fn doc_column(name: &'static str, kind: &'static str, definition: &str, field: &str, priority: i32) -> Column {
+    let description = crate::registry::schema::schemas().field_description(definition, field).unwrap_or_default();
+    Column { name, kind, format: "", description: Cow::Owned(description), priority }
 }
 
 pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
@@ -140,7 +150,7 @@ pub fn default_printer() -> Printer {
                 name: "Created At",
                 kind: "date",
                 format: "",
-                description: "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                description: Cow::Borrowed("CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"),
                 priority: 0,
             },
         ],

@@ -1,9 +1,17 @@
-//! The strategies of the built-in resources the registry serves so far, one file each, and the shared
-//! `generation` rule.
+//! The strategies of the built-in resources, one file each, what several share ([`common`]), and the
+//! shared `generation` rule.
 
+pub mod common;
 pub mod configmaps;
+pub mod endpoints;
+pub mod events;
+pub mod leases;
 pub mod namespaces;
+pub mod nodes;
+pub mod persistentvolumeclaims;
 pub mod pods;
+pub mod secrets;
+pub mod serviceaccounts;
 
 use serde_json::Value;
 

@@ -8,6 +8,7 @@
 
 mod cache_feed;
 mod etcd_error;
+mod leases;
 mod read;
 mod state;
 mod watcher;
@@ -19,6 +20,8 @@ use serde_json::Value;
 use tonic::transport::Channel;
 
 pub(crate) use cache_feed::FeedItem;
+pub use leases::LeaseManager;
+
 
 use crate::failpoint::Failpoints;
 use crate::storage::error::StorageError;
@@ -38,12 +41,28 @@ pub struct Etcd3Config {
     pub resource: GroupResource,
     /// The apiserver's failpoint registry (nothing armed unless a test harness arms it).
     pub failpoints: Failpoints,
+    /// A time to live for every object of the store (kube's `TTLFunc`, `--event-ttl` for events): each
+    /// create and update goes under a lease of that many seconds, from the manager.
+    pub ttl: Option<Ttl>,
+}
+
+/// Objects that expire: how long they live after each write, and where the leases come from.
+#[derive(Clone)]
+pub struct Ttl {
+    pub ttl_s: i64,
+    pub leases: LeaseManager,
+}
+
+impl std::fmt::Debug for Ttl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ttl({}s)", self.ttl_s)
+    }
 }
 
 impl Etcd3Config {
     /// A store under `path_prefix` for `resource`, with no failpoint armed.
     pub fn new(path_prefix: &str, resource: GroupResource) -> Etcd3Config {
-        Etcd3Config { path_prefix: path_prefix.to_string(), resource, failpoints: Failpoints::new() }
+        Etcd3Config { path_prefix: path_prefix.to_string(), resource, failpoints: Failpoints::new(), ttl: None }
     }
 }
 
@@ -58,6 +77,7 @@ pub struct Etcd3Store {
     path_prefix: String,
     resource: GroupResource,
     failpoints: Failpoints,
+    ttl: Option<Ttl>,
 }
 
 impl Etcd3Store {
@@ -71,7 +91,14 @@ impl Etcd3Store {
         if !path_prefix.ends_with('/') {
             path_prefix.push('/');
         }
-        Etcd3Store { kv, watch, path_prefix, resource: config.resource, failpoints: config.failpoints }
+        Etcd3Store {
+            kv,
+            watch,
+            path_prefix,
+            resource: config.resource,
+            failpoints: config.failpoints,
+            ttl: config.ttl,
+        }
     }
 
     /// Connects to the etcd endpoint `endpoint` (`http://host:port`).

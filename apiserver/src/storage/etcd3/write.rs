@@ -23,6 +23,14 @@ use crate::storage::options::Preconditions;
 use crate::storage::resource_version::ResourceVersion;
 
 impl Etcd3Store {
+    /// The lease a write goes under: the store's time to live, or none (0).
+    async fn write_lease(&self) -> Result<i64, StorageError> {
+        match &self.ttl {
+            Some(ttl) => ttl.leases.lease(ttl.ttl_s).await,
+            None => Ok(0),
+        }
+    }
+
     pub(super) async fn create_object(&self, key: &str, obj: Value) -> Result<Value, StorageError> {
         let etcd_key = self.etcd_key(key);
         // Only a resourceVersion that parses to a revision counts as "set", as upstream.
@@ -30,7 +38,9 @@ impl Etcd3Store {
             return Err(StorageError::ResourceVersionSetOnCreate);
         }
         let data = obj.encode_for_storage();
-        let put = RequestOp { request: Some(Request::RequestPut(put_request(&etcd_key, &data))) };
+        let mut put = put_request(&etcd_key, &data);
+        put.lease = self.write_lease().await?;
+        let put = RequestOp { request: Some(Request::RequestPut(put)) };
         let response = self.txn(&etcd_key, mod_revision_is(&etcd_key, 0), vec![put], vec![]).await?;
         if !response.succeeded {
             return Err(StorageError::KeyExists { key: etcd_key, rv: 0 });
@@ -98,7 +108,10 @@ impl Etcd3Store {
                 }
                 return decode(&etcd_key, &state.data, state.rev);
             }
-            let put = RequestOp { request: Some(Request::RequestPut(put_request(&etcd_key, &data))) };
+            let mut put = put_request(&etcd_key, &data);
+            // An update renews the time to live, as kube's `TTLFunc` is asked on every write.
+            put.lease = self.write_lease().await?;
+            let put = RequestOp { request: Some(Request::RequestPut(put)) };
             let response =
                 self.txn(&etcd_key, mod_revision_is(&etcd_key, state.rev), vec![put], vec![get_op(&etcd_key)]).await?;
             if !response.succeeded {
