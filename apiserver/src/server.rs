@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use etcd_proto::etcdserverpb::kv_client::KvClient;
+use etcd_proto::etcdserverpb::lease_client::LeaseClient;
 use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use etcd_proto::etcdserverpb::RangeRequest;
 use tonic::transport::Channel;
@@ -15,9 +16,13 @@ use crate::apis::Catalog;
 use crate::endpoints::{ApiServer, HealthCheck, ServerConfig};
 use crate::failpoint::Failpoints;
 use crate::registry::rest::{BoxFuture, Rest};
+use crate::registry::services::allocator::{Range, RangeAllocator};
+use crate::registry::services::{self, ServiceRest};
 use crate::registry::{Clock, Resource, Store, SystemFields};
 use crate::storage::cacher::{Cacher, CacherConfig};
-use crate::storage::etcd3::{Etcd3Config, Etcd3Store};
+use crate::storage::conversion::{Conversion, Converting};
+use crate::storage::etcd3::{Etcd3Config, Etcd3Store, LeaseManager, Ttl};
+use crate::storage::status::GroupResource;
 use crate::storage::Storage;
 
 /// How a server is assembled.
@@ -33,6 +38,10 @@ pub struct ServerOptions {
     pub config: ServerConfig,
     /// The apiserver's failpoint registry (nothing armed unless a harness arms it).
     pub failpoints: Failpoints,
+    /// `--event-ttl`: how long events live after their last write, in seconds.
+    pub event_ttl_s: i64,
+    /// `--service-cluster-ip-range`: where services' cluster IPs come from.
+    pub service_cluster_ip_range: Range,
 }
 
 impl Default for ServerOptions {
@@ -43,9 +52,15 @@ impl Default for ServerOptions {
             request_watch_progress: true,
             config: ServerConfig::default(),
             failpoints: Failpoints::new(),
+            event_ttl_s: 3600,
+            service_cluster_ip_range: Range::parse_cidr(DEFAULT_SERVICE_CLUSTER_IP_RANGE)
+                .expect("the default range parses"),
         }
     }
 }
+
+/// kube-apiserver's default `--service-cluster-ip-range`.
+pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
 
 /// The storage of one resource: its watch cache, or etcd directly.
 #[derive(Clone)]
@@ -64,9 +79,13 @@ pub fn build(
     clock: Arc<dyn Clock>,
 ) -> Arc<ApiServer> {
     let prefix = format!("{}/", options.etcd_prefix.trim_end_matches('/'));
-    let backend_of = |resource: &Resource| -> Backend {
+    let leases = LeaseManager::new(LeaseClient::new(channel.clone()));
+    let backend_of = |resource: &Resource, expires: bool| -> Backend {
         let mut config = Etcd3Config::new(&prefix, resource.group_resource());
         config.failpoints = options.failpoints.clone();
+        if expires {
+            config.ttl = Some(Ttl { ttl_s: options.event_ttl_s, leases: leases.clone() });
+        }
         let store = Etcd3Store::new(KvClient::new(channel.clone()), WatchClient::new(channel.clone()), config);
         if !options.watch_cache {
             return Backend::Direct(store);
@@ -78,15 +97,48 @@ pub fn build(
     };
     let mut backends: BTreeMap<String, Backend> = BTreeMap::new();
     for info in catalog.all() {
-        backends.entry(info.resource.etcd_prefix.clone()).or_insert_with(|| backend_of(&info.resource));
+        let expires = info.strategy.expires();
+        backends.entry(info.resource.etcd_prefix.clone()).or_insert_with(|| backend_of(&info.resource, expires));
     }
     let namespaces = backends.get("namespaces").cloned();
     let mut registry: BTreeMap<(String, String, String), Arc<dyn Rest>> = BTreeMap::new();
     for info in catalog.all() {
         let backend = backends[&info.resource.etcd_prefix].clone();
         let ns = if info.namespaced { namespaces.clone() } else { None };
-        let rest: Arc<dyn Rest> =
-            Arc::new(Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns));
+        if let Some(conversion) = info.conversion {
+            // Stored in another group's shape: the store sees its own shape through a converting storage.
+            let ns = ns.map(|ns| Converting::new(ns, Conversion::IDENTITY));
+            let backend = Converting::new(backend, conversion);
+            let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns);
+            let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
+            registry.insert(key, Arc::new(store));
+            continue;
+        }
+        let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns);
+        let rest: Arc<dyn Rest> = if info.resource == services::resource() {
+            // Allocations are read and written in etcd directly: every apiserver must see every other's.
+            let direct = |key: &str| {
+                let config = Etcd3Config::new(&prefix, GroupResource::new("", key));
+                Backend::Direct(Etcd3Store::new(
+                    KvClient::new(channel.clone()),
+                    WatchClient::new(channel.clone()),
+                    config,
+                ))
+            };
+            let ips = RangeAllocator::new(
+                direct("serviceipallocations"),
+                services::SERVICE_IPS_KEY,
+                options.service_cluster_ip_range.clone(),
+            );
+            let ports = RangeAllocator::new(
+                direct("servicenodeportallocations"),
+                services::NODE_PORTS_KEY,
+                services::NODE_PORT_RANGE,
+            );
+            Arc::new(ServiceRest::new(store, ips, ports))
+        } else {
+            Arc::new(store)
+        };
         let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
         registry.insert(key, rest);
     }
@@ -149,7 +201,31 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
             }
         }
     }
+    bootstrap_kubernetes_service(&server).await;
     server.mark_system_namespaces_ready();
+}
+
+/// The `default/kubernetes` service that points clients inside a cluster at the apiserver, on the first IP
+/// of the service range, as kube-apiserver's bootstrap controller creates it. (Its endpoints, which that
+/// controller keeps pointing at the live apiservers, are not written.)
+async fn bootstrap_kubernetes_service(server: &ApiServer) {
+    let Some(services) = server.rest("", "v1", "services").cloned() else { return };
+    let obj = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": {"ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}], "type": "ClusterIP"},
+    });
+    loop {
+        if services.get("default", "kubernetes", &crate::storage::GetOptions::default()).await.is_ok() {
+            return;
+        }
+        match services.create("default", obj.clone(), &crate::registry::CreateOptions::default()).await {
+            Ok(_) => return,
+            Err(err) if err.to_status().code == Some(409) => return,
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
 }
 
 /// Waits until every watch cache of a server built with the watch cache on has listed, or `limit` passes.

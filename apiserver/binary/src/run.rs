@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use apiserver::apis::Catalog;
 use apiserver::endpoints::serve::serve_with;
 use apiserver::endpoints::ServerConfig;
+use apiserver::registry::services::allocator::Range;
 use apiserver::registry::{Clock, SystemFields};
 use apiserver::server::{self, ServerOptions};
 use clap::Parser;
@@ -101,6 +102,9 @@ async fn run(args: Args) -> Result<(), String> {
         // only from 3.4.31 and 3.5.13 on, and the etcd a user points at may be older.
         request_watch_progress: embedded.is_some(),
         config,
+        event_ttl_s: args.event_ttl.as_secs() as i64,
+        service_cluster_ip_range: Range::parse_cidr(&args.service_cluster_ip_range)
+            .map_err(|err| format!("--service-cluster-ip-range: {err}"))?,
         ..ServerOptions::default()
     };
     let server = server::build(Catalog::builtin(), channel, options, system, Arc::new(WallClock));

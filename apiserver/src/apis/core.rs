@@ -1,32 +1,42 @@
-//! The core group's resources (`/api/v1`): what discovery says of each, its strategy and its printer.
+//! The core group's resources (`/api/v1`): what discovery says of each, its strategy and its printer, as
+//! kube-apiserver 1.32 serves them.
 
 use std::sync::Arc;
 
-use super::{printers, status, ResourceInfo, SubresourceInfo, ALL_VERBS};
+use super::{printers, status, ResourceInfo, SubresourceInfo};
 use crate::endpoints::request_info::Verb;
-use crate::registry::strategies::{configmaps, namespaces, pods};
+use crate::registry::strategies::{
+    configmaps, endpoints, events, namespaces, nodes, persistentvolumeclaims, pods, secrets, serviceaccounts, services,
+};
 use crate::registry::strategy::Subresource;
 
 /// The core group's resources (`/api/v1`).
 pub fn resources() -> Vec<ResourceInfo> {
     vec![
         ResourceInfo {
-            resource: configmaps::resource(),
-            singular: "configmap",
             short_names: &["cm"],
-            categories: &[],
-            namespaced: true,
-            verbs: ALL_VERBS,
-            subresources: vec![],
-            strategy: Arc::new(configmaps::ConfigMaps),
-            printer: printers::core::configmaps(),
-            custom: false,
+            ..ResourceInfo::new(
+                configmaps::resource(),
+                "configmap",
+                Arc::new(configmaps::ConfigMaps),
+                printers::core::configmaps(),
+            )
         },
         ResourceInfo {
-            resource: namespaces::resource(),
-            singular: "namespace",
+            short_names: &["ep"],
+            ..ResourceInfo::new(
+                endpoints::resource(),
+                "endpoints",
+                Arc::new(endpoints::Endpoints),
+                printers::core::endpoints(),
+            )
+        },
+        ResourceInfo {
+            short_names: &["ev"],
+            ..ResourceInfo::new(events::resource(), "event", Arc::new(events::Events), printers::core::events())
+        },
+        ResourceInfo {
             short_names: &["ns"],
-            categories: &[],
             namespaced: false,
             verbs: &[Verb::Create, Verb::Delete, Verb::Get, Verb::List, Verb::Patch, Verb::Update, Verb::Watch],
             subresources: vec![
@@ -39,21 +49,55 @@ pub fn resources() -> Vec<ResourceInfo> {
                 },
                 status("Namespace"),
             ],
-            strategy: Arc::new(namespaces::Namespaces),
-            printer: printers::core::namespaces(),
-            custom: false,
+            ..ResourceInfo::new(
+                namespaces::resource(),
+                "namespace",
+                Arc::new(namespaces::Namespaces),
+                printers::core::namespaces(),
+            )
         },
         ResourceInfo {
-            resource: pods::resource(),
-            singular: "pod",
+            short_names: &["no"],
+            namespaced: false,
+            subresources: vec![status("Node")],
+            ..ResourceInfo::new(nodes::resource(), "node", Arc::new(nodes::Nodes), printers::core::nodes())
+        },
+        ResourceInfo {
+            short_names: &["pvc"],
+            subresources: vec![status("PersistentVolumeClaim")],
+            ..ResourceInfo::new(
+                persistentvolumeclaims::resource(),
+                "persistentvolumeclaim",
+                Arc::new(persistentvolumeclaims::PersistentVolumeClaims),
+                printers::core::persistentvolumeclaims(),
+            )
+        },
+        ResourceInfo {
             short_names: &["po"],
             categories: &["all"],
-            namespaced: true,
-            verbs: ALL_VERBS,
             subresources: vec![status("Pod")],
-            strategy: Arc::new(pods::Pods),
-            printer: printers::core::pods(),
-            custom: false,
+            ..ResourceInfo::new(pods::resource(), "pod", Arc::new(pods::Pods), printers::core::pods())
+        },
+        ResourceInfo::new(secrets::resource(), "secret", Arc::new(secrets::Secrets), printers::core::secrets()),
+        ResourceInfo {
+            short_names: &["sa"],
+            ..ResourceInfo::new(
+                serviceaccounts::resource(),
+                "serviceaccount",
+                Arc::new(serviceaccounts::ServiceAccounts),
+                printers::core::serviceaccounts(),
+            )
+        },
+        ResourceInfo {
+            short_names: &["svc"],
+            categories: &["all"],
+            subresources: vec![status("Service")],
+            ..ResourceInfo::new(
+                services::resource(),
+                "service",
+                Arc::new(services::Services),
+                printers::core::services(),
+            )
         },
     ]
 }

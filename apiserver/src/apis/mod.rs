@@ -3,10 +3,14 @@
 //! table. One table, [`Catalog`], read by the router, discovery, OpenAPI and the Table conversion, so
 //! that a resource is declared once.
 //!
-//! Files: one per API group with its resources' entries ([`core`]), and [`printers`] (the printer columns
-//! of `kubectl get`, per resource).
+//! Files: one per API group with its resources' entries ([`core`], [`apps`], [`events`], [`batch`],
+//! [`coordination`]), and [`printers`] (the printer columns of `kubectl get`, per resource).
 
+pub mod apps;
+pub mod batch;
+pub mod coordination;
 pub mod core;
+pub mod events;
 pub mod printers;
 
 use std::collections::BTreeMap;
@@ -15,6 +19,7 @@ use std::sync::Arc;
 use crate::endpoints::request_info::Verb;
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::registry::Resource;
+use crate::storage::conversion::Conversion;
 
 pub use printers::{Column, Printer};
 
@@ -60,9 +65,35 @@ pub struct ResourceInfo {
     pub printer: Printer,
     /// A custom resource: lists keep their items' type fields, as unstructured lists do.
     pub custom: bool,
+    /// How objects are stored when they are stored in another group's shape (`events.k8s.io` events
+    /// are core events in etcd); `None` when they are stored as served.
+    pub conversion: Option<Conversion>,
 }
 
 impl ResourceInfo {
+    /// A namespaced resource serving every verb, with no short names, categories or subresources: the
+    /// common case, which entries adjust with struct update syntax.
+    pub fn new(
+        resource: Resource,
+        singular: &'static str,
+        strategy: Arc<dyn Strategy>,
+        printer: Printer,
+    ) -> ResourceInfo {
+        ResourceInfo {
+            resource,
+            singular,
+            short_names: &[],
+            categories: &[],
+            namespaced: true,
+            verbs: ALL_VERBS,
+            subresources: vec![],
+            strategy,
+            printer,
+            custom: false,
+            conversion: None,
+        }
+    }
+
     /// Whether the resource serves `verb` on its main endpoint.
     pub fn serves(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
@@ -182,8 +213,24 @@ pub fn status(kind: &'static str) -> SubresourceInfo {
     SubresourceInfo { name: "status", sub: Subresource::Status, kind, kind_group_version: None, verbs: STATUS_VERBS }
 }
 
+/// The `/scale` subresource of a workload: an `autoscaling/v1` `Scale`.
+pub fn scale() -> SubresourceInfo {
+    SubresourceInfo {
+        name: "scale",
+        sub: Subresource::Scale,
+        kind: "Scale",
+        kind_group_version: Some(("autoscaling", "v1")),
+        verbs: STATUS_VERBS,
+    }
+}
+
 /// The built-in resources, as kube-apiserver 1.32 serves them, group by group in the order its discovery
 /// lists the groups (their priority: apps, events.k8s.io, batch, ..., coordination.k8s.io).
 fn builtin_resources() -> Vec<ResourceInfo> {
-    core::resources()
+    let mut all = core::resources();
+    all.extend(apps::resources());
+    all.extend(events::resources());
+    all.extend(batch::resources());
+    all.extend(coordination::resources());
+    all
 }

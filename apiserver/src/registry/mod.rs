@@ -14,11 +14,12 @@
 //!   and the fields the type lacks, with kube's decode errors.
 //! - [`resource`]: the [`Resource`] descriptor that names a resource.
 //! - [`strategy`]: the [`Strategy`] hooks per resource;
-//!   [`strategies`] holds those of configmaps, namespaces and pods.
+//!   [`strategies`] holds those of the built-in resources, one file each.
 //! - [`selector`]: label and field selectors.
 //! - [`error`]: [`RegistryError`], the one error type of this layer, and its one translation into a `Status`.
 //! - [`store`]: [`Store`], create, get, list, update, patch, delete and watch of one resource.
 //! - [`rest`]: [`rest::Rest`], a resource's registry as an object the HTTP layer holds in a table.
+//! - [`services`]: the service REST, which allocates cluster IPs and node ports around the generic store.
 //! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
 
 pub mod error;
@@ -32,6 +33,7 @@ pub mod resource;
 pub mod rest;
 pub mod schema;
 pub mod selector;
+pub mod services;
 pub mod store;
 pub mod strategies;
 pub mod strategy;

@@ -16,6 +16,10 @@ const LABEL_MESSAGE: &str = "a lowercase RFC 1123 label must consist of lower ca
 and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is \
 '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
+const DNS1035_MESSAGE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start \
+with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for \
+validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
 /// How a resource checks its names: `(name, is_prefix) -> messages`, apimachinery's `ValidateNameFunc`.
 pub type NameCheck = fn(&str, bool) -> Vec<String>;
 
@@ -42,6 +46,19 @@ pub fn dns1123_label(value: &str) -> Vec<String> {
     }
     if !is_label_shaped(value) {
         errs.push(LABEL_MESSAGE.to_string());
+    }
+    errs
+}
+
+/// `IsDNS1035Label`: a label that starts with a letter (service names, which become DNS names and
+/// environment variable prefixes).
+pub fn dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len(DNS1123_LABEL_MAX_LENGTH));
+    }
+    if !is_label_shaped(value) || !value.as_bytes()[0].is_ascii_lowercase() {
+        errs.push(DNS1035_MESSAGE.to_string());
     }
     errs
 }
@@ -144,6 +161,11 @@ pub fn name_is_dns_label(name: &str, is_prefix: bool) -> Vec<String> {
     dns1123_label(&mask_trailing_dash(name, is_prefix))
 }
 
+/// `apimachineryvalidation.NameIsDNS1035Label`: services.
+pub fn name_is_dns1035_label(name: &str, is_prefix: bool) -> Vec<String> {
+    dns1035_label(&mask_trailing_dash(name, is_prefix))
+}
+
 /// `path.ValidatePathSegmentName`: what every name must satisfy to be a URL path segment and an etcd key
 /// segment, checked for every resource after its own name check.
 pub fn path_segment_name(name: &str, is_prefix: bool) -> Vec<String> {
@@ -196,6 +218,9 @@ mod tests {
         assert_eq!(name_is_dns_subdomain("web-", false).len(), 1);
         assert_eq!(name_is_dns_label("a.b", false), vec![LABEL_MESSAGE.to_string()]);
         assert_eq!(name_is_dns_label(&"a".repeat(64), false), vec![max_len(63)]);
+        assert!(name_is_dns1035_label("web-1", false).is_empty());
+        assert_eq!(name_is_dns1035_label("1web", false), vec![DNS1035_MESSAGE.to_string()]);
+        assert!(name_is_dns1035_label("web-", true).is_empty());
         assert_eq!(path_segment_name("..", false), vec!["may not be '..'".to_string()]);
     }
 }

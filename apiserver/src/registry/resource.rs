@@ -28,6 +28,22 @@ impl Resource {
         }
     }
 
+    /// A resource of a named group stored under its plural.
+    pub fn group(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
+        Resource {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            etcd_prefix: plural.into(),
+        }
+    }
+
+    /// An `apps/v1` resource stored under its plural.
+    pub fn apps(kind: &str, plural: &str) -> Resource {
+        Resource::group("apps", "v1", kind, plural)
+    }
+
     pub fn group_resource(&self) -> GroupResource {
         GroupResource::new(&self.group, &self.plural)
     }

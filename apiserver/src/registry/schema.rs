@@ -90,6 +90,13 @@ impl Schemas {
         out
     }
 
+    /// Whether the type `definition` requires `field` (kube's OpenAPI requires exactly the fields Go writes
+    /// without `omitempty`).
+    pub fn is_required(&self, definition: &str, field: &str) -> bool {
+        let required = self.definitions.get(definition).and_then(|d| d.get("required")).and_then(Value::as_array);
+        required.is_some_and(|r| r.iter().any(|f| f.as_str() == Some(field)))
+    }
+
     /// The description of `field` of the type `definition`, as the API documents it.
     pub fn field_description(&self, definition: &str, field: &str) -> Option<String> {
         let property = self.definitions.get(definition)?.get("properties")?.get(field)?;

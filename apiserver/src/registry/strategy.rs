@@ -13,6 +13,9 @@ pub enum Subresource {
     Status,
     /// `/finalize` of namespaces: only `spec.finalizers` changes (reference N4).
     Finalize,
+    /// `/scale` of workloads: only `spec.replicas` changes, through the main strategy (the generation
+    /// follows), read and written as an `autoscaling/v1` `Scale`.
+    Scale,
 }
 
 /// Per-resource behaviour of create and update (delete: the [`DeleteStrategy`] supertrait). Objects are JSON;

@@ -13,11 +13,13 @@
 //! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns.
 //! - [`interface`]: the [`Storage`] trait every backend implements (the etcd3 store and the Cacher).
 //! - [`etcd3`]: [`etcd3::Etcd3Store`], the implementation over etcd v3 gRPC clients.
+//! - [`conversion`]: [`conversion::Converting`], a storage that serves its objects in another version.
 //! - [`cacher`]: [`cacher::Cacher`], the watch cache in front of the etcd3 store, around its sans-IO core
 //!   [`cacher::watch_cache::WatchCache`].
 
 pub mod cacher;
 pub mod continue_token;
+pub mod conversion;
 pub mod error;
 pub mod etcd3;
 pub mod interface;

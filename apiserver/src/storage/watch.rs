@@ -31,6 +31,9 @@ pub enum WatchEvent {
 /// (`metav1.InitialEventsAnnotationKey`).
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
+/// How many converted events a mapped watcher holds before its forwarding task waits for the reader.
+const MAPPED_BUFFER: usize = 100;
+
 /// The receiving end of a watch. Dropping it stops the watch.
 pub struct Watcher {
     events: mpsc::Receiver<WatchEvent>,
@@ -49,6 +52,34 @@ impl Watcher {
         let (out, events) = mpsc::channel(1);
         out.try_send(event).expect("a fresh channel has room for one event");
         let (progress, _) = mpsc::unbounded_channel();
+        Watcher { events, progress }
+    }
+
+    /// A watcher delivering this one's events with `f` applied to their objects (a conversion to another
+    /// version). A task forwards them, and ends when either side does; progress requests reach this
+    /// watcher's source unchanged.
+    pub fn map(mut self, f: impl Fn(SharedObject) -> SharedObject + Send + 'static) -> Watcher {
+        let (out, events) = mpsc::channel(MAPPED_BUFFER);
+        let progress = self.progress.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    biased;
+                    _ = out.closed() => return,
+                    event = self.events.recv() => event,
+                };
+                let Some(event) = event else { return };
+                let event = match event {
+                    WatchEvent::Added(obj) => WatchEvent::Added(f(obj)),
+                    WatchEvent::Modified(obj) => WatchEvent::Modified(f(obj)),
+                    WatchEvent::Deleted(obj) => WatchEvent::Deleted(f(obj)),
+                    other => other,
+                };
+                if out.send(event).await.is_err() {
+                    return;
+                }
+            }
+        });
         Watcher { events, progress }
     }
 

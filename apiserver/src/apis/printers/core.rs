@@ -200,7 +200,11 @@ pub fn secrets() -> Printer {
 /// `printServiceAccount`: the number of token secrets.
 pub fn serviceaccounts() -> Printer {
     Printer {
-        columns: vec![name_column(), doc_column("Secrets", "string", &def("ServiceAccount"), "secrets", 0), age_column()],
+        columns: vec![
+            name_column(),
+            doc_column("Secrets", "string", &def("ServiceAccount"), "secrets", 0),
+            age_column(),
+        ],
         cells: |obj, now| vec![name(obj), Value::from(array_at(obj, "/secrets").len()), age(obj, now)],
     }
 }
@@ -248,7 +252,11 @@ fn external_ips(svc: &Value, kind: &str) -> String {
                 .iter()
                 .map(|i| {
                     let ip = str_at(i, "/ip");
-                    if ip.is_empty() { str_at(i, "/hostname").to_string() } else { ip.to_string() }
+                    if ip.is_empty() {
+                        str_at(i, "/hostname").to_string()
+                    } else {
+                        ip.to_string()
+                    }
                 })
                 .collect();
             ips.extend(external.iter().map(|s| s.to_string()));
@@ -418,7 +426,13 @@ pub fn persistentvolumeclaims() -> Printer {
             doc_column("Capacity", "string", &def("PersistentVolumeClaimStatus"), "capacity", 0),
             doc_column("Access Modes", "string", &def("PersistentVolumeClaimStatus"), "accessModes", 0),
             doc_column("StorageClass", "string", &def("PersistentVolumeClaimSpec"), "storageClassName", 0),
-            doc_column("VolumeAttributesClass", "string", &def("PersistentVolumeClaimSpec"), "volumeAttributesClassName", 0),
+            doc_column(
+                "VolumeAttributesClass",
+                "string",
+                &def("PersistentVolumeClaimSpec"),
+                "volumeAttributesClassName",
+                0,
+            ),
             age_column(),
             doc_column("VolumeMode", "string", &def("PersistentVolumeClaimSpec"), "volumeMode", 1),
         ],
@@ -490,7 +504,7 @@ pub fn events() -> Printer {
     }
 }
 
-fn event_cells(event: &Value, now: i64) -> Vec<Value> {
+pub(crate) fn event_cells(event: &Value, now: i64) -> Vec<Value> {
     // The first and last times: the event's own, or its series', or its event time.
     let event_time = str_at(event, "/eventTime");
     let first = match str_at(event, "/firstTimestamp") {
@@ -508,11 +522,8 @@ fn event_cells(event: &Value, now: i64) -> Vec<Value> {
     } else {
         since(last, now)
     };
-    let object = format!(
-        "{}/{}",
-        str_at(event, "/involvedObject/kind").to_lowercase(),
-        str_at(event, "/involvedObject/name")
-    );
+    let object =
+        format!("{}/{}", str_at(event, "/involvedObject/kind").to_lowercase(), str_at(event, "/involvedObject/name"));
     let mut source = str_at(event, "/source/component").to_string();
     if source.is_empty() {
         source = str_at(event, "/reportingComponent").to_string();

@@ -11,8 +11,11 @@ use serde_json::{json, Value};
 
 use crate::registry::system::parse_rfc3339;
 
+pub mod apps;
+pub mod batch;
 pub mod coordination;
 pub mod core;
+pub mod events;
 
 /// One column of a table (`metav1.TableColumnDefinition`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,7 +68,13 @@ pub(crate) fn column(name: &'static str, kind: &'static str, description: &'stat
 
 /// A column whose description is the API's own for `field` of the type `definition`
 /// (`io.k8s.api.core.v1.ServiceSpec`, `type`), as upstream's printers take it from the swagger docs.
-pub(crate) fn doc_column(name: &'static str, kind: &'static str, definition: &str, field: &str, priority: i32) -> Column {
+pub(crate) fn doc_column(
+    name: &'static str,
+    kind: &'static str,
+    definition: &str,
+    field: &str,
+    priority: i32,
+) -> Column {
     let description = crate::registry::schema::schemas().field_description(definition, field).unwrap_or_default();
     Column { name, kind, format: "", description: Cow::Owned(description), priority }
 }

@@ -15,13 +15,14 @@ use http::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::endpoints::error::ApiError;
-use crate::endpoints::handlers::write::{body_resource, validate_write_options};
+use crate::endpoints::handlers::write::{body_resource, check_scale, validate_write_options};
 use crate::endpoints::handlers::{Call, Target};
 use crate::endpoints::query::write_query;
 use crate::endpoints::response::Responder;
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
-use crate::registry::{typecheck, RegistryError};
+use crate::registry::strategies::workloads;
+use crate::registry::{typecheck, RegistryError, Subresource};
 
 /// The most operations a JSON patch may have (`maxJSONPatchOperations`).
 const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -118,6 +119,18 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
         Ok(patched)
     };
     let sub = target.sub.map(|s| s.sub);
+    if sub == Some(Subresource::Scale) {
+        // The patch applies to the object's Scale, whose replicas then go into the object.
+        let mut scaled = |current: &Value| -> Result<Value, RegistryError> {
+            let scale = validated(&workloads::to_scale(current))?;
+            check_scale(target, &scale)?;
+            Ok(workloads::apply_scale(current, &scale))
+        };
+        let opts = options.update_options();
+        let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut scaled, &opts).await?;
+        let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
+        return responder.with_warnings(warnings).object(StatusCode::OK, &workloads::to_scale(&patched));
+    }
     let patched =
         target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &options.update_options()).await?;
     let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));

@@ -1,4 +1,5 @@
-//! GET of one object (kube's `GetResource`) and of a collection (`ListResource` without `watch`).
+//! GET of one object (kube's `GetResource`, the `/scale` view included) and of a collection
+//! (`ListResource` without `watch`).
 //!
 //! A list's items are written without `kind` and `apiVersion` for built-in resources, as kube's typed lists
 //! encode them (the list carries the kind); custom resources keep theirs, as unstructured lists do.
@@ -11,11 +12,17 @@ use crate::endpoints::query::{self, get_options};
 use crate::endpoints::response::Responder;
 use crate::endpoints::table::ListMeta;
 use crate::endpoints::{ApiServer, Body};
+use crate::registry::strategies::workloads;
+use crate::registry::Subresource;
 
-/// `GET .../NAME` (and `GET .../NAME/status`, which reads the whole object).
+/// `GET .../NAME` (and `GET .../NAME/status`, which reads the whole object, and `GET .../NAME/scale`,
+/// which reads it as a `Scale`).
 pub async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
     let opts = get_options(&call.query);
     let obj = target.rest.get(&target.namespace, &target.name, &opts).await?;
+    if target.sub.is_some_and(|s| s.sub == Subresource::Scale) {
+        return responder.object(StatusCode::OK, &workloads::to_scale(&obj));
+    }
     responder.object(StatusCode::OK, &obj)
 }
 

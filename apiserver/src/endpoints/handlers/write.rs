@@ -17,7 +17,9 @@ use crate::endpoints::query::{write_query, WriteQuery};
 use crate::endpoints::response::Responder;
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
-use crate::registry::{typecheck, Resource};
+use crate::registry::options::UpdateOptions;
+use crate::registry::strategies::workloads;
+use crate::registry::{typecheck, RegistryError, Resource, Subresource};
 
 /// `POST .../RESOURCE`.
 pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
@@ -38,6 +40,7 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
     let responder = &responder.with_warnings(warnings);
     let opts = options.update_options();
     let (stored, created) = match target.sub {
+        Some(sub) if sub.sub == Subresource::Scale => (update_scale(target, obj, &opts).await?, false),
         Some(sub) => {
             let stored = target.rest.update_subresource(&target.namespace, &target.name, sub.sub, obj, &opts).await?;
             (stored, false)
@@ -45,6 +48,24 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
         None => target.rest.update(&target.namespace, &target.name, obj, &opts).await?,
     };
     responder.object(if created { StatusCode::CREATED } else { StatusCode::OK }, &stored)
+}
+
+/// `PUT .../NAME/scale`: the Scale's replicas written into the object (its resourceVersion, if it has one,
+/// is the optimistic lock), answered as the object's new Scale (kube's `ScaleREST.Update`).
+async fn update_scale(target: &Target<'_>, scale: Value, opts: &UpdateOptions) -> Result<Value, ApiError> {
+    check_scale(target, &scale)?;
+    let mut apply = |current: &Value| Ok(workloads::apply_scale(current, &scale));
+    let stored = target.rest.patch(&target.namespace, &target.name, Some(Subresource::Scale), &mut apply, opts).await?;
+    Ok(workloads::to_scale(&stored))
+}
+
+/// `ValidateScale`, as the scale REST reports it (`Scale.autoscaling "web" is invalid: ...`).
+pub fn check_scale(target: &Target<'_>, scale: &Value) -> Result<(), RegistryError> {
+    let errors = workloads::validate_scale(scale);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(RegistryError::Invalid { group: "autoscaling".into(), kind: "Scale".into(), name: target.name.clone(), errors })
 }
 
 /// The request body as an object of the target's kind, with `apiVersion` and `kind` defaulted from the

@@ -9,9 +9,10 @@
 //! outer JSON object ([`INLINE`]): `Probe`'s `handler`, `Volume`'s `volumeSource`.
 //!
 //! Decoding keeps every field the message carries, as Go's decoder fills every field it reads, except
-//! what Go's JSON encoder would leave out of an object's metadata because it is empty (the protobuf
-//! encoder writes non-pointer fields even when empty): `generateName: ""`, `generation: 0`, a zero
-//! `creationTimestamp`. A JSON field the message does not have is dropped, as Go's decoder drops it.
+//! what Go's JSON encoder would leave out because it is an `omitempty` field at its zero value (the
+//! protobuf encoder writes non-pointer fields even when zero): `generateName: ""`, `generation: 0`,
+//! `stdin: false`, a zero `creationTimestamp`. kube's OpenAPI lists exactly the fields without
+//! `omitempty` as required, so those keep their zero values (`containerPort: 0`). A JSON field the message does not have is dropped, as Go's decoder drops it.
 
 use base64::Engine;
 use protobuf::reflect::{MessageDescriptor, ReflectValueBox, ReflectValueRef, RuntimeFieldType, RuntimeType};
@@ -207,9 +208,13 @@ fn to_json(message: &dyn MessageDyn, desc: &MessageDescriptor) -> Value {
         return special_to_json(special, message, desc);
     }
     let mut out = Map::new();
+    let definition = definition_name(desc);
     for field in desc.fields() {
         let value = match field.runtime_field_type() {
             RuntimeFieldType::Singular(_) => match field.get_singular(message) {
+                Some(v) if is_go_zero(&v) && omits_zero(desc, &definition, json_name(desc, field.name()), &v) => {
+                    continue
+                }
                 Some(v) if field.has_field(message) => reflect_to_json(v),
                 _ => continue,
             },
@@ -244,21 +249,91 @@ fn to_json(message: &dyn MessageDyn, desc: &MessageDescriptor) -> Value {
             }
         }
     }
-    if desc.full_name() == "apimachinery.pkg.apis.meta.v1.ObjectMeta" {
-        drop_empty_metadata(&mut out);
-    }
     Value::Object(out)
 }
 
-/// Removes what Go's JSON encoder would not write for an object's metadata (empty strings, a zero
-/// generation), which the protobuf encoder writes all the same.
-fn drop_empty_metadata(meta: &mut Map<String, Value>) {
-    meta.retain(|key, value| match value {
-        Value::String(s) => !s.is_empty(),
-        Value::Number(n) if key == "generation" => n.as_i64() != Some(0),
-        _ => true,
-    });
+/// The OpenAPI definition of a message: `api.core.v1.Container` is `io.k8s.api.core.v1.Container`.
+fn definition_name(desc: &MessageDescriptor) -> String {
+    format!("io.k8s.{}", desc.full_name())
 }
+
+/// Whether a scalar is its type's zero value (false, 0, ""), which Go's JSON encoder leaves out of an
+/// `omitempty` field although the protobuf encoder writes it.
+fn is_go_zero(value: &ReflectValueRef<'_>) -> bool {
+    match value {
+        ReflectValueRef::Bool(b) => !b,
+        ReflectValueRef::I32(v) => *v == 0,
+        ReflectValueRef::I64(v) => *v == 0,
+        ReflectValueRef::U32(v) => *v == 0,
+        ReflectValueRef::U64(v) => *v == 0,
+        ReflectValueRef::F32(v) => *v == 0.0,
+        ReflectValueRef::F64(v) => *v == 0.0,
+        ReflectValueRef::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+/// Whether Go's JSON encoder leaves `field` out at its zero value `v`. Strings: unless the schema requires
+/// the field (kube's OpenAPI requires exactly the fields without `omitempty`; a string behind a pointer
+/// that a client sends empty is rare). Booleans and numbers: only the non-pointer `omitempty` fields of
+/// [`NON_POINTER_SCALARS`], since a pointer set to `false` or `0` is written (`replicas: 0`,
+/// `automountServiceAccountToken: false`) and the wire does not say which fields are pointers.
+fn omits_zero(desc: &MessageDescriptor, definition: &str, field: &str, v: &ReflectValueRef<'_>) -> bool {
+    match v {
+        ReflectValueRef::String(_) => !crate::registry::schema::schemas().is_required(definition, field),
+        _ => NON_POINTER_SCALARS.iter().any(|(message, name)| *message == desc.full_name() && *name == field),
+    }
+}
+
+/// The non-pointer `omitempty` booleans and numbers (Go `bool`, `int32`, `int64` fields) of the messages
+/// clients send, whose zero the protobuf encoder writes and Go's JSON encoder omits: taken from the Go
+/// types of k8s.io/api and apimachinery. Fields not listed keep a zero they arrive with.
+pub const NON_POINTER_SCALARS: &[(&str, &str)] = &[
+    ("apimachinery.pkg.apis.meta.v1.ObjectMeta", "generation"),
+    ("apimachinery.pkg.apis.meta.v1.ListMeta", "remainingItemCount"),
+    ("api.core.v1.Container", "stdin"),
+    ("api.core.v1.Container", "stdinOnce"),
+    ("api.core.v1.Container", "tty"),
+    ("api.core.v1.EphemeralContainerCommon", "stdin"),
+    ("api.core.v1.EphemeralContainerCommon", "stdinOnce"),
+    ("api.core.v1.EphemeralContainerCommon", "tty"),
+    ("api.core.v1.ContainerPort", "hostPort"),
+    ("api.core.v1.Probe", "initialDelaySeconds"),
+    ("api.core.v1.Probe", "timeoutSeconds"),
+    ("api.core.v1.Probe", "periodSeconds"),
+    ("api.core.v1.Probe", "successThreshold"),
+    ("api.core.v1.Probe", "failureThreshold"),
+    ("api.core.v1.PodSpec", "hostNetwork"),
+    ("api.core.v1.PodSpec", "hostPID"),
+    ("api.core.v1.PodSpec", "hostIPC"),
+    ("api.core.v1.VolumeMount", "readOnly"),
+    ("api.core.v1.ConfigMapKeySelector", "optional"),
+    ("api.core.v1.ServicePort", "nodePort"),
+    ("api.core.v1.ServiceSpec", "publishNotReadyAddresses"),
+    ("api.core.v1.NodeSpec", "unschedulable"),
+    ("api.core.v1.ContainerStatus", "restartCount"),
+    ("api.core.v1.ContainerStatus", "ready"),
+    ("api.core.v1.Event", "count"),
+    ("api.apps.v1.DeploymentSpec", "minReadySeconds"),
+    ("api.apps.v1.DeploymentSpec", "paused"),
+    ("api.apps.v1.ReplicaSetSpec", "minReadySeconds"),
+    ("api.apps.v1.StatefulSetSpec", "minReadySeconds"),
+    ("api.apps.v1.DaemonSetSpec", "minReadySeconds"),
+    ("api.apps.v1.DeploymentStatus", "observedGeneration"),
+    ("api.apps.v1.DeploymentStatus", "replicas"),
+    ("api.apps.v1.DeploymentStatus", "updatedReplicas"),
+    ("api.apps.v1.DeploymentStatus", "readyReplicas"),
+    ("api.apps.v1.DeploymentStatus", "availableReplicas"),
+    ("api.apps.v1.DeploymentStatus", "unavailableReplicas"),
+    ("api.apps.v1.ReplicaSetStatus", "fullyLabeledReplicas"),
+    ("api.apps.v1.ReplicaSetStatus", "readyReplicas"),
+    ("api.apps.v1.ReplicaSetStatus", "availableReplicas"),
+    ("api.apps.v1.ReplicaSetStatus", "observedGeneration"),
+    ("api.batch.v1.JobStatus", "active"),
+    ("api.batch.v1.JobStatus", "succeeded"),
+    ("api.batch.v1.JobStatus", "failed"),
+    ("api.autoscaling.v1.ScaleSpec", "replicas"),
+];
 
 fn reflect_to_json(value: ReflectValueRef<'_>) -> Value {
     match value {

@@ -28,7 +28,8 @@ impl Range {
     pub fn parse_cidr(text: &str) -> Result<Range, String> {
         let (ip, len) = text.split_once('/').ok_or_else(|| format!("invalid CIDR address: {text}"))?;
         let ip: Ipv4Addr = ip.parse().map_err(|_| format!("invalid CIDR address: {text}"))?;
-        let prefix_len: u8 = len.parse().ok().filter(|l| *l <= 30).ok_or_else(|| format!("invalid CIDR address: {text}"))?;
+        let prefix_len: u8 =
+            len.parse().ok().filter(|l| *l <= 30).ok_or_else(|| format!("invalid CIDR address: {text}"))?;
         let mask = if prefix_len == 0 { 0 } else { u32::MAX << (32 - prefix_len) };
         Ok(Range::Ipv4 { network: u32::from(ip) & mask, prefix_len })
     }
@@ -76,7 +77,7 @@ impl Range {
 }
 
 /// Why an allocation failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum AllocError {
     /// The value asked for is taken (`ErrAllocated`).
     Allocated,
@@ -178,10 +179,9 @@ impl AllocError {
                     "the provided IP ({value}) is not in the valid range. The range of valid IPs is {}",
                     range.text()
                 ),
-                Range::Ports { .. } => format!(
-                    "provided port is not in the valid range. The range of valid ports is {}",
-                    range.text()
-                ),
+                Range::Ports { .. } => {
+                    format!("provided port is not in the valid range. The range of valid ports is {}", range.text())
+                }
             },
             AllocError::Full => "range is full".into(),
             AllocError::Storage(e) => e.to_string(),
@@ -190,10 +190,13 @@ impl AllocError {
 
     /// The registry error of a failed allocation that is not the client's fault.
     pub fn internal(&self, what: &str) -> RegistryError {
-        RegistryError::Internal(format!("failed to allocate a {what}: {}", match self {
-            AllocError::Storage(e) => e.to_string(),
-            _ => "range is full".to_string(),
-        }))
+        RegistryError::Internal(format!(
+            "failed to allocate a {what}: {}",
+            match self {
+                AllocError::Storage(e) => e.to_string(),
+                _ => "range is full".to_string(),
+            }
+        ))
     }
 }
 

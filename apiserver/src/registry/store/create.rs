@@ -93,8 +93,10 @@ impl<S: Storage + Clone> Store<S> {
         meta::set(&mut obj, "deletionTimestamp", None);
         meta::set(&mut obj, "deletionGracePeriodSeconds", None);
         self.ensure_namespace(&mut obj, namespace)?;
-        self.strategy.prepare_for_create(&mut obj);
+        // The uid comes first, as kube fills the system fields before the strategy runs (a Job's
+        // generated selector names it).
         meta::set(&mut obj, "uid", Some(Value::from(self.system.new_uid())));
+        self.strategy.prepare_for_create(&mut obj);
         meta::set(&mut obj, "creationTimestamp", Some(Value::from(self.system.now())));
         if meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty() {
             let name = self.system.generate_name(meta::get_str(&obj, "generateName"));

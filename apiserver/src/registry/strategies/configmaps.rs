@@ -6,8 +6,8 @@ use serde_json::Value;
 use crate::registry::field_error::FieldError;
 use crate::registry::meta;
 use crate::registry::names;
-use crate::registry::strategies::common;
 use crate::registry::resource::Resource;
+use crate::registry::strategies::common;
 use crate::registry::strategy::Strategy;
 
 /// The descriptor of `configmaps`.

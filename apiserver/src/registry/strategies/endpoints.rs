@@ -13,7 +13,7 @@ use crate::registry::strategy::Strategy;
 
 /// The descriptor of `endpoints`.
 pub fn resource() -> Resource {
-    Resource::core("Endpoints", "endpoints")
+    Resource { etcd_prefix: "services/endpoints".into(), ..Resource::core("Endpoints", "endpoints") }
 }
 
 /// The Endpoints strategy.

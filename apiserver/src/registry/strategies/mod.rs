@@ -3,15 +3,24 @@
 
 pub mod common;
 pub mod configmaps;
+pub mod daemonsets;
+pub mod deployments;
 pub mod endpoints;
 pub mod events;
+pub mod events_v1;
+pub mod jobs;
 pub mod leases;
 pub mod namespaces;
 pub mod nodes;
 pub mod persistentvolumeclaims;
+pub mod pod_defaults;
 pub mod pods;
+pub mod replicasets;
 pub mod secrets;
 pub mod serviceaccounts;
+pub mod services;
+pub mod statefulsets;
+pub mod workloads;
 
 use serde_json::Value;
 

@@ -35,15 +35,15 @@ impl Strategy for Namespaces {
         false
     }
 
-    fn supports(&self, _sub: Subresource) -> bool {
-        true
+    fn supports(&self, sub: Subresource) -> bool {
+        matches!(sub, Subresource::Status | Subresource::Finalize)
     }
 
     fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {
         // namespaceStatusStrategy keeps the spec; namespaceFinalizeStrategy keeps the status.
         let kept = match sub {
             Subresource::Status => "spec",
-            Subresource::Finalize => "status",
+            Subresource::Finalize | Subresource::Scale => "status",
         };
         match old.get(kept) {
             Some(v) => new[kept] = v.clone(),

@@ -13,7 +13,7 @@ use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `nodes`.
 pub fn resource() -> Resource {
-    Resource::core("Node", "nodes")
+    Resource { etcd_prefix: "minions".into(), ..Resource::core("Node", "nodes") }
 }
 
 /// The Node strategy.

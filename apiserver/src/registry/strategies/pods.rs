@@ -12,7 +12,7 @@ use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
-use crate::registry::strategies::{bump_generation_on_spec_change, start_generation};
+use crate::registry::strategies::{bump_generation_on_spec_change, pod_defaults, start_generation};
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `pods`.
@@ -105,9 +105,9 @@ impl Strategy for Pods {
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({"phase": "Pending", "qosClass": qos_class(obj)});
         start_generation(obj);
-        // Of kube's pod defaults only this one is modelled, because graceful deletion reads it.
-        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.entry("terminationGracePeriodSeconds").or_insert(json!(DEFAULT_TERMINATION_GRACE_PERIOD_S));
+        // v1's pod spec defaults; graceful deletion reads the termination grace period among them.
+        if let Some(spec) = obj.get_mut("spec") {
+            pod_defaults::default_pod_spec(spec);
         }
     }
 

@@ -22,7 +22,6 @@ use tonic::transport::Channel;
 pub(crate) use cache_feed::FeedItem;
 pub use leases::LeaseManager;
 
-
 use crate::failpoint::Failpoints;
 use crate::storage::error::StorageError;
 use crate::storage::interface::{ObjectList, ResponseMeta, Storage};
@@ -91,14 +90,7 @@ impl Etcd3Store {
         if !path_prefix.ends_with('/') {
             path_prefix.push('/');
         }
-        Etcd3Store {
-            kv,
-            watch,
-            path_prefix,
-            resource: config.resource,
-            failpoints: config.failpoints,
-            ttl: config.ttl,
-        }
+        Etcd3Store { kv, watch, path_prefix, resource: config.resource, failpoints: config.failpoints, ttl: config.ttl }
     }
 
     /// Connects to the etcd endpoint `endpoint` (`http://host:port`).

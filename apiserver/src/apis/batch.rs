@@ -1,0 +1,15 @@
+//! The `batch/v1` resources: jobs (with `/status`).
+
+use std::sync::Arc;
+
+use super::{printers, status, ResourceInfo};
+use crate::registry::strategies::jobs;
+
+/// The `batch/v1` resources.
+pub fn resources() -> Vec<ResourceInfo> {
+    vec![ResourceInfo {
+        categories: &["all"],
+        subresources: vec![status("Job")],
+        ..ResourceInfo::new(jobs::resource(), "job", Arc::new(jobs::Jobs), printers::batch::jobs())
+    }]
+}
