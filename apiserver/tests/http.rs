@@ -27,3 +27,38 @@ fn http_cases_with_the_watch_cache() {
 fn http_cases_without_the_watch_cache() {
     run_all(Cache::Off);
 }
+
+/// Events expire: each is written under an etcd lease of the event TTL (one hour by default, plus the
+/// lease manager's reuse window of 5 %, at most a minute), as kube-apiserver's `--event-ttl` does, and
+/// other objects are not.
+#[test]
+fn events_are_written_under_a_lease_of_the_event_ttl() {
+    use etcd_proto::etcdserverpb::kv_client::KvClient;
+    use etcd_proto::etcdserverpb::lease_client::LeaseClient;
+    use etcd_proto::etcdserverpb::{LeaseTimeToLiveRequest, RangeRequest};
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let server = http_server::TestServer::start(Cache::On).await;
+        let event = r#"{"metadata":{"name":"e"},"involvedObject":{"kind":"Pod","name":"p","namespace":"default"},"reason":"R","type":"Normal"}"#;
+        let created = server.send(http_server::request("POST", "/api/v1/namespaces/default/events", &[], event)).await;
+        assert_eq!(created.status, 201, "{}", created.text());
+        let cm = r#"{"metadata":{"name":"c"}}"#;
+        let created = server.send(http_server::request("POST", "/api/v1/namespaces/default/configmaps", &[], cm)).await;
+        assert_eq!(created.status, 201, "{}", created.text());
+
+        let mut kv = KvClient::connect(server.etcd.endpoint.clone()).await.unwrap();
+        let lease_of = |key: &str| RangeRequest { key: key.as_bytes().to_vec(), ..RangeRequest::default() };
+        let event_kv = kv.range(lease_of("/registry/events/default/e")).await.unwrap().into_inner().kvs.remove(0);
+        let cm_kv = kv.range(lease_of("/registry/configmaps/default/c")).await.unwrap().into_inner().kvs.remove(0);
+        assert_ne!(event_kv.lease, 0, "an event is written under a lease");
+        assert_eq!(cm_kv.lease, 0, "a configmap is not");
+        let mut leases = LeaseClient::connect(server.etcd.endpoint.clone()).await.unwrap();
+        let ttl = leases
+            .lease_time_to_live(LeaseTimeToLiveRequest { id: event_kv.lease, keys: false })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(ttl.granted_ttl, 3600 + 60, "the event TTL plus the reuse window");
+    });
+}

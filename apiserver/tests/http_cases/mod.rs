@@ -4,7 +4,8 @@
 //! Files by topic: `bad_input` (what kube-apiserver refuses, with its code, reason and message),
 //! `crud` (writes and reads of objects), `reads` (lists, paging, selectors, resourceVersions, tables),
 //! `discovery` (discovery, version, health, OpenAPI, metrics), `watch` (watch streams read to their end),
-//! `protobuf` (Kubernetes protobuf in and out: kubectl's bodies, documents, Status errors, watch frames).
+//! `protobuf` (Kubernetes protobuf in and out: kubectl's bodies, documents, Status errors, watch frames),
+//! `resources` (the other resources' defaults, allocations, conversions and refusals).
 //! A protobuf answer is checked as the JSON it decodes to.
 
 mod bad_input;
@@ -12,6 +13,7 @@ mod crud;
 mod discovery;
 mod protobuf;
 mod reads;
+mod resources;
 mod watch;
 
 use serde_json::Value;
@@ -200,6 +202,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(discovery::cases());
     cases.extend(watch::cases());
     cases.extend(protobuf::cases());
+    cases.extend(resources::cases());
     cases
 }
 
