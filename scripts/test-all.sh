@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every kubesim test on a fresh machine: the real build (unit, property, and real-peer tests against
-# Debian's etcd 3.4.23 and etcdctl 3.4.23, and the `etcd-client` crate, whose build script needs protoc), then
+# Debian's etcd 3.4.23 and etcdctl 3.4.23, the `etcd-client` crate, whose build script needs protoc, and the
+# apiserver binary against PyPI's `kubernetes` client, installed into a virtualenv under target/), then
 # the simulation build (`--cfg madsim`, release), then the
 # cross-process determinism check. This is the README's test command and what .ci/run calls.
 set -euo pipefail
@@ -21,6 +22,18 @@ fi
 
 echo "== formatting: cargo fmt --check (rustfmt.toml)"
 cargo fmt --all -- --check
+
+echo "== the Python kubernetes client for the binary's client tests: a virtualenv under the target directory"
+venv="$(realpath -m "${CARGO_TARGET_DIR:-target}/pyvenv")"
+if ! "$venv/bin/python" -c 'import kubernetes, sys; sys.exit(kubernetes.__version__ != "37.0.2")' 2>/dev/null; then
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q kubernetes==37.0.2
+fi
+export KUBESIM_PYTHON="$venv/bin/python"
 
 echo "== real build: cargo test --workspace"
 cargo test --workspace

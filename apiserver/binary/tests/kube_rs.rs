@@ -1,0 +1,385 @@
+//! kube 5 (kube-rs, over k8s-openapi 0.29) against the binary, configured from the kubeconfig the binary
+//! wrote: `Api<ConfigMap>` CRUD with merge and JSON patches, a stale replace answering 409, the runtime's
+//! `watcher` (a paged list then a watch, and a streaming list with `sendInitialEvents`) seeing changes
+//! made while it runs, and a `Controller` that mirrors labelled ConfigMaps into owned Secrets and repairs
+//! them. Every wait has a deadline, so a missing event fails its test with a message instead of hanging.
+#![cfg(not(madsim))]
+
+mod real_clients;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::ByteString;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Api, Client, Config, Resource, ResourceExt};
+use serde_json::json;
+
+use real_clients::Server;
+
+/// The longest any single wait in these tests may take.
+const WAIT: Duration = Duration::from_secs(20);
+/// The longest a whole test may take.
+const TEST: Duration = Duration::from_secs(50);
+
+/// A kube client configured from the server's kubeconfig file, as a user's program would load it.
+async fn client(server: &Server) -> Client {
+    let kubeconfig = Kubeconfig::read_from(&server.kubeconfig).expect("kube reads the written kubeconfig");
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .expect("kube accepts the written kubeconfig");
+    assert_eq!(config.default_namespace, "default", "the kubeconfig's context namespace");
+    assert_eq!(config.cluster_url.to_string().trim_end_matches('/'), server.url, "the kubeconfig's server");
+    Client::try_from(config).expect("a client from the kubeconfig")
+}
+
+/// Runs a test body with a client of a fresh server, which lives until the body ends; fails the test if
+/// the body takes longer than [`TEST`].
+async fn with_server<F, Fut>(body: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let server = tokio::task::spawn_blocking(Server::start).await.expect("the server starts");
+    let client = client(&server).await;
+    tokio::time::timeout(TEST, body(client)).await.unwrap_or_else(|_| panic!("the test took over {TEST:?}"));
+    drop(server);
+}
+
+/// Awaits `fut`, failing the test with `what` if it takes longer than [`WAIT`].
+async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(WAIT, fut).await.unwrap_or_else(|_| panic!("timed out after {WAIT:?} waiting for {what}"))
+}
+
+/// Polls `probe` every 50 ms until it returns Some, at most [`WAIT`]; what it returned.
+async fn eventually<T, Fut>(what: &str, mut probe: impl FnMut() -> Fut) -> T
+where
+    Fut: Future<Output = Option<T>>,
+{
+    within(what, async {
+        loop {
+            if let Some(found) = probe().await {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+}
+
+fn configmap(name: &str, labels: &[(&str, &str)], data: &[(&str, &str)]) -> ConfigMap {
+    let map = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: (!labels.is_empty()).then(|| map(labels)),
+            ..ObjectMeta::default()
+        },
+        data: Some(map(data)),
+        ..ConfigMap::default()
+    }
+}
+
+/// The API error a call failed with; panics if it succeeded or failed otherwise.
+fn api_error<T: std::fmt::Debug>(result: kube::Result<T>, call: &str) -> kube::core::Status {
+    match result {
+        Err(kube::Error::Api(status)) => *status,
+        other => panic!("{call}: expected an API error, got {other:?}"),
+    }
+}
+
+fn data(cm: &ConfigMap) -> BTreeMap<String, String> {
+    cm.data.clone().unwrap_or_default()
+}
+
+fn pairs(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+    items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[tokio::test]
+async fn configmap_crud_with_merge_and_json_patches() {
+    with_server(|client| async move {
+        let api: Api<ConfigMap> = Api::default_namespaced(client);
+        let pp = PostParams::default();
+
+        let created = api.create(&pp, &configmap("settings", &[("app", "web")], &[("mode", "fast")])).await.unwrap();
+        assert!(created.uid().is_some() && created.resource_version().is_some(), "{created:?}");
+        assert_eq!(created.namespace().as_deref(), Some("default"));
+        let again = api_error(api.create(&pp, &configmap("settings", &[], &[])).await, "a second create");
+        assert_eq!((again.code, again.reason.as_str()), (409, "AlreadyExists"), "{again:?}");
+        assert_eq!(again.message, r#"configmaps "settings" already exists"#);
+
+        let got = api.get("settings").await.unwrap();
+        assert_eq!((got.uid(), got.resource_version()), (created.uid(), created.resource_version()));
+        api.create(&pp, &configmap("other", &[("app", "db")], &[])).await.unwrap();
+        let listed = api.list(&ListParams::default().labels("app=web")).await.unwrap();
+        assert_eq!(listed.items.iter().map(|c| c.name_any()).collect::<Vec<_>>(), ["settings"]);
+        assert!(listed.metadata.resource_version.is_some(), "a list carries its resourceVersion");
+
+        let mut changed = got.clone();
+        changed.data = Some(pairs(&[("mode", "slow")]));
+        let replaced = api.replace("settings", &pp, &changed).await.unwrap();
+        assert_eq!(data(&replaced), pairs(&[("mode", "slow")]));
+        assert_ne!(replaced.resource_version(), got.resource_version(), "a replace moves the resourceVersion");
+
+        let merge = Patch::Merge(json!({"metadata": {"labels": {"tier": "front"}}, "data": {"added": "1"}}));
+        let merged = api.patch("settings", &PatchParams::default(), &merge).await.unwrap();
+        assert_eq!(data(&merged), pairs(&[("mode", "slow"), ("added", "1")]));
+        assert_eq!(merged.labels().get("tier").map(String::as_str), Some("front"));
+        let merge_delete = Patch::Merge(json!({"data": {"added": null}}));
+        let merged = api.patch("settings", &PatchParams::default(), &merge_delete).await.unwrap();
+        assert_eq!(data(&merged), pairs(&[("mode", "slow")]), "null deletes a key in a merge patch");
+
+        let ops: json_patch::Patch = serde_json::from_value(json!([
+            {"op": "test", "path": "/data/mode", "value": "slow"},
+            {"op": "add", "path": "/data/extra", "value": "yes"},
+            {"op": "replace", "path": "/data/mode", "value": "json"}
+        ]))
+        .unwrap();
+        let patched = api.patch("settings", &PatchParams::default(), &Patch::Json::<()>(ops)).await.unwrap();
+        assert_eq!(data(&patched), pairs(&[("mode", "json"), ("extra", "yes")]));
+        let failing: json_patch::Patch =
+            serde_json::from_value(json!([{"op": "test", "path": "/data/mode", "value": "slow"}])).unwrap();
+        let err = api_error(api.patch("settings", &PatchParams::default(), &Patch::Json::<()>(failing)).await, "test");
+        assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"), "{err:?}");
+
+        let deleted = api.delete("settings", &DeleteParams::default()).await.unwrap();
+        let status = deleted.right().expect("a configmap's delete answers with a Status");
+        assert!(status.is_success(), "{status:?}");
+        assert_eq!(status.details.as_ref().map(|d| d.uid.as_str()), created.uid().as_deref());
+        let missing = api_error(api.get("settings").await, "a get after the delete");
+        assert_eq!((missing.code, missing.reason.as_str()), (404, "NotFound"), "{missing:?}");
+        assert!(api.get_opt("settings").await.unwrap().is_none());
+        let twice = api_error(api.delete("settings", &DeleteParams::default()).await, "a second delete");
+        assert_eq!(twice.code, 404, "{twice:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_stale_replace_is_a_409_conflict() {
+    with_server(|client| async move {
+        let api: Api<ConfigMap> = Api::default_namespaced(client);
+        let pp = PostParams::default();
+        let first = api.create(&pp, &configmap("cas", &[], &[("v", "1")])).await.unwrap();
+        let mut second = first.clone();
+        second.data = Some(pairs(&[("v", "2")]));
+        let second = api.replace("cas", &pp, &second).await.unwrap();
+
+        let mut stale = first.clone();
+        stale.data = Some(pairs(&[("v", "stale")]));
+        let conflict = api_error(api.replace("cas", &pp, &stale).await, "a stale replace");
+        assert_eq!((conflict.code, conflict.reason.as_str()), (409, "Conflict"), "{conflict:?}");
+        assert_eq!(
+            conflict.message,
+            "Operation cannot be fulfilled on configmaps \"cas\": the object has been modified; please apply your \
+             changes to the latest version and try again"
+        );
+        let details = conflict.details.expect("a conflict names the object");
+        assert_eq!((details.name.as_str(), details.kind.as_str()), ("cas", "configmaps"));
+        let now = api.get("cas").await.unwrap();
+        assert_eq!(data(&now), pairs(&[("v", "2")]), "the stale replace changed nothing");
+        assert_eq!(now.resource_version(), second.resource_version());
+
+        // A merge patch that carries a resourceVersion makes it a precondition, as kubectl's edits rely on.
+        let stale_patch = Patch::Merge(json!({"metadata": {"resourceVersion": first.resource_version()}}));
+        let conflict = api_error(api.patch("cas", &PatchParams::default(), &stale_patch).await, "a stale patch");
+        assert_eq!(conflict.code, 409, "{conflict:?}");
+    })
+    .await;
+}
+
+/// What a watcher reported, reduced to (event, object name, its `v` data value).
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    Init,
+    InitApply(String),
+    InitDone,
+    Apply(String, String),
+    Delete(String),
+}
+
+impl Seen {
+    fn of(event: watcher::Event<ConfigMap>) -> Seen {
+        let value = |cm: &ConfigMap| data(cm).get("v").cloned().unwrap_or_default();
+        match event {
+            watcher::Event::Init => Seen::Init,
+            watcher::Event::InitApply(cm) => Seen::InitApply(cm.name_any()),
+            watcher::Event::InitDone => Seen::InitDone,
+            watcher::Event::Apply(cm) => Seen::Apply(cm.name_any(), value(&cm)),
+            watcher::Event::Delete(cm) => Seen::Delete(cm.name_any()),
+        }
+    }
+}
+
+/// Starts a watcher with `config` over a namespace holding `initial` configmaps, waits for its initial
+/// list, then creates, updates and deletes one more; checks every event the watcher reported.
+async fn watcher_sees_changes(client: Client, config: watcher::Config, initial: usize) {
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let pp = PostParams::default();
+    let mut names: Vec<String> = (0..initial).map(|i| format!("pre-{i}")).collect();
+    for name in &names {
+        api.create(&pp, &configmap(name, &[("watched", "yes")], &[])).await.unwrap();
+    }
+    api.create(&pp, &configmap("unwatched", &[], &[])).await.unwrap();
+
+    let mut events = Box::pin(watcher(api.clone(), config.labels("watched=yes")));
+    let mut next = async |what: &str| -> Seen {
+        let event = within(what, events.next()).await.unwrap_or_else(|| panic!("the watcher ended before {what}"));
+        Seen::of(event.unwrap_or_else(|err| panic!("the watcher failed before {what}: {err}")))
+    };
+    assert_eq!(next("the start of the initial list").await, Seen::Init);
+    let mut listed = Vec::new();
+    loop {
+        match next("the initial list").await {
+            Seen::InitApply(name) => listed.push(name),
+            Seen::InitDone => break,
+            other => panic!("{other:?} during the initial list"),
+        }
+    }
+    listed.sort();
+    names.sort();
+    assert_eq!(listed, names, "the initial list has every selected configmap, once");
+
+    let mut cm = api.create(&pp, &configmap("live", &[("watched", "yes")], &[("v", "1")])).await.unwrap();
+    assert_eq!(next("the create").await, Seen::Apply("live".into(), "1".into()));
+    cm.data = Some(pairs(&[("v", "2")]));
+    api.replace("live", &pp, &cm).await.unwrap();
+    assert_eq!(next("the update").await, Seen::Apply("live".into(), "2".into()));
+    api.delete("live", &DeleteParams::default()).await.unwrap();
+    assert_eq!(next("the delete").await, Seen::Delete("live".into()));
+}
+
+#[tokio::test]
+async fn watcher_with_default_config_lists_then_watches() {
+    with_server(|client| watcher_sees_changes(client, watcher::Config::default(), 3)).await;
+}
+
+#[tokio::test]
+async fn watcher_with_small_pages_lists_every_page() {
+    // Five objects in pages of two: the initial list follows two continue tokens.
+    with_server(|client| watcher_sees_changes(client, watcher::Config::default().page_size(2), 5)).await;
+}
+
+#[tokio::test]
+async fn watcher_with_streaming_lists_uses_initial_events() {
+    with_server(|client| watcher_sees_changes(client, watcher::Config::default().streaming_lists(), 3)).await;
+}
+
+/// The label that asks the mirror controller for a Secret.
+const MIRROR: &str = "kubesim.io/mirror";
+
+/// What the mirror controller's reconciler shares.
+struct Mirror {
+    client: Client,
+    reconciles: AtomicUsize,
+}
+
+/// Makes the Secret named like `cm` hold `cm`'s data and be owned by it (an ownerReference with
+/// controller=true), creating or replacing it.
+async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Mirror>) -> Result<Action, kube::Error> {
+    ctx.reconciles.fetch_add(1, Ordering::SeqCst);
+    let namespace = cm.namespace().expect("configmaps are namespaced");
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+    let name = cm.name_any();
+    let want: BTreeMap<String, ByteString> =
+        data(&cm).into_iter().map(|(k, v)| (k, ByteString(v.into_bytes()))).collect();
+    let owner = cm.controller_owner_ref(&()).expect("a configmap read from the server has a uid");
+    match secrets.get_opt(&name).await? {
+        None => {
+            let secret = Secret {
+                metadata: ObjectMeta {
+                    name: Some(name.clone()),
+                    owner_references: Some(vec![owner]),
+                    ..ObjectMeta::default()
+                },
+                data: Some(want),
+                ..Secret::default()
+            };
+            secrets.create(&PostParams::default(), &secret).await?;
+        }
+        Some(mut secret) if secret.data.as_ref() != Some(&want) => {
+            secret.data = Some(want);
+            secrets.replace(&name, &PostParams::default(), &secret).await?;
+        }
+        Some(_) => {}
+    }
+    Ok(Action::await_change())
+}
+
+fn retry_soon(_cm: Arc<ConfigMap>, _err: &kube::Error, _ctx: Arc<Mirror>) -> Action {
+    Action::requeue(Duration::from_millis(100))
+}
+
+/// The Secret `name` once `accept` holds for it.
+async fn secret_when(secrets: &Api<Secret>, name: &str, what: &str, accept: impl Fn(&Secret) -> bool) -> Secret {
+    eventually(what, || async { secrets.get_opt(name).await.ok().flatten().filter(|s| accept(s)) }).await
+}
+
+fn secret_data(secret: &Secret) -> BTreeMap<String, String> {
+    let data = secret.data.clone().unwrap_or_default();
+    data.into_iter().map(|(k, v)| (k, String::from_utf8(v.0).expect("UTF-8 values"))).collect()
+}
+
+#[tokio::test]
+async fn a_controller_mirrors_labelled_configmaps_into_owned_secrets() {
+    with_server(|client| async move {
+        let configmaps: Api<ConfigMap> = Api::default_namespaced(client.clone());
+        let secrets: Api<Secret> = Api::default_namespaced(client.clone());
+        let ctx = Arc::new(Mirror { client: client.clone(), reconciles: AtomicUsize::new(0) });
+        let controller =
+            Controller::new(configmaps.clone(), watcher::Config::default().labels(&format!("{MIRROR}=true")))
+                .owns(secrets.clone(), watcher::Config::default())
+                .run(reconcile, retry_soon, ctx.clone());
+        let running = tokio::spawn(drain(controller));
+
+        let pp = PostParams::default();
+        let cm = configmaps.create(&pp, &configmap("app", &[(MIRROR, "true")], &[("a", "1")])).await.unwrap();
+        configmaps.create(&pp, &configmap("plain", &[], &[("a", "1")])).await.unwrap();
+
+        let secret = secret_when(&secrets, "app", "the mirrored Secret", |_| true).await;
+        assert_eq!(secret_data(&secret), pairs(&[("a", "1")]));
+        assert_eq!(secret.type_.as_deref(), Some("Opaque"), "kube-apiserver defaults a Secret's type");
+        let owners = secret.owner_references();
+        assert_eq!(owners.len(), 1, "{owners:?}");
+        assert_eq!((owners[0].kind.as_str(), owners[0].name.as_str()), ("ConfigMap", "app"));
+        assert_eq!(Some(&owners[0].uid), cm.uid().as_ref(), "the owner is this configmap");
+        assert_eq!(owners[0].controller, Some(true));
+
+        let mut changed = configmaps.get("app").await.unwrap();
+        changed.data = Some(pairs(&[("a", "2"), ("b", "3")]));
+        configmaps.replace("app", &pp, &changed).await.unwrap();
+        let followed = secret_when(&secrets, "app", "the Secret to follow the update", |s| {
+            secret_data(s) == pairs(&[("a", "2"), ("b", "3")])
+        })
+        .await;
+        assert_eq!(followed.uid(), secret.uid(), "an update replaces the Secret's data in place");
+
+        secrets.delete("app", &DeleteParams::default()).await.unwrap();
+        let recreated =
+            secret_when(&secrets, "app", "the controller to re-create the deleted Secret", |s| s.uid() != secret.uid())
+                .await;
+        assert_eq!(secret_data(&recreated), pairs(&[("a", "2"), ("b", "3")]));
+        assert_eq!(recreated.owner_references()[0].uid, cm.uid().unwrap());
+
+        assert!(secrets.get_opt("plain").await.unwrap().is_none(), "an unlabelled configmap is not mirrored");
+        assert!(ctx.reconciles.load(Ordering::SeqCst) >= 3, "a reconcile per change");
+        assert!(!running.is_finished(), "the controller's stream ended early");
+        running.abort();
+    })
+    .await;
+}
+
+/// Runs a controller's stream to its end; it ends only if its watches do, which the test checks it did not.
+async fn drain(stream: impl Stream) {
+    stream.for_each(|_| async {}).await
+}
