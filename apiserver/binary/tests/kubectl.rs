@@ -1,0 +1,152 @@
+//! kubectl 1.32 end to end against the `kubesim-apiserver` binary, as transcripts: every script in
+//! `tests/kubectl/*.txt` holds kubectl commands with the output a real kube-apiserver 1.32 makes kubectl
+//! print; each script runs against a fresh binary with the machine's `/usr/bin/kubectl`, and the
+//! normalized transcript of the run must equal the script. The format and what is normalized are in
+//! `tests/kubectl/README.md`.
+//!
+//! `KUBECTL_CASE=<substring>` runs only the scripts whose name contains it; `KUBESIM_SHOW_TRANSCRIPTS=1`
+//! prints every run's transcript (a new script's expected output, once checked against what real
+//! kube-apiserver does). All scripts run, several at a time, and the failure lists every script that
+//! differs with a diff.
+#![cfg(not(madsim))]
+
+#[path = "kubectl/normalize.rs"]
+mod normalize;
+#[path = "kubectl/run.rs"]
+mod run;
+#[path = "kubectl/script.rs"]
+mod script;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use script::Script;
+
+/// Scripts running at once. Each is mostly waiting on kubectl processes and its own small server, so a
+/// few overlap well even on two cores.
+const JOBS: usize = 3;
+
+#[test]
+fn kubectl_transcripts_match_kube_apiserver() {
+    assert!(
+        Path::new(run::KUBECTL).is_file(),
+        "{} is missing: these tests need Google's kubectl dispatcher (Debian package kubectl from the google-cloud-cli repository)",
+        run::KUBECTL
+    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kubectl");
+    let filter = std::env::var("KUBECTL_CASE").unwrap_or_default();
+    let show = std::env::var_os("KUBESIM_SHOW_TRANSCRIPTS").is_some();
+    let scripts: Vec<Script> =
+        script_paths(&dir).iter().map(|p| script::load(p)).filter(|s| s.name.contains(&filter)).collect();
+    assert!(!scripts.is_empty(), "no script matched KUBECTL_CASE={filter:?}");
+
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<(), String>>>> = Mutex::new(vec![None; scripts.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..JOBS.min(scripts.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(script) = scripts.get(i) else { break };
+                let verdict = check(script, show);
+                eprintln!("kubectl script {}: {}", script.name, if verdict.is_ok() { "ok" } else { "DIFFERENT" });
+                results.lock().unwrap()[i] = Some(verdict);
+            });
+        }
+    });
+
+    let results = results.into_inner().unwrap();
+    let mut failures = Vec::new();
+    let mut failed = Vec::new();
+    for (script, verdict) in scripts.iter().zip(results) {
+        if let Err(e) = verdict.expect("every script ran") {
+            failures.push(format!("== {} ({})\n{e}", script.name, script.title));
+            failed.push(script.name.as_str());
+        }
+    }
+    eprintln!("kubectl scripts: {} passed, {} failed {:?}", scripts.len() - failures.len(), failures.len(), failed);
+    assert!(
+        failures.is_empty(),
+        "{} of {} kubectl script(s) differ from what kubectl prints against kube-apiserver 1.32 (- expected, + kubesim):\n\n{}",
+        failures.len(),
+        scripts.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Runs one script on a fresh server; the diff from the expected transcript if they differ.
+fn check(script: &Script, show: bool) -> Result<(), String> {
+    let dir = tempfile::Builder::new().prefix("kubectl-").tempdir().map_err(|e| e.to_string())?;
+    let mut run = run::Run::start(dir.path()).map_err(|e| format!("harness failure: {e}"))?;
+    let actual = run.transcript(script);
+    if show {
+        eprintln!("== {} transcript:\n{actual}== end of {}", script.name, script.name);
+    }
+    if actual == script.text {
+        return Ok(());
+    }
+    let mut report = line_diff(&script.text, &actual);
+    let server = run.server.stderr_tail();
+    if !server.is_empty() {
+        report.push_str(&format!("server stderr (last lines):\n{server}\n"));
+    }
+    Err(report)
+}
+
+/// The scripts, in name order.
+fn script_paths(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// A line diff (longest common subsequence) of two texts: `-` lines only in `expected`, `+` lines only
+/// in `actual`, and up to two unchanged lines of context around each change.
+fn line_diff(expected: &str, actual: &str) -> String {
+    let a: Vec<&str> = expected.lines().collect();
+    let b: Vec<&str> = actual.lines().collect();
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+        }
+    }
+    let mut ops: Vec<(char, &str)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            ops.push((' ', a[i]));
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            ops.push(('+', b[j]));
+            j += 1;
+        } else {
+            ops.push(('-', a[i]));
+            i += 1;
+        }
+    }
+    let changed: Vec<bool> = ops.iter().map(|(op, _)| *op != ' ').collect();
+    let near_change = |k: usize| changed[k.saturating_sub(2)..(k + 3).min(changed.len())].iter().any(|c| *c);
+    let mut out = String::new();
+    let mut skipped = false;
+    for (k, (op, line)) in ops.iter().enumerate() {
+        if near_change(k) {
+            if skipped {
+                out.push_str("  ...\n");
+                skipped = false;
+            }
+            out.push_str(&format!("{op} {line}\n"));
+        } else {
+            skipped = true;
+        }
+    }
+    if expected.ends_with('\n') != actual.ends_with('\n') {
+        out.push_str("(the texts differ in their final newline)\n");
+    }
+    out
+}
