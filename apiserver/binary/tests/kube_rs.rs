@@ -42,14 +42,23 @@ async fn client(server: &Server) -> Client {
     Client::try_from(config).expect("a client from the kubeconfig")
 }
 
-/// Runs a test body with a client of a fresh server, which lives until the body ends; fails the test if
-/// the body takes longer than [`TEST`].
+/// Runs a test body with a client of a fresh plain-HTTP server, which lives until the body ends; fails the
+/// test if the body takes longer than [`TEST`].
 async fn with_server<F, Fut>(body: F)
 where
     F: FnOnce(Client) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let server = tokio::task::spawn_blocking(Server::start).await.expect("the server starts");
+    with_started(Server::start, body).await
+}
+
+/// [`with_server`] with a server that `start` starts.
+async fn with_started<F, Fut>(start: fn() -> Server, body: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let server = tokio::task::spawn_blocking(start).await.expect("the server starts");
     let client = client(&server).await;
     tokio::time::timeout(TEST, body(client)).await.unwrap_or_else(|_| panic!("the test took over {TEST:?}"));
     drop(server);
@@ -194,6 +203,36 @@ async fn a_stale_replace_is_a_409_conflict() {
         let stale_patch = Patch::Merge(json!({"metadata": {"resourceVersion": first.resource_version()}}));
         let conflict = api_error(api.patch("cas", &PatchParams::default(), &stale_patch).await, "a stale patch");
         assert_eq!(conflict.code, 409, "{conflict:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_https_kubeconfig_with_ca_data_and_a_token_works_as_written() {
+    with_started(Server::start_tls, |client| async move {
+        let ready = || async {
+            let request = http::Request::get("/readyz").body(Vec::new()).unwrap();
+            client.request_text(request).await.ok().filter(|text| text == "ok")
+        };
+        eventually("the server to answer /readyz over HTTPS", ready).await;
+        let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+        let created = api.create(&PostParams::default(), &configmap("tls", &[], &[("v", "1")])).await.unwrap();
+        assert_eq!(data(&api.get("tls").await.unwrap()), pairs(&[("v", "1")]));
+
+        // A watch over TLS: once the watcher has listed, the delete arrives as a watch event.
+        let mut events = Box::pin(watcher(api.clone(), watcher::Config::default()));
+        loop {
+            match within("the watcher's initial list over HTTPS", events.next()).await {
+                Some(Ok(watcher::Event::InitDone)) => break,
+                Some(Ok(_)) => {}
+                other => panic!("the watcher failed over HTTPS: {other:?}"),
+            }
+        }
+        api.delete("tls", &DeleteParams::default()).await.unwrap();
+        match within("the delete's watch event over HTTPS", events.next()).await {
+            Some(Ok(watcher::Event::Delete(cm))) => assert_eq!(cm.uid(), created.uid()),
+            other => panic!("expected the delete of tls, got {other:?}"),
+        }
     })
     .await;
 }

@@ -71,10 +71,14 @@ fn run(command: &mut Command, what: &str) {
     );
 }
 
-/// Runs `tests/python/<name>.py` against a fresh server; fails with its transcript unless it exits 0 after
-/// printing its final `ok`.
+/// Runs `tests/python/<name>.py` against a fresh plain-HTTP server; fails with its transcript unless it
+/// exits 0 after printing its final `ok`.
 fn script(name: &str) {
-    let server = Server::start();
+    script_against(name, Server::start());
+}
+
+/// [`script`] against `server`.
+fn script_against(name: &str, server: Server) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("python").join(format!("{name}.py"));
     let mut child = Command::new(python())
         .arg(&path)
@@ -169,4 +173,9 @@ fn resource_version_conflicts_and_reads() {
 #[test]
 fn dynamic_client_discovers_and_serves_configmaps() {
     script("dynamic_client");
+}
+
+#[test]
+fn an_https_kubeconfig_with_ca_data_and_a_token_works_as_written() {
+    script_against("https", Server::start_tls());
 }

@@ -1,9 +1,10 @@
 //! What the real-client tests (`python_client.rs`, `kube_rs.rs`) share: a running `kubesim-apiserver` on a
-//! free port with the kubeconfig it wrote, and a deadline for waits that must never hang a test.
+//! free port with the kubeconfig it wrote (over plain HTTP, or over HTTPS with a certificate from a test CA),
+//! and a deadline for waits that must never hang a test.
 #![cfg(not(madsim))]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,11 +25,31 @@ impl Server {
     /// Starts the binary with `--secure-port 0 --write-kubeconfig DIR/kubeconfig` and waits until it is ready
     /// (its bootstrap has created the system namespaces), at most 30 seconds.
     pub fn start() -> Server {
+        let server = Server::spawn(tempfile::tempdir().expect("a temporary directory"), &[]);
+        server.wait_ready();
+        server
+    }
+
+    /// Starts the binary serving HTTPS with a certificate for 127.0.0.1 from a test CA; the kubeconfig it
+    /// writes trusts that chain and carries a token. Returns once it listens: the caller waits for
+    /// readiness through its own client (this module speaks no TLS).
+    pub fn start_tls() -> Server {
         let dir = tempfile::tempdir().expect("a temporary directory");
+        let (cert, key) = serving_certificate(dir.path());
+        let server = Server::spawn(
+            dir,
+            &["--tls-cert-file".as_ref(), cert.as_os_str(), "--tls-private-key-file".as_ref(), key.as_os_str()],
+        );
+        assert!(server.url.starts_with("https://"), "a TLS server's URL: {}", server.url);
+        server
+    }
+
+    fn spawn(dir: tempfile::TempDir, args: &[&std::ffi::OsStr]) -> Server {
         let kubeconfig = dir.path().join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
             .args(["--secure-port", "0", "--log-level", "error", "--write-kubeconfig"])
             .arg(&kubeconfig)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -41,10 +62,8 @@ impl Server {
             .find(|w| w.starts_with("http"))
             .unwrap_or_else(|| panic!("no URL in the start-up line {first:?}"))
             .to_string();
-        let server = Server { child, url, kubeconfig, _dir: dir, _stdout: stdout };
-        server.wait_ready();
-        assert!(server.kubeconfig.exists(), "--write-kubeconfig wrote no file at {}", server.kubeconfig.display());
-        server
+        assert!(kubeconfig.exists(), "--write-kubeconfig wrote no file at {}", kubeconfig.display());
+        Server { child, url, kubeconfig, _dir: dir, _stdout: stdout }
     }
 
     /// Polls `/readyz` until it answers 200.
@@ -66,6 +85,31 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Writes a CA certificate and a serving certificate for 127.0.0.1 and localhost signed by it into `dir`:
+/// the chain (serving certificate, then the CA) and the serving key, as PEM; their paths.
+fn serving_certificate(dir: &Path) -> (PathBuf, PathBuf) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    };
+    let ca_key = KeyPair::generate().expect("a CA key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "kubesim test CA");
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    let ca_cert = ca.self_signed(&ca_key).expect("the CA certificate");
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().expect("a serving key");
+    let mut serving =
+        CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).expect("serving parameters");
+    serving.distinguished_name.push(DnType::CommonName, "kubesim-apiserver");
+    serving.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let cert = serving.signed_by(&key, &issuer).expect("the serving certificate");
+    let (cert_path, key_path) = (dir.join("tls.crt"), dir.join("tls.key"));
+    std::fs::write(&cert_path, cert.pem() + &ca_cert.pem()).expect("writing the certificate chain");
+    std::fs::write(&key_path, key.serialize_pem()).expect("writing the key");
+    (cert_path, key_path)
 }
 
 /// The status code of a plain-HTTP GET, or None if nothing answered.
