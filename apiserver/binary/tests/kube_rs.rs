@@ -1,8 +1,9 @@
 //! kube 5 (kube-rs, over k8s-openapi 0.29) against the binary, configured from the kubeconfig the binary
-//! wrote: `Api<ConfigMap>` CRUD with merge and JSON patches, a stale replace answering 409, the runtime's
-//! `watcher` (a paged list then a watch, and a streaming list with `sendInitialEvents`) seeing changes
-//! made while it runs, and a `Controller` that mirrors labelled ConfigMaps into owned Secrets and repairs
-//! them. Every wait has a deadline, so a missing event fails its test with a message instead of hanging.
+//! wrote (plain HTTP, and HTTPS with its certificate chain and token): `Api<ConfigMap>` CRUD with merge and
+//! JSON patches, a stale replace answering 409, the runtime's `watcher` (a paged list then a watch, and a
+//! streaming list with `sendInitialEvents`) seeing changes made while it runs, and a `Controller` that
+//! mirrors labelled ConfigMaps into owned Secrets and repairs them. Every wait has a deadline, so a missing
+//! event fails its test with a message instead of hanging.
 #![cfg(not(madsim))]
 
 mod real_clients;

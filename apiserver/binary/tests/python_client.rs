@@ -1,8 +1,8 @@
 //! The PyPI `kubernetes` client (37.0.2) against the binary: each test starts a fresh server that writes its
 //! kubeconfig, and runs one script of `tests/python/` that loads that kubeconfig as is and checks what the
 //! client sees against kube-apiserver's answers (CRUD of configmaps, namespaces, pods and deployments,
-//! strategic merge patch, list paging, watches, resourceVersion semantics, the dynamic client). A script
-//! that fails fails its test with the script's transcript.
+//! strategic merge patch, list paging, watches, resourceVersion semantics, the dynamic client, the HTTPS
+//! kubeconfig). A script that fails fails its test with the script's transcript.
 //!
 //! The interpreter is `$KUBESIM_PYTHON` (scripts/test-all.sh points it at its virtualenv); without it, the
 //! tests create `target/pyvenv` with the client installed, once, under a lock file.
