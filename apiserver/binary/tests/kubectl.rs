@@ -31,7 +31,7 @@ const JOBS: usize = 3;
 fn kubectl_transcripts_match_kube_apiserver() {
     assert!(
         Path::new(run::KUBECTL).is_file(),
-        "{} is missing: these tests need Google's kubectl dispatcher (Debian package kubectl from the google-cloud-cli repository)",
+        "{} is missing: these tests need Google's kubectl dispatcher (Debian package kubectl, google-cloud-cli repo)",
         run::KUBECTL
     );
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kubectl");
@@ -67,7 +67,7 @@ fn kubectl_transcripts_match_kube_apiserver() {
     eprintln!("kubectl scripts: {} passed, {} failed {:?}", scripts.len() - failures.len(), failures.len(), failed);
     assert!(
         failures.is_empty(),
-        "{} of {} kubectl script(s) differ from what kubectl prints against kube-apiserver 1.32 (- expected, + kubesim):\n\n{}",
+        "{} of {} kubectl script(s) differ from kube-apiserver 1.32's transcripts (- expected, + kubesim):\n\n{}",
         failures.len(),
         scripts.len(),
         failures.join("\n\n")
