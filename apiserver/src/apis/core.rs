@@ -6,7 +6,8 @@ use std::sync::Arc;
 use super::{printers, status, ResourceInfo, SubresourceInfo};
 use crate::endpoints::request_info::Verb;
 use crate::registry::strategies::{
-    configmaps, endpoints, events, namespaces, nodes, persistentvolumeclaims, pods, secrets, serviceaccounts, services,
+    configmaps, endpoints, events, namespaces, nodes, persistentvolumeclaims, pods, quotas, secrets, serviceaccounts,
+    services,
 };
 use crate::registry::strategy::Subresource;
 
@@ -34,6 +35,15 @@ pub fn resources() -> Vec<ResourceInfo> {
         ResourceInfo {
             short_names: &["ev"],
             ..ResourceInfo::new(events::resource(), "event", Arc::new(events::Events), printers::core::events())
+        },
+        ResourceInfo {
+            short_names: &["limits"],
+            ..ResourceInfo::new(
+                quotas::limitranges(),
+                "limitrange",
+                Arc::new(quotas::LimitRanges),
+                printers::core::limitranges(),
+            )
         },
         ResourceInfo {
             short_names: &["ns"],
@@ -77,6 +87,16 @@ pub fn resources() -> Vec<ResourceInfo> {
             categories: &["all"],
             subresources: vec![status("Pod")],
             ..ResourceInfo::new(pods::resource(), "pod", Arc::new(pods::Pods), printers::core::pods())
+        },
+        ResourceInfo {
+            short_names: &["quota"],
+            subresources: vec![status("ResourceQuota")],
+            ..ResourceInfo::new(
+                quotas::resourcequotas(),
+                "resourcequota",
+                Arc::new(quotas::ResourceQuotas),
+                printers::core::resourcequotas(),
+            )
         },
         ResourceInfo::new(secrets::resource(), "secret", Arc::new(secrets::Secrets), printers::core::secrets()),
         ResourceInfo {

@@ -88,7 +88,7 @@ impl RegistryError {
                     })
                     .collect();
                 let details = StatusDetails {
-                    group: Some(group.clone()),
+                    group: crate::storage::status::non_empty(group),
                     kind: Some(kind.clone()),
                     name: Some(name.clone()),
                     causes: Some(causes),

@@ -113,10 +113,15 @@ fn failure(code: i32, reason: &str, message: String, details: Option<StatusDetai
     }
 }
 
+/// A `details.group`: kube-apiserver leaves an empty group out (`omitempty`), so the core group has none.
+pub fn non_empty(group: &str) -> Option<String> {
+    (!group.is_empty()).then(|| group.to_string())
+}
+
 /// Details naming an object: kube-apiserver puts the resource plural in `kind`.
 pub(crate) fn object_details(resource: &GroupResource, name: &str) -> StatusDetails {
     StatusDetails {
-        group: Some(resource.group.clone()),
+        group: non_empty(&resource.group),
         kind: Some(resource.resource.clone()),
         name: Some(name.to_string()),
         ..StatusDetails::default()
@@ -148,7 +153,7 @@ pub fn server_timeout(resource: &GroupResource, operation: &str, retry_after_s: 
         resource.qualified()
     );
     let details = StatusDetails {
-        group: Some(resource.group.clone()),
+        group: non_empty(&resource.group),
         kind: Some(resource.resource.clone()),
         name: Some(operation.to_string()),
         retry_after_seconds: Some(retry_after_s),
@@ -225,7 +230,7 @@ mod tests {
                 Operation::Get,
                 &cm,
                 json!({"apiVersion":"v1","kind":"Status","metadata":{},"status":"Failure","code":404,"reason":"NotFound",
-                       "message":"configmaps \"x\" not found","details":{"group":"","kind":"configmaps","name":"x"}}),
+                       "message":"configmaps \"x\" not found","details":{"kind":"configmaps","name":"x"}}),
             ),
             (
                 StorageError::KeyExists { key: key.clone(), rv: 0 },
@@ -243,7 +248,7 @@ mod tests {
                 &cm,
                 json!({"apiVersion":"v1","kind":"Status","metadata":{},"status":"Failure","code":409,"reason":"Conflict",
                        "message":"Operation cannot be fulfilled on configmaps \"x\": StorageError: invalid object, Code: 4, Key: /registry/configmaps/ns/x, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: a, UID in object meta: b",
-                       "details":{"group":"","kind":"configmaps","name":"x"}}),
+                       "details":{"kind":"configmaps","name":"x"}}),
             ),
             (
                 StorageError::Unreachable { key: key.clone(), message: "connection refused".into() },
@@ -251,7 +256,7 @@ mod tests {
                 &cm,
                 json!({"apiVersion":"v1","kind":"Status","metadata":{},"status":"Failure","code":500,"reason":"ServerTimeout",
                        "message":"The update operation against configmaps could not be completed at this time, please try again.",
-                       "details":{"group":"","kind":"configmaps","name":"update","retryAfterSeconds":2}}),
+                       "details":{"kind":"configmaps","name":"update","retryAfterSeconds":2}}),
             ),
             (
                 StorageError::TooLargeResourceVersion { requested: 10, current: 5, retry_after_s: 0 },

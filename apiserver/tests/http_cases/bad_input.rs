@@ -277,7 +277,45 @@ pub fn cases() -> Vec<Case> {
             "a patch that is not JSON",
             vec![
                 post(CMS, &configmap("a", "{}")),
-                patch(&format!("{CMS}/a"), "application/merge-patch+json", "{").status(400, "BadRequest", "invalid JSON patch"),
+                patch(&format!("{CMS}/a"), "application/merge-patch+json", "{").status(
+                    400,
+                    "BadRequest",
+                    "error decoding patch: unexpected end of JSON input",
+                ),
+                patch(&format!("{CMS}/a?fieldValidation=Ignore"), "application/merge-patch+json", "{")
+                    .status(400, "BadRequest", "Invalid JSON Patch"),
+                patch(&format!("{CMS}/a"), "application/json-patch+json", r#"{"op":"add"}"#).status(
+                    400,
+                    "BadRequest",
+                    "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
+                ),
+                patch(&format!("{CMS}/a?fieldValidation=Ignore"), "application/json-patch+json", r#"{"op":"add"}"#)
+                    .status(400, "BadRequest", "json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
+                patch(&format!("{CMS}/a"), "application/merge-patch+json", "[1]").status(
+                    400,
+                    "BadRequest",
+                    "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}",
+                ),
+            ],
+        ),
+        case(
+            "a patch that is not JSON, of an object that does not exist: the 404 comes first",
+            vec![patch(&format!("{CMS}/nope"), "application/merge-patch+json", "{").status(
+                404,
+                "NotFound",
+                r#"configmaps "nope" not found"#,
+            )],
+        ),
+        case(
+            "a JSON patch of more than 10,000 operations",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                patch(
+                    &format!("{CMS}/a"),
+                    "application/json-patch+json",
+                    &format!("[{}]", vec![r#"{"op":"test","path":"/kind","value":"ConfigMap"}"#; 10_001].join(",")),
+                )
+                .status(413, "RequestEntityTooLarge", "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"),
             ],
         ),
         case(

@@ -82,7 +82,8 @@ pub fn cases() -> Vec<Case> {
                     .header("Content-Type", "application/json")
                     .body(r#"{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"resourceVersion":"1"}}"#)
                     .code(409)
-                    .field("/reason", json!("Conflict")),
+                    .field("/reason", json!("Conflict"))
+                    .field("/details", json!({"name": "a", "kind": "ConfigMap"})),
             ],
         ),
         case(

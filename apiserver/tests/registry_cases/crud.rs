@@ -59,7 +59,7 @@ async fn create_get_update_delete(ctx: Ctx) {
     assert_eq!(
         deleted.body,
         json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success",
-               "details": {"name": "a", "group": "", "kind": "configmaps", "uid": uid}})
+               "details": {"name": "a", "kind": "configmaps", "uid": uid}})
     );
     let missing = expect_err(ctx.configmaps.get("ns", "a", &GetOptions::default()).await);
     assert_eq!(missing["code"], 404);
@@ -101,7 +101,7 @@ async fn stale_resource_version_is_a_409_conflict(ctx: Ctx) {
         status,
         json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "code": 409, "reason": "Conflict",
                "message": "Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again",
-               "details": {"name": "a", "group": "", "kind": "configmaps"}})
+               "details": {"name": "a", "kind": "configmaps"}})
     );
 }
 
@@ -113,7 +113,7 @@ async fn invalid_name_is_a_422_with_field_causes(ctx: Ctx) {
         status,
         json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "code": 422, "reason": "Invalid",
                "message": format!("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": {subdomain}"),
-               "details": {"name": "Bad_Name", "group": "", "kind": "ConfigMap",
+               "details": {"name": "Bad_Name", "kind": "ConfigMap",
                            "causes": [{"reason": "FieldValueInvalid", "message": format!("Invalid value: \"Bad_Name\": {subdomain}"), "field": "metadata.name"}]}})
     );
     let status = expect_err(ctx.configmaps.create("ns", json!({"metadata": {}, "data": {"bad key": "v"}})).await);
@@ -182,10 +182,10 @@ async fn delete_preconditions_are_409s(ctx: Ctx) {
     let wrong_uid = Preconditions { uid: Some("x".into()), resource_version: None };
     let status = expect_err(ctx.configmaps.delete("ns", "a", &wrong_uid).await);
     assert_eq!(status["code"], 409);
-    assert_eq!(status["message"], format!("Operation cannot be fulfilled on configmaps \"a\": the UID in the precondition (x) does not match the UID in record ({uid}). The object might have been deleted and then recreated"));
+    assert_eq!(status["message"], format!("Operation cannot be fulfilled on ConfigMap \"a\": the UID in the precondition (x) does not match the UID in record ({uid}). The object might have been deleted and then recreated"));
     let wrong_rv = Preconditions { uid: None, resource_version: Some("1".into()) };
     let status = expect_err(ctx.configmaps.delete("ns", "a", &wrong_rv).await);
-    assert_eq!(status["message"], format!("Operation cannot be fulfilled on configmaps \"a\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({rv}). The object might have been modified"));
+    assert_eq!(status["message"], format!("Operation cannot be fulfilled on ConfigMap \"a\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({rv}). The object might have been modified"));
     let right = Preconditions { uid: Some(uid.into()), resource_version: Some(rv.into()) };
     assert!(ctx.configmaps.delete("ns", "a", &right).await.unwrap().deleted);
 }

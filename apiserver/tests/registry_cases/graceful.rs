@@ -25,7 +25,7 @@ fn pod(name: &str, node: &str) -> Value {
 
 fn success(name: &str, uid: &Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success",
-           "details": {"name": name, "group": "", "kind": "pods", "uid": uid}})
+           "details": {"name": name, "kind": "pods", "uid": uid}})
 }
 
 async fn pod_deletion_is_graceful_and_only_shortened(ctx: Ctx) {

@@ -42,7 +42,7 @@ async fn create_in_a_missing_namespace_is_a_404(ctx: Ctx) {
     assert_eq!(
         status,
         json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "code": 404, "reason": "NotFound",
-               "message": "namespaces \"nope\" not found", "details": {"name": "nope", "group": "", "kind": "namespaces"}})
+               "message": "namespaces \"nope\" not found", "details": {"name": "nope", "kind": "namespaces"}})
     );
 }
 
@@ -59,7 +59,7 @@ async fn namespace_delete_terminates_and_create_in_it_is_a_403(ctx: Ctx) {
         status,
         json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "code": 403, "reason": "Forbidden",
                "message": "configmaps \"b-\" is forbidden: unable to create new content in namespace ns because it is being terminated",
-               "details": {"name": "b-", "group": "", "kind": "configmaps",
+               "details": {"name": "b-", "kind": "configmaps",
                            "causes": [{"reason": "NamespaceTerminating", "message": "namespace ns is being terminated", "field": "metadata.namespace"}]}})
     );
     // Updates inside a terminating namespace are allowed.

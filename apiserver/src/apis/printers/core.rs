@@ -545,3 +545,41 @@ pub(crate) fn event_cells(event: &Value, now: i64) -> Vec<Value> {
         name(event),
     ]
 }
+
+/// `printLimitRange`: the creation time.
+pub fn limitranges() -> Printer {
+    Printer {
+        columns: vec![
+            name_column(),
+            doc_column("Created At", "date", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp", 0),
+        ],
+        cells: |obj, _| vec![name(obj), Value::from(meta_str(obj, "creationTimestamp"))],
+    }
+}
+
+/// `printResourceQuota`: age, then what is used of each hard request and limit (`requests.cpu: 0/1`).
+pub fn resourcequotas() -> Printer {
+    Printer {
+        columns: vec![
+            name_column(),
+            age_column(),
+            column("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume.", 0),
+            column("Limit", "string", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", 0),
+        ],
+        cells: |obj, now| {
+            let hard = obj.pointer("/status/hard").or_else(|| obj.pointer("/spec/hard")).and_then(Value::as_object);
+            let used = obj.pointer("/status/used").and_then(Value::as_object);
+            let (mut requests, mut limits) = (Vec::new(), Vec::new());
+            for (resource, quantity) in hard.into_iter().flatten() {
+                let used = used.and_then(|u| u.get(resource)).and_then(Value::as_str).unwrap_or("0");
+                let text = format!("{resource}: {used}/{}", quantity.as_str().unwrap_or(""));
+                if resource.starts_with("limits") {
+                    limits.push(text);
+                } else {
+                    requests.push(text);
+                }
+            }
+            vec![name(obj), age(obj, now), Value::from(requests.join(", ")), Value::from(limits.join(", "))]
+        },
+    }
+}

@@ -3,8 +3,9 @@
 //! (reference PA1-PA4). JSON patch (RFC 6902) and JSON merge patch (RFC 7386) are served here; strategic
 //! merge patch and server-side apply answer 415 with the types that are served.
 //!
-//! Texts are kube's: a body that is not JSON is `invalid JSON patch` (400); a JSON patch that does not
-//! decode is a 400 with the decoder's words; more than 10,000 operations is a 413; a patch that cannot
+//! Texts are kube's: a body that does not decode as its patch type is a 400 (`error decoding patch:
+//! unexpected end of JSON input`, see [`decode_patch`]), reported only once the object is found, since
+//! kube decodes the patch when it applies it; more than 10,000 operations is a 413; a patch that cannot
 //! apply (a failed `test`, a missing path) is the generic 422. Fields the patched object's kind lacks are
 //! judged by `fieldValidation` as kube's patcher judges them: under `Strict` a 422 on `patch` quoting the
 //! patched object, under `Warn` (the default) one `Warning` per field.
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use http::{Response, StatusCode};
 use serde_json::Value;
 
+use crate::endpoints::codec::go_json_error;
 use crate::endpoints::error::ApiError;
 use crate::endpoints::handlers::write::{body_resource, check_scale, validate_write_options};
 use crate::endpoints::handlers::{Call, Target};
@@ -68,25 +70,18 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
         return Err(ApiError::InvalidOptions { kind: "PatchOptions".into(), errors });
     }
     validate_write_options(&options, "PatchOptions")?;
-    let patch: Value =
-        serde_json::from_slice(&call.body).map_err(|_| ApiError::BadRequest("invalid JSON patch".into()))?;
-    let mut apply: Box<dyn FnMut(&Value) -> Result<Value, RegistryError> + Send> = match patch_type {
-        PatchType::Json => {
-            let ops: json_patch::Patch =
-                serde_json::from_value(patch).map_err(|err| ApiError::BadRequest(json_patch_decode_error(&err)))?;
-            if ops.0.len() > MAX_JSON_PATCH_OPERATIONS {
-                return Err(ApiError::Registry(RegistryError::TooLarge(format!(
-                    "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
-                    ops.0.len()
-                ))));
-            }
-            Box::new(move |current: &Value| {
-                let mut doc = current.clone();
-                json_patch::patch(&mut doc, &ops).map_err(|err| RegistryError::PatchNotApplicable(err.to_string()))?;
-                Ok(doc)
-            })
-        }
-        PatchType::Merge => Box::new(move |current: &Value| {
+    // The patch is decoded inside the update, as kube's patcher decodes it when it applies it to the
+    // current object: a patch of a missing object is a 404 whatever its body.
+    let decoded = decode_patch(patch_type, &call.body, &options.field_validation);
+    let mut apply: Box<dyn FnMut(&Value) -> Result<Value, RegistryError> + Send> = match decoded {
+        Err(err) => Box::new(move |_: &Value| Err(err.clone())),
+        Ok(Decoded::Json(ops)) => Box::new(move |current: &Value| {
+            let ops = ops.clone()?;
+            let mut doc = current.clone();
+            json_patch::patch(&mut doc, &ops).map_err(|err| RegistryError::PatchNotApplicable(err.to_string()))?;
+            Ok(doc)
+        }),
+        Ok(Decoded::Merge(patch)) => Box::new(move |current: &Value| {
             let mut doc = current.clone();
             json_patch::merge(&mut doc, &patch);
             Ok(doc)
@@ -137,12 +132,72 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
     responder.with_warnings(warnings).object(StatusCode::OK, &patched)
 }
 
-/// How evanphx/json-patch reports a patch document it cannot decode: kube passes its text on.
-fn json_patch_decode_error(err: &serde_json::Error) -> String {
-    let text = err.to_string();
-    if text.contains("invalid type") && text.contains("expected a sequence") {
-        // A JSON patch must be an array of operations.
-        return "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into();
+/// A patch body decoded for its type. A JSON patch whose operations do not make sense (an unknown `op`)
+/// still decodes, as evanphx/json-patch decodes it, and fails when applied (422).
+enum Decoded {
+    Json(Result<json_patch::Patch, RegistryError>),
+    Merge(Value),
+}
+
+/// Decodes a patch as kube's `jsonPatcher.applyJSPatch` does. Under `fieldValidation` Strict or Warn (the
+/// default) the body is first decoded strictly into the patch's Go type, and a failure is
+/// `error decoding patch: ...` in `encoding/json`'s words; under Ignore only the patch library decodes it
+/// (`Invalid JSON Patch` for a merge patch, the decoder's words for a JSON patch).
+fn decode_patch(patch_type: PatchType, body: &[u8], directive: &str) -> Result<Decoded, RegistryError> {
+    let strict = directive != "Ignore";
+    let go_type = match patch_type {
+        PatchType::Json if strict => "[]handlers.jsonPatchOp",
+        PatchType::Json => "jsonpatch.Patch",
+        PatchType::Merge => "map[string]interface {}",
+    };
+    let refuse = |why: String| {
+        let text = match (strict, patch_type) {
+            (true, _) => format!("error decoding patch: {why}"),
+            (false, PatchType::Merge) => "Invalid JSON Patch".to_string(),
+            (false, PatchType::Json) => why,
+        };
+        RegistryError::BadRequest(text)
+    };
+    let value: Value = serde_json::from_slice(body).map_err(|err| refuse(go_json_error(&err, body)))?;
+    let expected_array = patch_type == PatchType::Json;
+    let shape_fits = match &value {
+        Value::Null => true,
+        Value::Array(_) => expected_array,
+        Value::Object(_) => !expected_array,
+        _ => false,
+    };
+    if !shape_fits {
+        return Err(refuse(format!("json: cannot unmarshal {} into Go value of type {go_type}", go_json_kind(&value))));
     }
-    text
+    match patch_type {
+        PatchType::Merge => Ok(Decoded::Merge(value)),
+        PatchType::Json => {
+            let ops = match value {
+                Value::Null => Vec::new(),
+                Value::Array(ops) => ops,
+                _ => unreachable!("the shape was checked"),
+            };
+            if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+                return Err(RegistryError::TooLarge(format!(
+                    "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                    ops.len()
+                )));
+            }
+            let typed = serde_json::from_value(Value::Array(ops))
+                .map_err(|err| RegistryError::PatchNotApplicable(err.to_string()));
+            Ok(Decoded::Json(typed))
+        }
+    }
+}
+
+/// How `encoding/json` names the JSON kind of a value in an unmarshal type error.
+fn go_json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }

@@ -310,6 +310,7 @@ pub const NON_POINTER_SCALARS: &[(&str, &str)] = &[
     ("api.core.v1.ConfigMapKeySelector", "optional"),
     ("api.core.v1.ServicePort", "nodePort"),
     ("api.core.v1.ServiceSpec", "publishNotReadyAddresses"),
+    ("api.core.v1.ServiceSpec", "healthCheckNodePort"),
     ("api.core.v1.NodeSpec", "unschedulable"),
     ("api.core.v1.ContainerStatus", "restartCount"),
     ("api.core.v1.ContainerStatus", "ready"),

@@ -326,10 +326,11 @@ impl<S: Storage + Clone> Store<S> {
     }
 
     /// `BeforeDelete`'s early precondition check, with its own texts (the storage layer's apply only to
-    /// the race where the object changes between this read and the delete).
+    /// the race where the object changes between this read and the delete). It names the object by its
+    /// kind, not its resource (`Operation cannot be fulfilled on ConfigMap "a"`), as upstream's does.
     fn check_preconditions(&self, name: &str, pre: &Preconditions, current: &Value) -> Result<(), RegistryError> {
-        let conflict =
-            |why: String| RegistryError::Conflict { resource: self.resource.group_resource(), name: name.into(), why };
+        let by_kind = crate::storage::GroupResource::new(&self.resource.group, &self.resource.kind);
+        let conflict = |why: String| RegistryError::Conflict { resource: by_kind.clone(), name: name.into(), why };
         if let Some(uid) = &pre.uid {
             if uid != current.uid() {
                 return Err(conflict(format!(
@@ -355,7 +356,7 @@ impl<S: Storage + Clone> Store<S> {
             status: Some("Success".into()),
             details: Some(StatusDetails {
                 name: Some(name.into()),
-                group: Some(self.resource.group.clone()),
+                group: crate::storage::status::non_empty(&self.resource.group),
                 kind: Some(self.resource.plural.clone()),
                 uid: Some(deleted.uid().to_string()),
                 ..StatusDetails::default()

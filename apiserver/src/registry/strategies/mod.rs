@@ -15,6 +15,7 @@ pub mod nodes;
 pub mod persistentvolumeclaims;
 pub mod pod_defaults;
 pub mod pods;
+pub mod quotas;
 pub mod replicasets;
 pub mod secrets;
 pub mod serviceaccounts;

@@ -32,6 +32,26 @@ pub fn default_pod_spec(spec: &mut Value) {
     }
 }
 
+/// `SetDefaults_Pod`, beyond its spec's defaults: service links on, and every container's requests
+/// defaulted to its limits where it names none (pods only, not the templates of workloads).
+pub fn default_pod(spec: &mut Value) {
+    let Some(spec) = spec.as_object_mut() else { return };
+    spec.entry("enableServiceLinks").or_insert(json!(true));
+    for list in ["initContainers", "containers"] {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else { continue };
+        for resources in containers.iter_mut().filter_map(|c| c.get_mut("resources")) {
+            let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else { continue };
+            let Some(resources) = resources.as_object_mut() else { continue };
+            let requests = resources.entry("requests").or_insert_with(|| json!({}));
+            if let Some(requests) = requests.as_object_mut() {
+                for (name, quantity) in limits {
+                    requests.entry(name).or_insert(quantity);
+                }
+            }
+        }
+    }
+}
+
 /// `SetDefaults_Container` and its ports.
 fn default_container(container: &mut Map<String, Value>) {
     let image = container.get("image").and_then(Value::as_str).unwrap_or("").to_string();

@@ -1,8 +1,9 @@
-//! Pods (`KK/pkg/registry/core/pod/strategy.go`), minimally: namespaced, names are DNS subdomains, a new
-//! pod is Pending with its QoS class and the default 30 s termination grace period, status belongs to
-//! `/status` (whose strategy keeps spec and ownerReferences), `generation` starts at 1 and follows spec
-//! changes, the spec must name at least one container with a name and an image, and deletion is graceful
-//! (reference D4).
+//! Pods (`KK/pkg/registry/core/pod/strategy.go`), in part: namespaced, names are DNS subdomains, a new
+//! pod is Pending with its QoS class, v1's spec defaults and what the default admission plugins add;
+//! status belongs to `/status` (whose strategy keeps spec and ownerReferences); the spec must name at
+//! least one container with a name and an image, and only images, the deadline and tolerations may
+//! change; deletion is graceful and answers with the pod (reference D4). kube 1.32 sets no
+//! `metadata.generation` on pods (1.33 does).
 
 use std::collections::BTreeSet;
 
@@ -12,7 +13,7 @@ use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
-use crate::registry::strategies::{bump_generation_on_spec_change, pod_defaults, start_generation};
+use crate::registry::strategies::pod_defaults;
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `pods`.
@@ -104,10 +105,12 @@ impl Strategy for Pods {
 
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({"phase": "Pending", "qosClass": qos_class(obj)});
-        start_generation(obj);
-        // v1's pod spec defaults; graceful deletion reads the termination grace period among them.
+        // v1's pod spec defaults (graceful deletion reads the termination grace period among them), then
+        // what the default admission plugins add (the ServiceAccount plugin is off: see `admit`).
         if let Some(spec) = obj.get_mut("spec") {
             pod_defaults::default_pod_spec(spec);
+            pod_defaults::default_pod(spec);
+            admit(spec);
         }
     }
 
@@ -129,7 +132,10 @@ impl Strategy for Pods {
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         new["status"] = old.get("status").cloned().unwrap_or(json!({}));
-        bump_generation_on_spec_change(new, old);
+        if let Some(spec) = new.get_mut("spec") {
+            pod_defaults::default_pod_spec(spec);
+            pod_defaults::default_pod(spec);
+        }
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
@@ -141,6 +147,7 @@ impl Strategy for Pods {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = meta::validate_object_meta_update(new, old, true, names::name_is_dns_subdomain);
         errs.extend(validate_spec(new));
+        errs.extend(validate_spec_update(new, old));
         errs
     }
 
@@ -158,7 +165,77 @@ impl Strategy for Pods {
     }
 }
 
+/// What a pod update may change (`ValidatePodUpdate`, kube 1.32), as its error lists it.
+const UPDATABLE: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,\
+`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be \
+set to 1 if it was previously negative)";
+
+/// `ValidatePodUpdate`'s rule: a pod's spec is fixed once created, but for its containers' images, its
+/// deadline, added tolerations, a negative grace period raised to 1, and scheduling gates removed. The
+/// spec with those taken from the old pod must equal the old spec. Upstream appends a diff of the two
+/// specs (`cmp.Diff`) to the message; kubesim does not.
+fn validate_spec_update(new: &Value, old: &Value) -> Vec<FieldError> {
+    let (Some(new_spec), Some(old_spec)) = (new.get("spec"), old.get("spec")) else { return Vec::new() };
+    let mut munged = new_spec.clone();
+    for list in ["containers", "initContainers"] {
+        let old_list = old_spec.get(list).and_then(Value::as_array);
+        if let (Some(Value::Array(items)), Some(old_items)) = (munged.get_mut(list), old_list) {
+            for (item, old_item) in items.iter_mut().zip(old_items) {
+                if let (Some(item), Some(image)) = (item.as_object_mut(), old_item.get("image")) {
+                    item.insert("image".into(), image.clone());
+                }
+            }
+        }
+    }
+    for field in ["activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates"] {
+        if let Some(map) = munged.as_object_mut() {
+            match old_spec.get(field) {
+                Some(v) => map.insert(field.into(), v.clone()),
+                None => map.remove(field),
+            };
+        }
+    }
+    if &munged == old_spec {
+        return Vec::new();
+    }
+    vec![FieldError::forbidden("spec", &format!("pod updates may not change fields other than {UPDATABLE}"))]
+}
+
+/// The tolerations the DefaultTolerationSeconds admission plugin adds: a pod stays bound for 300 s to a
+/// node that is not ready or unreachable.
+const DEFAULT_TOLERATION_KEYS: [&str; 2] = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+const DEFAULT_TOLERATION_SECONDS: i64 = 300;
+
+/// What kube-apiserver's default admission plugins add to a new pod: the Priority plugin's priority 0 and
+/// preemption policy (no PriorityClass is the global default), and DefaultTolerationSeconds' tolerations.
+/// The ServiceAccount plugin, which would refuse pods until a `default` ServiceAccount exists (a
+/// controller creates it, and none runs here) and mount its token, is off, as test apiservers run it.
+fn admit(spec: &mut Value) {
+    let Some(spec) = spec.as_object_mut() else { return };
+    if spec.get("priorityClassName").and_then(Value::as_str).unwrap_or("").is_empty() {
+        spec.entry("priority").or_insert(json!(0));
+    }
+    spec.entry("preemptionPolicy").or_insert(json!("PreemptLowerPriority"));
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    let Some(list) = tolerations.as_array_mut() else { return };
+    for key in DEFAULT_TOLERATION_KEYS {
+        let tolerated = list.iter().any(|t| {
+            let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
+            let tkey = t.get("key").and_then(Value::as_str).unwrap_or("");
+            (tkey == key || tkey.is_empty()) && (effect == "NoExecute" || effect.is_empty())
+        });
+        if !tolerated {
+            list.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}));
+        }
+    }
+}
+
 impl crate::registry::strategy::DeleteStrategy for Pods {
+    /// The pod store answers a delete with the pod (`ReturnDeletedObject`), graceful or not.
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+
     /// `CheckGracefulDelete`: the requested grace, else the pod's own; none for a pod that never ran on a
     /// node or has finished, since there is nothing to stop.
     fn graceful_period(&self, pod: &Value, requested: Option<i64>) -> Option<i64> {

@@ -206,10 +206,18 @@ pub fn validate_selector_unchanged(new: &Value, old: &Value) -> Option<FieldErro
     })
 }
 
-/// Applies the pod defaults to the object's template.
+/// Applies the pod defaults to the object's template, and gives the template's metadata the
+/// `creationTimestamp: null` Go writes for an embedded `ObjectMeta` (its `metav1.Time` is a struct, which
+/// `omitempty` does not leave out), as every kube-apiserver answer shows it.
 pub fn default_template(obj: &mut Value) {
     if let Some(spec) = obj.pointer_mut("/spec/template/spec") {
         pod_defaults::default_pod_spec(spec);
+    }
+    if let Some(template) = obj.pointer_mut("/spec/template").and_then(Value::as_object_mut) {
+        let metadata = template.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(metadata) = metadata.as_object_mut() {
+            metadata.entry("creationTimestamp").or_insert(Value::Null);
+        }
     }
 }
 
