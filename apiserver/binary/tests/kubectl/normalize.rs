@@ -11,6 +11,7 @@
 //!   after an age grow or shrink so that the next column of a table keeps its position;
 //! - the five characters the server appends to a `generateName`, for the prefixes a script lists with
 //!   `! generated PREFIX`, as `<suffix>`;
+//! - the random number in the name of the file `kubectl edit` leaves behind (`kubectl-edit-<n>.yaml`);
 //! - the date, time and process id at the start of client-go's log lines (`E1125 11:45:43.890722   15465 `)
 //!   as `E0000 00:00:00.000000 <pid> `.
 //!
@@ -44,7 +45,19 @@ fn normalize_line(line: &str, cx: &Context<'_>) -> String {
     let line = replace_matches(&line, rfc1123_at, "<timestamp>");
     let line = resource_versions(&line);
     let line = generated_names(&line, cx.generated);
+    let line = edit_file_names(&line);
     ages(&line)
+}
+
+/// `kubectl-edit-1378455728.yaml` (kubectl picks the number at random) as `kubectl-edit-<n>.yaml`.
+fn edit_file_names(line: &str) -> String {
+    const PREFIX: &str = "kubectl-edit-";
+    let Some(start) = line.find(PREFIX).map(|i| i + PREFIX.len()) else { return line.to_string() };
+    let digits = line[start..].bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return line.to_string();
+    }
+    format!("{}<n>{}", &line[..start], &line[start + digits..])
 }
 
 /// Replaces every match of `matcher` (which returns the length of a match starting at a byte offset) by

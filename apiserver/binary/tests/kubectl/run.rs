@@ -6,6 +6,7 @@
 //! its own `HOME` (so kubectl's discovery and OpenAPI caches start empty) and its own scratch directory
 //! as working directory and `TMPDIR`. kubectl runs with a cleared environment: `PATH`, `HOME`,
 //! `KUBECONFIG`, `TMPDIR` and the `NAME=value` words the command line starts with.
+#![cfg(not(madsim))]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
