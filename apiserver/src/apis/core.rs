@@ -85,7 +85,16 @@ pub fn resources() -> Vec<ResourceInfo> {
         ResourceInfo {
             short_names: &["po"],
             categories: &["all"],
-            subresources: vec![status("Pod")],
+            subresources: vec![
+                SubresourceInfo {
+                    name: "binding",
+                    sub: Subresource::Binding,
+                    kind: "Binding",
+                    kind_group_version: None,
+                    verbs: &[Verb::Create],
+                },
+                status("Pod"),
+            ],
             ..ResourceInfo::new(pods::resource(), "pod", Arc::new(pods::Pods), printers::core::pods())
         },
         ResourceInfo {

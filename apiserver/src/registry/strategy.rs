@@ -16,6 +16,8 @@ pub enum Subresource {
     /// `/scale` of workloads: only `spec.replicas` changes, through the main strategy (the generation
     /// follows), read and written as an `autoscaling/v1` `Scale`.
     Scale,
+    /// `/binding` of pods: a scheduler's `Binding` sets `spec.nodeName` once (`POST`).
+    Binding,
 }
 
 /// Per-resource behaviour of create and update (delete: the [`DeleteStrategy`] supertrait). Objects are JSON;
@@ -70,6 +72,12 @@ pub trait Strategy: DeleteStrategy {
 
     /// Validates an update (`ValidateUpdate`).
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError>;
+
+    /// Validates an update of the subresource `sub`; the main endpoint's rules by default, as most
+    /// status strategies call them.
+    fn validate_subresource_update(&self, _sub: Subresource, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_update(new, old)
+    }
 
     /// Normalizes a valid object before it is stored (`Canonicalize`).
     fn canonicalize(&self, _obj: &mut Value) {}

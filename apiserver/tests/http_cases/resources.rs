@@ -93,6 +93,30 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "a scheduler binds a pod to a node once",
+            vec![
+                post("/api/v1/namespaces/{ns}/pods", r#"{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}"#),
+                post("/api/v1/namespaces/{ns}/pods/p/binding", r#"{"metadata":{"name":"p"},"target":{"kind":"Node","name":"n1"}}"#)
+                    .field("/kind", json!("Status"))
+                    .field("/status", json!("Success"))
+                    .field("/code", json!(201)),
+                get("/api/v1/namespaces/{ns}/pods/p")
+                    .field("/spec/nodeName", json!("n1"))
+                    .field("/status/conditions/0/type", json!("PodScheduled"))
+                    .field("/status/conditions/0/lastTransitionTime", json!("2023-11-14T22:13:20Z")),
+                post("/api/v1/namespaces/{ns}/pods/p/binding", r#"{"metadata":{"name":"p"},"target":{"name":"n2"}}"#).status(
+                    409,
+                    "Conflict",
+                    r#"Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1""#,
+                ),
+                post("/api/v1/namespaces/{ns}/pods/p/binding", r#"{"metadata":{"name":"q"},"target":{"name":"n2"}}"#)
+                    .status(400, "BadRequest", "name in URL does not match name in Binding object"),
+                post("/api/v1/namespaces/{ns}/pods/nope/binding", r#"{"metadata":{"name":"nope"},"target":{"name":"n2"}}"#)
+                    .status(404, "NotFound", r#"pods "nope" not found"#),
+                get("/api/v1/namespaces/{ns}/pods/p/binding").code(405),
+            ],
+        ),
+        case(
             "a deployment's defaults, and /scale read and written as a Scale",
             vec![
                 post(DEPLOYS, &deployment("web", 2))

@@ -18,7 +18,7 @@ use crate::endpoints::response::Responder;
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
 use crate::registry::options::UpdateOptions;
-use crate::registry::strategies::workloads;
+use crate::registry::strategies::{pod_binding, workloads};
 use crate::registry::{typecheck, RegistryError, Resource, Subresource};
 
 /// `POST .../RESOURCE`.
@@ -27,6 +27,9 @@ pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> 
     validate_write_options(&options, "CreateOptions")?;
     let obj = body_object(call, target)?;
     let warnings = field_validation(&options.field_validation, &body_resource(target), &obj, body_format(call))?;
+    if target.sub.is_some_and(|s| s.sub == Subresource::Binding) {
+        return bind_pod(target, obj, &options, responder).await;
+    }
     let created = target.rest.create(&target.namespace, obj, &options.create_options()).await?;
     responder.with_warnings(warnings).object(StatusCode::CREATED, &created)
 }
@@ -57,6 +60,24 @@ async fn update_scale(target: &Target<'_>, scale: Value, opts: &UpdateOptions) -
     let mut apply = |current: &Value| Ok(workloads::apply_scale(current, &scale));
     let stored = target.rest.patch(&target.namespace, &target.name, Some(Subresource::Scale), &mut apply, opts).await?;
     Ok(workloads::to_scale(&stored))
+}
+
+/// `POST .../pods/NAME/binding`: the pod assigned to the binding's node inside one guaranteed update,
+/// answered with a Success `Status` (kube's `BindingREST.Create`).
+async fn bind_pod(
+    target: &Target<'_>,
+    binding: Value,
+    options: &WriteQuery,
+    responder: &Responder,
+) -> Result<Response<Body>, ApiError> {
+    pod_binding::validate(&binding, &target.name)?;
+    let now = crate::registry::system::rfc3339(responder.now_unix_s);
+    let mut apply = |current: &Value| pod_binding::bind(current, &binding, &now);
+    let opts = UpdateOptions { dry_run: options.create_options().dry_run, ..UpdateOptions::default() };
+    target.rest.patch(&target.namespace, &target.name, Some(Subresource::Binding), &mut apply, &opts).await?;
+    let status =
+        serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+    responder.object(StatusCode::CREATED, &status)
 }
 
 /// `ValidateScale`, as the scale REST reports it (`Scale.autoscaling "web" is invalid: ...`).

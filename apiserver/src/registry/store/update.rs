@@ -277,7 +277,10 @@ impl<S: Storage + Clone> Store<S> {
         meta::copy(&mut obj, old, "deletionTimestamp");
         meta::copy(&mut obj, old, "deletionGracePeriodSeconds");
         let name = meta::get_str(&obj, "name").to_string();
-        let errs = self.strategy.validate_update(&obj, old);
+        let errs = match sub {
+            None => self.strategy.validate_update(&obj, old),
+            Some(sub) => self.strategy.validate_subresource_update(sub, &obj, old),
+        };
         if !errs.is_empty() {
             return Err(self.invalid(&name, errs));
         }

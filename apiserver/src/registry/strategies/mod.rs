@@ -13,6 +13,7 @@ pub mod leases;
 pub mod namespaces;
 pub mod nodes;
 pub mod persistentvolumeclaims;
+pub mod pod_binding;
 pub mod pod_defaults;
 pub mod pods;
 pub mod quotas;

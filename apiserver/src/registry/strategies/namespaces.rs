@@ -43,7 +43,7 @@ impl Strategy for Namespaces {
         // namespaceStatusStrategy keeps the spec; namespaceFinalizeStrategy keeps the status.
         let kept = match sub {
             Subresource::Status => "spec",
-            Subresource::Finalize | Subresource::Scale => "status",
+            Subresource::Finalize | Subresource::Scale | Subresource::Binding => "status",
         };
         match old.get(kept) {
             Some(v) => new[kept] = v.clone(),

@@ -115,10 +115,14 @@ impl Strategy for Pods {
     }
 
     fn supports(&self, sub: Subresource) -> bool {
-        sub == Subresource::Status
+        matches!(sub, Subresource::Status | Subresource::Binding)
     }
 
-    fn prepare_for_subresource_update(&self, _sub: Subresource, new: &mut Value, old: &Value) {
+    fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {
+        if sub == Subresource::Binding {
+            // The binding made the new pod from the stored one (`pod_binding::bind`); nothing to reset.
+            return;
+        }
         // podStatusStrategy: the spec is the kubelet's to read, not to write, and old kubelets corrupted
         // ownerReferences, so both come from the stored pod.
         new["spec"] = old.get("spec").cloned().unwrap_or(json!({}));
@@ -149,6 +153,15 @@ impl Strategy for Pods {
         errs.extend(validate_spec(new));
         errs.extend(validate_spec_update(new, old));
         errs
+    }
+
+    fn validate_subresource_update(&self, sub: Subresource, new: &Value, old: &Value) -> Vec<FieldError> {
+        match sub {
+            // A binding is written straight to storage upstream, past the pod update rules it breaks on
+            // purpose (`spec.nodeName`).
+            Subresource::Binding => Vec::new(),
+            _ => self.validate_update(new, old),
+        }
     }
 
     fn selectable_field(&self, obj: &Value, key: &str) -> Option<String> {
