@@ -5,6 +5,9 @@
 
 use serde_json::{json, Map, Value};
 
+/// `DefaultTerminationGracePeriodSeconds`: what a pod without `spec.terminationGracePeriodSeconds` gets.
+pub const DEFAULT_TERMINATION_GRACE_PERIOD_S: i64 = 30;
+
 /// Fills in what a pod spec leaves out.
 pub fn default_pod_spec(spec: &mut Value) {
     let Some(spec) = spec.as_object_mut() else { return };
@@ -20,7 +23,7 @@ pub fn default_pod_spec(spec: &mut Value) {
     };
     default("dnsPolicy", json!("ClusterFirst"));
     default("restartPolicy", json!("Always"));
-    default("terminationGracePeriodSeconds", json!(super::pods::DEFAULT_TERMINATION_GRACE_PERIOD_S));
+    default("terminationGracePeriodSeconds", json!(DEFAULT_TERMINATION_GRACE_PERIOD_S));
     default("securityContext", json!({}));
     default("schedulerName", json!("default-scheduler"));
     for list in ["initContainers", "containers"] {

@@ -21,9 +21,6 @@ pub fn resource() -> Resource {
     Resource::core("Pod", "pods")
 }
 
-/// `DefaultTerminationGracePeriodSeconds`: what a pod without `spec.terminationGracePeriodSeconds` gets.
-pub const DEFAULT_TERMINATION_GRACE_PERIOD_S: i64 = 30;
-
 /// The Pod strategy.
 pub struct Pods;
 
