@@ -16,7 +16,7 @@
 //!   after its txn lost a race (a conflict) and before every fresh read that checks a cached suggestion.
 //!   `Delay`/`Hold` widen the race window; `Error` fails the update with `StorageError::Unreachable`
 //!   (kube-apiserver's answer when etcd cannot be reached mid-update); `Drop` skips the retry and reports what
-//!   the state in hand says, the bug upstream fixed (races-catalog.md B1: a stale cached suggestion gives a
+//!   the state in hand says, the bug upstream fixed (kubernetes #82303: a stale cached suggestion gives a
 //!   spurious 409, a conflict is not retried), the simulation's bug switch for the cache-parity check.
 
 pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};

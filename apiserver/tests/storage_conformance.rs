@@ -1,5 +1,5 @@
-//! The storage conformance suite: our own cases, re-derived from the upstream test list in
-//! reference/apiserver-semantics.md §16, run against every backend the storage interface has, each over
+//! The storage conformance suite: our own cases, re-derived from what upstream's storage tests check
+//! (`staging/src/k8s.io/apiserver/pkg/storage/testing/store_tests.go` and `watcher_tests.go`), run against every backend the storage interface has, each over
 //! fake-etcd (in-process, loopback) and over real etcd 3.4.23 (`/usr/bin/etcd`, Debian package
 //! `etcd-server`). The backends are the etcd3 store and the Cacher in front of it; most cases are shared,
 //! because the cache must be indistinguishable from etcd where kube-apiserver makes it so, and each backend

@@ -1,4 +1,4 @@
-//! The determinism guard (DESIGN.md §4): a seed run twice in this process, and once in a separate process
+//! The determinism guard (ARCHITECTURE.md, Determinism): a seed run twice in this process, and once in a separate process
 //! (the `kubesim` binary), gives the same trace, byte for byte, for a run with faults and failpoints.
 #![cfg(madsim)]
 

@@ -107,7 +107,7 @@ fn every_rust_file_opens_with_a_module_doc() {
     assert!(missing.is_empty(), "files without a leading //! doc saying their job: {missing:#?}");
 }
 
-/// Sources of nondeterminism that DESIGN.md §4 bans, and the few places allowed to use one, with why.
+/// Sources of nondeterminism the determinism rules ban (ARCHITECTURE.md, Cross-cutting concerns), and the few places allowed to use one, with why.
 /// The last field says whether the ban also covers real-build test files (`#![cfg(not(madsim))]`), which
 /// drive real processes and sockets and so must wait on real time; randomness stays banned everywhere.
 const BANNED: &[(&str, &[(&str, &str)], bool)] = &[
@@ -185,5 +185,5 @@ fn no_nondeterminism_in_sources() {
             found.push(format!("{rel}: {selects} select! but {biased} biased;"));
         }
     }
-    assert!(found.is_empty(), "nondeterminism hazards (DESIGN.md §4): {found:#?}");
+    assert!(found.is_empty(), "nondeterminism hazards (ARCHITECTURE.md, Determinism): {found:#?}");
 }

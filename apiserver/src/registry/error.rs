@@ -5,7 +5,7 @@
 //! their translation remains the storage layer's (`StorageError::to_status`); the registry adds the errors
 //! that kube-apiserver raises above storage: validation (422), optimistic-lock conflicts, namespace
 //! lifecycle admission (404, 403), generateName exhaustion and bad requests. Codes, reasons and texts are
-//! kube-apiserver's (reference/apiserver-semantics.md S0.4, U1, CR3, N3).
+//! kube-apiserver's.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusCause, StatusDetails};
 

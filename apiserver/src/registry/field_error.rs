@@ -1,5 +1,5 @@
 //! [`FieldError`]: one validation failure at a field path, formatted as apimachinery's `field.Error` is, so
-//! that a 422 Invalid `Status` reads exactly like kube-apiserver's (reference/apiserver-semantics.md S0.4).
+//! that a 422 Invalid `Status` reads exactly like kube-apiserver's.
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
 //! The namespace controller's finalization, reduced to one synchronous pass: kube-controller-manager
 //! deletes everything in a Terminating namespace, then removes the `kubernetes` finalizer through
-//! `/finalize`, and that update deletes the namespace once no finalizer is left (reference N2, N4, N5). Here a caller runs
+//! `/finalize`, and that update deletes the namespace once no finalizer is left. Here a caller runs
 //! [`finalize`] when it wants that to happen; without it a namespace stays Terminating, as in a cluster
 //! with no controller.
 

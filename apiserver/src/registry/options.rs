@@ -2,7 +2,7 @@
 //! `DeleteOptions`), and their validation with kube's texts.
 //!
 //! `dryRun` is a list because the API reserves room for partial dry runs; only `All` exists, and any other
-//! value is a 422 on the options object itself (`ValidateDryRun`, reference CR5).
+//! value is a 422 on the options object itself (`ValidateDryRun`).
 
 use crate::registry::error::RegistryError;
 use crate::registry::field_error::FieldError;

@@ -1,4 +1,4 @@
-//! Label and field selectors (reference SEL1, SEL2): parsed once per request into a [`Selector`], which
+//! Label and field selectors: parsed once per request into a [`Selector`], which
 //! becomes the storage layer's predicate. Parse errors and unsupported field keys are 400s.
 
 use std::sync::Arc;

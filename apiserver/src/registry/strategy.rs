@@ -9,9 +9,9 @@ use crate::registry::field_error::FieldError;
 /// `PUT /api/v1/namespaces/<name>/finalize`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Subresource {
-    /// `/status`: only `status` changes (reference ST2).
+    /// `/status`: only `status` changes.
     Status,
-    /// `/finalize` of namespaces: only `spec.finalizers` changes (reference N4).
+    /// `/finalize` of namespaces: only `spec.finalizers` changes.
     Finalize,
     /// `/scale` of workloads: only `spec.replicas` changes, through the main strategy (the generation
     /// follows), read and written as an `autoscaling/v1` `Scale`.
@@ -103,21 +103,21 @@ pub trait Strategy: DeleteStrategy {
 
 /// Per-resource behaviour of delete (kube's `RESTDeleteStrategy` and the store options around it).
 pub trait DeleteStrategy: Send + Sync {
-    /// Whether deleting `obj` must wait for finalizers: it then only gets a `deletionTimestamp` (reference D3).
+    /// Whether deleting `obj` must wait for finalizers: it then only gets a `deletionTimestamp`.
     fn has_pending_finalizers(&self, obj: &Value) -> bool {
         crate::registry::meta::get(obj, "finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
     }
 
     /// `CheckGracefulDelete`: for resources deleted gracefully (pods), the grace period in seconds that a
     /// delete of `obj` gets, given the `gracePeriodSeconds` the client asked for (already at least 0);
-    /// `None` for resources deleted at once (reference D4).
+    /// `None` for resources deleted at once.
     fn graceful_period(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
         None
     }
 
     /// `ShouldDeleteDuringUpdate`: whether the update of `old` into `new` deletes the object instead,
     /// because it removes the last finalizer of an object whose deletion waits only for them (a
-    /// `deletionTimestamp` with no grace period left; reference U8).
+    /// `deletionTimestamp` with no grace period left).
     fn should_delete_during_update(&self, new: &Value, old: &Value) -> bool {
         generic_should_delete_during_update(new, old)
     }

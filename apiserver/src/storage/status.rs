@@ -5,7 +5,7 @@
 //! but 409 Conflict on update. Errors its etcd3 store raises as API errors already (bad resourceVersion,
 //! too large resourceVersion, compacted revisions) keep their status whatever the operation, and anything
 //! else becomes a 500 with an empty reason and the raw text, as its `ErrorToAPIStatus` does. Codes, reasons
-//! and message texts are kube-apiserver's (reference/apiserver-semantics.md §0).
+//! and message texts are kube-apiserver's.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusCause, StatusDetails};
 

@@ -118,7 +118,7 @@ async fn cacher_read_returns_once_the_resource_version_arrives(ctx: Ctx) {
 }
 
 async fn cacher_without_progress_notify_is_held_back_by_other_resources(ctx: Ctx) {
-    // races-catalog.md A2: the cache moves only on its own resource's events unless etcd reports progress.
+    // kubernetes #91073: the cache moves only on its own resource's events unless etcd reports progress.
     let held_back = ctx.cacher(|c| c.request_watch_progress = false).await;
     let notified = ctx.cacher(|c| c.request_watch_progress = true).await;
     let a = held_back.create(&key("a"), configmap("a", "1")).await.unwrap();

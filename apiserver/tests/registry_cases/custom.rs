@@ -1,8 +1,8 @@
 //! A custom resource through the generic registry, with a strategy of its own as a CRD with a status
 //! subresource gets: the body's apiVersion must be the resource's (400), an update must carry a
 //! resourceVersion (422), create clears status, the main endpoint keeps the stored status and bumps the
-//! generation on any change outside metadata, and `/status` keeps everything but the new status (reference
-//! U2, ST1-ST3, ST5).
+//! generation on any change outside metadata, and `/status` keeps everything but the new status
+//! (apiextensions-apiserver's `pkg/registry/customresource/strategy.go` and `status_strategy.go`).
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Dry runs (`?dryRun=All`): create, update and delete are validated and answered as if done, and nothing
 //! is written (no new revision); a taken name is still a 409, a stale resourceVersion still a 409; any
-//! value other than `All` is a 422 on the options (reference CR5, D6).
+//! value other than `All` is a 422 on the options.
 
 use apiserver::registry::{CreateOptions, DeleteOptions, UpdateOptions};
 use apiserver::storage::GetOptions;

@@ -1,7 +1,7 @@
 //! Finalizers: a delete of an object with finalizers only marks it (`deletionTimestamp` now, grace 0,
 //! watchers see MODIFIED) and answers with it; no finalizer may be added afterwards; the update that
 //! removes the last one deletes it (watchers see DELETED) and answers with the object sent. ownerReferences
-//! are kept as sent (reference D3, U7, U8).
+//! are kept as sent.
 
 use std::time::Duration;
 

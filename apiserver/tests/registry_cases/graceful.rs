@@ -1,7 +1,7 @@
 //! Graceful deletion of pods: the first delete sets `deletionTimestamp` = now + grace and
 //! `deletionGracePeriodSeconds`, with the grace from the request or the pod's
 //! `terminationGracePeriodSeconds` (30 by default), and 0 for a pod never scheduled or already finished;
-//! later deletes may only shorten it, and a grace of 0 deletes at once (reference D4).
+//! later deletes may only shorten it, and a grace of 0 deletes at once.
 
 use apiserver::registry::{DeleteOptions, Subresource, UpdateOptions};
 use apiserver::storage::GetOptions;

@@ -2,7 +2,6 @@
 //! pod, a dropped QoS class is backfilled, no generation appears), with the same optimistic lock and no create; a namespace's `/status`
 //! changes only status and `/finalize` only `spec.finalizers`, and the `/finalize` that removes the last
 //! finalizer of a deleted namespace deletes it; a resource without the subresource answers 404
-//! (reference ST1-ST4, N4).
 
 use apiserver::registry::{Subresource, UpdateOptions};
 use apiserver::storage::{GetOptions, Preconditions};

@@ -1,6 +1,6 @@
 //! PATCH (kube's `PatchResource`): the `Content-Type` names the patch type, and the patch is applied to the
 //! current object inside the registry's guaranteed update, so a retry re-applies it to newer state
-//! (reference PA1-PA4). JSON patch (RFC 6902) and JSON merge patch (RFC 7386) are served here; strategic
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`). JSON patch (RFC 6902) and JSON merge patch (RFC 7386) are served here; strategic
 //! merge patch and server-side apply answer 415 with the types that are served.
 //!
 //! Texts are kube's: a body that does not decode as its patch type is a 400 (`error decoding patch:

@@ -5,7 +5,7 @@
 //!
 //! Errors found before the stream starts (bad options, a cache that is not ready) are ordinary HTTP
 //! errors; later ones (a resourceVersion too old) arrive as one `ERROR` event carrying the `Status`, after
-//! which the stream ends (reference W1). Bookmarks carry an empty object of the resource's kind with only
+//! which the stream ends. Bookmarks carry an empty object of the resource's kind with only
 //! its resourceVersion, and the one ending a watch-list's initial events the
 //! `k8s.io/initial-events-end: "true"` annotation. A watch without `timeoutSeconds` lasts a random time
 //! between the server's minimum request timeout and twice it. Table and metadata conversions apply per

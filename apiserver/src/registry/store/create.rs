@@ -1,6 +1,6 @@
 //! Create: the NamespaceLifecycle admission check, kube's `BeforeCreate` (namespace, strategy, system
 //! fields, generateName, validation, canonicalization), then the storage create, retried with a new
-//! generated name on a collision (reference CR1-CR4, CR6, N3). A dry run does all of it but the write: a
+//! generated name on a collision. A dry run does all of it but the write: a
 //! name already taken is still a 409, and the answer has no resourceVersion (CR5).
 
 use serde_json::Value;

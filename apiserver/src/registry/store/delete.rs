@@ -4,7 +4,7 @@
 //! delete may only shorten, and goes at once when the grace is 0; an object with finalizers gets a
 //! `deletionTimestamp` and waits for them (namespaces also turn Terminating). Anything else is the storage
 //! delete, checked again atomically. The answer is the object or a Success `Status`, as the resource's
-//! store says. A dry run answers the same and writes nothing (reference D1-D4, D6, N2, N3).
+//! store says. A dry run answers the same and writes nothing.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDetails};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Update: kube's `Store.Update` inside one guaranteed update. The resourceVersion in the body is the
 //! optimistic lock (409 Conflict if stale; none at all is allowed only for types that allow unconditional
 //! updates); a uid in the body is a precondition; a missing object is created only where the strategy
-//! allows it; then `BeforeUpdate` (reference U1-U4, U7). Subresources (`/status`, `/finalize`) take the
+//! allows it; then `BeforeUpdate`. Subresources (`/status`, `/finalize`) take the
 //! same path with their own resets and never create (ST1-ST4, N4). An update that removes the last
 //! finalizer of an object waiting only for them deletes it instead, answering with the submitted object
 //! (U8). A dry run reads the current object and answers as if it had written.
@@ -62,7 +62,7 @@ impl<S: Storage + Clone> Store<S> {
 
     /// A patch of `namespace`/`name` (or of its subresource `sub`): `apply` turns the current object into
     /// the new one, inside the guaranteed update, so that a retry after a conflict re-applies it to the
-    /// newer state (reference PA2). The result is an update in every other respect: a resourceVersion the
+    /// newer state. The result is an update in every other respect: a resourceVersion the
     /// patch sets is the optimistic lock, and none never conflicts. A missing object is a 404.
     pub async fn patch(
         &self,

@@ -33,7 +33,7 @@ pub(crate) fn start_generation(obj: &mut Value) {
     meta::set(obj, "generation", Some(Value::from(1)));
 }
 
-/// Bumps `metadata.generation` when `spec` changed: the main endpoint's rule (reference ST3).
+/// Bumps `metadata.generation` when `spec` changed: the main endpoint's rule.
 pub(crate) fn bump_generation_on_spec_change(new: &mut Value, old: &Value) {
     if new.get("spec") != old.get("spec") {
         let generation = meta::get(old, "generation").and_then(Value::as_i64).unwrap_or(0);

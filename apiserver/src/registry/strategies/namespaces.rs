@@ -1,6 +1,6 @@
 //! Namespaces (`KK/pkg/registry/core/namespace/strategy.go`): cluster-scoped, names are DNS labels, every
 //! new namespace is Active with the `kubernetes` finalizer, and the main endpoint may change neither
-//! `spec.finalizers` nor `status` (reference N1): `/status` changes only status and `/finalize` only
+//! `spec.finalizers` nor `status`: `/status` changes only status and `/finalize` only
 //! `spec.finalizers`, and an update that leaves a deleted namespace with no finalizer of either kind
 //! deletes it (N4).
 
@@ -70,7 +70,7 @@ impl Strategy for Namespaces {
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        // spec.finalizers change only through /finalize and status only through /status (reference N4).
+        // spec.finalizers change only through /finalize and status only through /status.
         let old_finalizers = old.get("spec").and_then(|s| s.get("finalizers")).cloned();
         match (new.get_mut("spec").and_then(Value::as_object_mut), old_finalizers) {
             (Some(spec), Some(f)) => {

@@ -2,7 +2,7 @@
 //! pod is Pending with its QoS class, v1's spec defaults and what the default admission plugins add;
 //! status belongs to `/status` (whose strategy keeps spec and ownerReferences); the spec must name at
 //! least one container with a name and an image, and only images, the deadline and tolerations may
-//! change; deletion is graceful and answers with the pod (reference D4). kube 1.32 sets no
+//! change; deletion is graceful and answers with the pod. kube 1.32 sets no
 //! `metadata.generation` on pods (1.33 does).
 
 use std::collections::BTreeSet;

@@ -3,8 +3,8 @@
 //!
 //! Per event it applies the key prefix and the selector to the object before and after the change: an object
 //! that starts matching is ADDED, one that stops matching is DELETED with its previous state at the event's
-//! resourceVersion, one never matching is skipped (reference W7, W8). It forwards only events newer than
-//! its starting point, so nothing of the initial events repeats or goes back in time (races-catalog.md A5).
+//! resourceVersion, one never matching is skipped. It forwards only events newer than
+//! its starting point, so nothing of the initial events repeats or goes back in time (kubernetes PR #73845).
 //! The stream ends, without an ERROR event, when the Cacher drops its queue (re-initialization or a full
 //! queue).
 

@@ -1,7 +1,7 @@
 //! [`CacherConfig`]: what a Cacher caches, which upstream features it has, and its timing constants.
 //!
 //! The features are switches because kube-apiserver's behaviour depends on them and on the etcd it runs
-//! against (reference/apiserver-semantics.md, feature-gate state): `ConsistentListFromCache` (on by default in
+//! against: `ConsistentListFromCache` (on by default in
 //! 1.31+) serves consistent lists and gets from the cache after a progress-notify barrier, and both it and
 //! watch-list requests need etcd's `RequestWatchProgress`, which kube-apiserver 1.33 only trusts on etcd
 //! 3.4.31+ or 3.5.13+ (etcd#15220 and #17507), so not on the real etcd 3.4.23 the tests use. The timing

@@ -1,7 +1,7 @@
 //! Waiting for the cache to be fresh enough: `waitUntilFreshAndBlock` and its progress requester.
 //!
 //! A read at resourceVersion N waits until the cache has reached N, for at most `block_timeout` (3 s), then
-//! fails with 504 `Too large resource version: N, current: M` and Retry-After 1 (reference G3, L3). When the
+//! fails with 504 `Too large resource version: N, current: M` and Retry-After 1. When the
 //! wait relies on etcd's progress notifications (consistent reads, watch-list), the requester asks the
 //! reflector's etcd watch for progress every `progress_request_period` while anybody waits (KEP-2340), so
 //! the cache learns etcd's revision even when nothing of its own resource changes.

@@ -1,9 +1,9 @@
 //! The watch cache: [`Cacher`], kube-apiserver's Cacher (with its `CacheDelegator`) over the etcd3 store.
 //!
 //! It implements the same [`Storage`] interface as [`Etcd3Store`]: writes, counts and quorum gets go to the
-//! store (updates and deletes with the cached object as their suggestion, reference C4); reads with a
+//! store (updates and deletes with the cached object as their suggestion); reads with a
 //! resourceVersion, lists and watches are served from a cache that a reflector keeps in step with etcd.
-//! Which requests the cache serves, and how, follows kube-apiserver 1.33 (reference §1, §2, §4, §5, §6).
+//! Which requests the cache serves, and how, follows kube-apiserver 1.33.
 //!
 //! Files: `watch_cache` (the sans-IO history and state), `config` (features and timing), `state` (what the
 //! tasks share, under one lock: the cache, readiness, registered watchers), `reflector` (list and watch from

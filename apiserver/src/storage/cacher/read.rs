@@ -2,11 +2,11 @@
 //! `delegator.ShouldDelegateList` without cache snapshots) and the cache's own list (`Cacher.GetList`).
 //!
 //! Get: resourceVersion "" is a quorum read from etcd; otherwise (when ready) the cache waits until it has
-//! reached the resourceVersion and answers with its current object (reference G1-G3). List: exact reads
+//! reached the resourceVersion and answers with its current object. List: exact reads
 //! (resourceVersionMatch Exact, the legacy "N with a limit", continue tokens) go to etcd; "0" is the cache
 //! as it is, ignoring the limit; N or NotOlderThan waits for N; "" is a consistent read: from the cache after
 //! it has caught up with etcd's current revision (falling back to etcd if it does not within the block
-//! timeout), or from etcd without `ConsistentListFromCache` (reference L1-L4, L8).
+//! timeout), or from etcd without `ConsistentListFromCache`.
 
 use super::Cacher;
 use crate::storage::continue_token;

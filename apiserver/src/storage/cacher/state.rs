@@ -3,8 +3,8 @@
 //!
 //! Applying an event and dispatching it to watchers happen in the same critical section, and so do
 //! computing a new watcher's initial events and registering it: a watcher therefore sees every event after
-//! its start exactly once (races-catalog.md A4, A5). A (re)list ends every watcher (their streams close
-//! without an ERROR event, reference W11) and starts a new readiness generation, so a watch that passed the
+//! its start exactly once (kubernetes #49956, kubernetes PR #73845). A (re)list ends every watcher (their streams close
+//! without an ERROR event) and starts a new readiness generation, so a watch that passed the
 //! readiness check before the relist is not registered on the new one (A6).
 
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! Starting a client watch on the cache (`Cacher.Watch` in kube-apiserver 1.33).
 //!
 //! A bad resourceVersion and a cache that is not ready fail the request itself (400, 429); every later
-//! failure is one ERROR event on an accepted watch (reference W1). The resourceVersion the cache must reach
+//! failure is one ERROR event on an accepted watch. The resourceVersion the cache must reach
 //! first: the requested one; for "" with sendInitialEvents, etcd's current revision (a consistent start);
 //! for "" without it, any (the legacy behaviour, like "0"). Only a watch with sendInitialEvents waits for
 //! the cache (3 s, then the 504), because a plain watch from a future resourceVersion simply waits for

@@ -1,7 +1,7 @@
 //! [`WatchCache`]: the watch cache's core, without IO: the current state of every object, a bounded
 //! history of recent events, and the answer to "which events follow resourceVersion N?".
 //!
-//! Semantics (reference/apiserver-semantics.md W2, W3, W5, C1, C2): a watch from N gets every event with a
+//! Semantics: a watch from N gets every event with a
 //! resourceVersion above N; from 0, the current state as ADDED events; from a resourceVersion older than
 //! the history holds, 410 Expired `too old resource version: N (M)` with M the oldest servable version − 1.
 //! Right after a (re)list at X, X itself is still servable (nothing was evicted since), even though no

@@ -4,7 +4,7 @@
 //! ConfigMap stored under `/configmaps/other/x` may say namespace "ns"). The cache indexes by key, as
 //! kube-apiserver's watch cache does, so these crate-internal variants return the key relative to the
 //! store's path prefix (`/configmaps/ns/a`). The watch asks etcd for previous values and progress
-//! notifications, as the cacher's lister-watcher does (reference/apiserver-semantics.md B7).
+//! notifications, as the cacher's lister-watcher does.
 
 use etcd_proto::etcdserverpb::{watch_request, RangeRequest, WatchCreateRequest, WatchProgressRequest, WatchRequest};
 use etcd_proto::mvccpb::event::EventType;

@@ -3,7 +3,7 @@
 //!
 //! Files: `etcd_error` (etcd's gRPC errors as storage errors), `state` (decoding a key-value into an object
 //! with its resourceVersion), `read` (get, list with paging, count), `write` (create, guaranteed update,
-//! delete: the txn shapes of reference/raft-and-etcd.md B.6), `watcher` (watch streams), `cache_feed` (the
+//! delete: the txn shapes of kube's etcd3 store), `watcher` (watch streams), `cache_feed` (the
 //! keyed list and watch the watch cache's reflector reads).
 
 mod cache_feed;

@@ -1,5 +1,5 @@
 //! Reads: get, list (resourceVersion semantics, paging with continue tokens, compaction), count, and the
-//! current revision. Semantics follow kube-apiserver's etcd3 store (reference/apiserver-semantics.md §1-3).
+//! current revision. Semantics follow kube-apiserver's etcd3 store.
 
 use etcd_proto::etcdserverpb::RangeRequest;
 use serde_json::Value;

@@ -1,7 +1,7 @@
-//! Writes: create, guaranteed update and delete, each one etcd txn guarded by the key's mod revision
-//! (reference/raft-and-etcd.md B.6). Update and delete retry on a lost race with the state the txn's
+//! Writes: create, guaranteed update and delete, each one etcd txn guarded by the key's mod revision, as
+//! kube's `staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go` writes them. Update and delete retry on a lost race with the state the txn's
 //! else-branch read, and treat a caller's cached copy as a hint: a failure it causes is only reported after
-//! a fresh read confirms the copy was current (the fixed behaviour of races-catalog.md B1).
+//! a fresh read confirms the copy was current (the fixed behaviour of kubernetes #82303).
 
 use etcd_proto::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use etcd_proto::etcdserverpb::request_op::Request;
@@ -192,7 +192,7 @@ impl Etcd3Store {
 
     /// The failpoint before a guaranteed update retries on newer state (`crate::failpoint`): whether to go
     /// on. `false` (a `Drop`) means the caller skips the retry and reports what the state it has says, the
-    /// behaviour before upstream's fixes (races-catalog B1: a stale cached copy turns into a 409).
+    /// behaviour before upstream's fixes (kubernetes #82303: a stale cached copy turns into a 409).
     async fn before_reread(&self, etcd_key: &str) -> Result<bool, StorageError> {
         let point = Point::BeforeUpdateReread;
         match self.failpoints.eval(point).await {
