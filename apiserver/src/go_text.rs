@@ -1,4 +1,5 @@
-//! How Go prints values, for error texts that must match kube-apiserver's byte for byte: `%q` quoting.
+//! How Go prints values, for error texts that must match kube-apiserver's byte for byte: `%q` quoting,
+//! and the summary of a request body that decode errors quote.
 //!
 //! kube-apiserver builds many messages with `fmt.Sprintf("%q", s)` (field errors, resourceVersion parse
 //! errors, decoder errors); clients and people compare them as text, so kubesim quotes as Go does.
@@ -30,6 +31,18 @@ pub fn quote(text: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// kube's `summarizeData`: the start of a JSON object as text, anything else in hex.
+pub(crate) fn summarize_data(data: &[u8], max: usize) -> String {
+    let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    match data.first() {
+        None => "<empty>".into(),
+        Some(b'{') if data.len() > max => format!("{} ...", String::from_utf8_lossy(&data[..max])),
+        Some(b'{') => String::from_utf8_lossy(data).into_owned(),
+        Some(_) if data.len() > max => format!("{} ...", hex(&data[..max])),
+        Some(_) => hex(data),
+    }
 }
 
 /// Go's `strconv.IsPrint`, close enough for the texts kube prints: no control characters, no

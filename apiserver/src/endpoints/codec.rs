@@ -42,20 +42,8 @@ pub fn decode(body: &[u8], format: Format, kind: &str) -> Result<Value, ApiError
 fn unrecognized(kind: &str, cause: &str, body: &[u8]) -> ApiError {
     ApiError::BadRequest(format!(
         "the object provided is unrecognized (must be of type {kind}): {cause} ({})",
-        summarize(body, 30)
+        crate::go_text::summarize_data(body, 30)
     ))
-}
-
-/// kube's `summarizeData`: the start of a JSON object as text, anything else in hex.
-pub(crate) fn summarize(data: &[u8], max: usize) -> String {
-    let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    match data.first() {
-        None => "<empty>".into(),
-        Some(b'{') if data.len() > max => format!("{} ...", String::from_utf8_lossy(&data[..max])),
-        Some(b'{') => String::from_utf8_lossy(data).into_owned(),
-        Some(_) if data.len() > max => format!("{} ...", hex(&data[..max])),
-        Some(_) => hex(data),
-    }
 }
 
 /// The JSON type name Go's decoder uses in `cannot unmarshal X` messages.

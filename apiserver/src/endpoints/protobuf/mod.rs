@@ -89,7 +89,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// kube's `transformDecodeError` when the body names no kind it could read.
 fn unrecognized(expected: &str, why: &str, body: &[u8]) -> ApiError {
-    let summary = crate::endpoints::codec::summarize(body, 30);
+    let summary = crate::go_text::summarize_data(body, 30);
     ApiError::BadRequest(format!("the object provided is unrecognized (must be of type {expected}): {why} ({summary})"))
 }
 
