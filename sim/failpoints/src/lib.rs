@@ -1,5 +1,6 @@
 //! The failpoint registry: named places in a component's code where a test harness can make things go wrong
-//! on purpose (delay, drop, fail, crash the node, hold until released).
+//! on purpose (delay, drop, fail, crash the node, hold until released); and, in [`bug`], the bug switches
+//! that put a historical bug back where it lived.
 //!
 //! The registry is generic over the component's set of points ([`Point`]): fake-etcd and the apiserver each
 //! declare their own points, as an enum with stable names, and share this one implementation of arming,
@@ -17,6 +18,10 @@
 //! Why a crash hook instead of a panic: the components must not depend on madsim, and a panic would need every
 //! node built with `restart_on_panic`, which restarts at a time madsim picks; a hook lets the harness kill the
 //! node and decide itself when (and whether) it comes back, and put both in the trace.
+
+pub mod bug;
+
+pub use bug::{Bug, BugSet, UnknownBug};
 
 use std::collections::BTreeMap;
 use std::fmt;
