@@ -27,33 +27,6 @@ impl ErrorStatus {
     pub fn new(code: GrpcCode, message: impl Into<String>) -> ErrorStatus {
         ErrorStatus { code, message: message.into() }
     }
-
-    /// Whether the error says for certain that the request did nothing: etcd's errors that depend only on
-    /// the request and the state (the model can produce them). Availability errors (no leader, timeouts, a
-    /// connection reset after sending) and anything unfamiliar leave the outcome unknown.
-    pub fn is_definite(&self) -> bool {
-        use fake_etcd::EtcdError;
-        const DEFINITE: [EtcdError; 11] = [
-            EtcdError::EmptyKey,
-            EtcdError::KeyNotFound,
-            EtcdError::ValueProvided,
-            EtcdError::LeaseProvided,
-            EtcdError::TooManyOps,
-            EtcdError::DuplicateKey,
-            EtcdError::Compacted,
-            EtcdError::FutureRev,
-            EtcdError::LeaseNotFound,
-            EtcdError::LeaseExist,
-            EtcdError::LeaseTtlTooLarge,
-        ];
-        DEFINITE.iter().any(|e| e.to_string() == self.message)
-    }
-}
-
-impl From<&fake_etcd::EtcdError> for ErrorStatus {
-    fn from(err: &fake_etcd::EtcdError) -> ErrorStatus {
-        ErrorStatus { code: err.code().into(), message: err.to_string() }
-    }
 }
 
 /// The gRPC status codes (the numbering is gRPC's).
@@ -102,20 +75,5 @@ impl GrpcCode {
             Unauthenticated,
         ];
         usize::try_from(n).ok().and_then(|i| ALL.get(i).copied()).unwrap_or(Unknown)
-    }
-}
-
-impl From<fake_etcd::error::Code> for GrpcCode {
-    fn from(code: fake_etcd::error::Code) -> GrpcCode {
-        use fake_etcd::error::Code;
-        match code {
-            Code::InvalidArgument => GrpcCode::InvalidArgument,
-            Code::OutOfRange => GrpcCode::OutOfRange,
-            Code::NotFound => GrpcCode::NotFound,
-            Code::FailedPrecondition => GrpcCode::FailedPrecondition,
-            Code::ResourceExhausted => GrpcCode::ResourceExhausted,
-            Code::Unavailable => GrpcCode::Unavailable,
-            Code::Unimplemented => GrpcCode::Unimplemented,
-        }
     }
 }

@@ -11,6 +11,7 @@ use super::execute::{Observed, ScenarioRun};
 use super::expr::Expr;
 use super::plan::{EventExpect, Expectations, KvExpect, ResponseExpect, ResponseKind, Scenario};
 use super::syntax::{EventType, ExpectOutcome};
+use crate::checker::model::Refusal;
 use crate::checker::{self, linearizable, Guarantee, Verdict};
 use crate::history::{self as h, EventKind, Outcome, ResponseBody, WatchRecord};
 
@@ -180,7 +181,7 @@ impl StepJudge<'_> {
                 Outcome::Ok(_) => (true, false, false, false),
                 // An availability error leaves the outcome as unknown as no answer does (the linearizability
                 // checker reads it so too), so `ok-or-unknown` accepts it; `error` accepts every error.
-                Outcome::Err(status) if !status.is_definite() => (false, true, true, false),
+                Outcome::Err(status) if Refusal::of(status).is_none() => (false, true, true, false),
                 Outcome::Err(_) => (false, true, false, false),
                 Outcome::Unknown { .. } => (false, false, true, false),
                 Outcome::NotSent { .. } => (false, false, false, true),

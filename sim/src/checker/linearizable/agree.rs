@@ -5,9 +5,7 @@
 //! a granted lease's TTL (the server may raise it to its minimum, which depends on its election timeout),
 //! and the order of kvs that tie on a non-key sort target (Go's sort is not stable).
 
-use fake_etcd::EtcdError;
-
-use crate::checker::model::compare_by;
+use crate::checker::model::{compare_by, Refusal};
 use crate::history::{
     ErrorStatus, KeyValue, RangeRequest, RangeResult, Request, Response, ResponseBody, SortOrder, SortTarget, TxnOp,
     TxnOpResult, TxnRequest, TxnResult,
@@ -25,8 +23,8 @@ pub(super) fn responses_agree(request: &Request, predicted: &Response, observed:
     }
 }
 
-pub(super) fn errors_agree(predicted: &EtcdError, observed: &ErrorStatus) -> bool {
-    ErrorStatus::from(predicted) == *observed
+pub(super) fn errors_agree(predicted: Refusal, observed: &ErrorStatus) -> bool {
+    predicted.status() == *observed
 }
 
 /// A serializable read agrees with the state it claims to have read (the same allowances as a Range).

@@ -1,16 +1,19 @@
 //! The checker's model against fake-etcd's state machine: histories generated with fake-etcd as the server
 //! must be linearizable against the model. The two are written independently, so an agreement here is
 //! evidence that both follow etcd, and a disagreement points at one of them (the failure message says
-//! which op and what each side answers). It also exercises the wire → history conversions.
+//! which op and what each side answers). It also exercises the wire → history conversions, and holds the
+//! model's own list of refusals ([`Refusal`]) against fake-etcd's errors of the same names.
 
 use etcd_proto::etcdserverpb as pb;
 use fake_etcd::apply::validate::{self, DEFAULT_MAX_TXN_OPS};
 use fake_etcd::apply::{Command, CommandResponse, StateMachine};
+use fake_etcd::error::Code;
 use fake_etcd::{EtcdError, LeaseId as WireLeaseId, Millis};
 use rand_chacha::ChaCha8Rng;
 
 use super::generate::{self, Server, Shape};
 use super::{check, Options};
+use crate::checker::model::Refusal;
 use crate::history::*;
 
 /// fake-etcd's state machine behind the generator's server interface, with etcd's pre-Raft checks in
@@ -26,7 +29,7 @@ impl Server for FakeEtcd {
     fn serve(&mut self, _rng: &mut ChaCha8Rng, request: &Request) -> Outcome {
         match self.answer(request) {
             Ok(response) => Outcome::Ok(response),
-            Err(err) => Outcome::Err(ErrorStatus::from(&err)),
+            Err(err) => Outcome::Err(status_of(&err)),
         }
     }
 }
@@ -73,6 +76,20 @@ impl FakeEtcd {
             CommandResponse::LeaseRevoke(r) => Response::from(r),
         })
     }
+}
+
+/// The status a client sees for one of fake-etcd's errors.
+fn status_of(err: &EtcdError) -> ErrorStatus {
+    let code = match err.code() {
+        Code::InvalidArgument => GrpcCode::InvalidArgument,
+        Code::OutOfRange => GrpcCode::OutOfRange,
+        Code::NotFound => GrpcCode::NotFound,
+        Code::FailedPrecondition => GrpcCode::FailedPrecondition,
+        Code::ResourceExhausted => GrpcCode::ResourceExhausted,
+        Code::Unavailable => GrpcCode::Unavailable,
+        Code::Unimplemented => GrpcCode::Unimplemented,
+    };
+    ErrorStatus::new(code, err.to_string())
 }
 
 fn range(r: &RangeRequest) -> pb::RangeRequest {
@@ -176,4 +193,28 @@ fn histories_served_by_fake_etcd_are_linearizable_against_the_model() {
         let verdict = check(&h, &Options::default()).verdict;
         assert_eq!(verdict, crate::checker::Verdict::Pass, "seed {seed}, {shape:?}");
     }
+}
+
+/// The model's refusals are etcd's as fake-etcd answers them: the same code and text, name by name.
+#[test]
+fn the_models_refusals_are_fake_etcds_errors() {
+    let fake = |r: Refusal| match r {
+        Refusal::EmptyKey => EtcdError::EmptyKey,
+        Refusal::KeyNotFound => EtcdError::KeyNotFound,
+        Refusal::ValueProvided => EtcdError::ValueProvided,
+        Refusal::LeaseProvided => EtcdError::LeaseProvided,
+        Refusal::TooManyOps => EtcdError::TooManyOps,
+        Refusal::DuplicateKey => EtcdError::DuplicateKey,
+        Refusal::Compacted => EtcdError::Compacted,
+        Refusal::FutureRev => EtcdError::FutureRev,
+        Refusal::LeaseNotFound => EtcdError::LeaseNotFound,
+        Refusal::LeaseExist => EtcdError::LeaseExist,
+        Refusal::LeaseTtlTooLarge => EtcdError::LeaseTtlTooLarge,
+    };
+    for refusal in Refusal::ALL {
+        assert_eq!(refusal.status(), status_of(&fake(refusal)), "{refusal:?}");
+        assert_eq!(Refusal::of(&status_of(&fake(refusal))), Some(refusal));
+    }
+    // An availability error is no refusal: it leaves the outcome unknown.
+    assert_eq!(Refusal::of(&status_of(&EtcdError::Timeout)), None);
 }

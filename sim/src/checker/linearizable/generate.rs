@@ -104,7 +104,7 @@ fn serve(rng: &mut ChaCha8Rng, model: &mut KvModel, request: &Request) -> Outcom
     }
     match model.apply(request, None).0 {
         Ok(response) => Outcome::Ok(response),
-        Err(err) => Outcome::Err(ErrorStatus::from(&err)),
+        Err(refusal) => Outcome::Err(refusal.status()),
     }
 }
 

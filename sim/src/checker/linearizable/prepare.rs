@@ -15,6 +15,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::checker::model::Refusal;
 use crate::history::{
     ClientId, ErrorStatus, History, LeaseId, OpId, Outcome, Request, Response, ResponseBody, Revision, TxnOpResult,
     TxnResult,
@@ -69,7 +70,7 @@ pub(super) fn entries(history: &History) -> Vec<Entry<'_>> {
                 Outcome::NotSent { .. } => return None,
                 Outcome::Ok(response) if serializable => Expect::StaleRead(response),
                 Outcome::Ok(response) => Expect::Response(response),
-                Outcome::Err(status) if !serializable && status.is_definite() => Expect::Error(status),
+                Outcome::Err(status) if !serializable && Refusal::of(status).is_some() => Expect::Error(status),
                 _ if op.request.is_read_only() => return None,
                 _ if matches!(&op.request, Request::LeaseGrant(g) if g.id.is_none()) => return None,
                 _ => Expect::Anything,

@@ -254,7 +254,7 @@ impl<'h> Search<'h> {
             Expect::Error(observed) => {
                 let (predicted, undo) = self.model.apply(entry.request, None);
                 match predicted {
-                    Err(p) if errors_agree(&p, observed) => Ok(Some(undo)),
+                    Err(p) if errors_agree(p, observed) => Ok(Some(undo)),
                     _ => {
                         self.model.undo(undo);
                         Err(())

@@ -1,11 +1,11 @@
 //! Hand-built histories that must pass, histories with an injected bug that must fail, and property tests
 //! over generated histories.
 
-use fake_etcd::EtcdError;
 use proptest::prelude::*;
 
 use super::generate::{self, Corruption, Shape};
 use super::*;
+use crate::checker::model::Refusal;
 use crate::history::*;
 
 /// Builds histories step by step; every call advances the clock by 1 ms.
@@ -31,9 +31,9 @@ impl Script {
         self.h.complete(op, t, Outcome::Ok(Response { header_revision: Revision(header_revision), body }));
     }
 
-    fn err(&mut self, op: OpId, err: EtcdError) {
+    fn err(&mut self, op: OpId, status: ErrorStatus) {
         let t = self.tick();
-        self.h.complete(op, t, Outcome::Err(ErrorStatus::from(&err)));
+        self.h.complete(op, t, Outcome::Err(status));
     }
 
     fn lost(&mut self, op: OpId) {
@@ -309,13 +309,13 @@ fn deterministic_errors_must_be_deserved() {
     let compact = s.call(1, Request::Compact(CompactRequest { revision: Revision(2), physical: false }));
     s.ok(compact, 3, ResponseBody::Compact);
     let read = s.call(2, at1.clone());
-    s.err(read, EtcdError::Compacted);
+    s.err(read, Refusal::Compacted.status());
     assert_eq!(s.check(), Verdict::Pass);
 
     let mut undeserved = Script::default();
     undeserved.put(1, "a", "1", 2);
     let read = undeserved.call(2, at1);
-    undeserved.err(read, EtcdError::Compacted);
+    undeserved.err(read, Refusal::Compacted.status());
     assert_fails_at(&undeserved.check(), read);
 }
 
@@ -323,7 +323,7 @@ fn deterministic_errors_must_be_deserved() {
 fn availability_errors_are_unknown_outcomes() {
     let mut s = Script::default();
     let op = s.call(1, put("a", "1"));
-    s.err(op, EtcdError::Timeout);
+    s.err(op, ErrorStatus::new(GrpcCode::Unavailable, "etcdserver: request timed out"));
     s.get(2, "a", 2, vec![kv("a", "1", 2, 2, 1)]);
     assert_eq!(s.check(), Verdict::Pass);
 }
@@ -415,8 +415,7 @@ proptest! {
 fn generated_histories_cover_every_kind_of_outcome() {
     let h = generate::history(5, &Shape { clients: 6, ops: 600, keys: 4, unknown_rate: 0.03 });
     let count = |f: &dyn Fn(&Operation) -> bool| h.ops.iter().filter(|op| f(op)).count();
-    let error =
-        |e: EtcdError| move |op: &Operation| matches!(op.outcome(), Outcome::Err(s) if s.message == e.to_string());
+    let error = |e: Refusal| move |op: &Operation| matches!(op.outcome(), Outcome::Err(s) if s.message == e.message());
     let unknown = count(&|op| matches!(op.outcome(), Outcome::Unknown { .. }));
     let serializable = count(&|op| matches!(&op.request, Request::Range(r) if r.serializable));
     let txn = |succeeded: bool| move |op: &Operation| matches!(op.outcome(), Outcome::Ok(Response { body: ResponseBody::Txn(t), .. }) if t.succeeded == succeeded);
@@ -425,10 +424,10 @@ fn generated_histories_cover_every_kind_of_outcome() {
     let counts = [
         ("unknown", unknown),
         ("serializable", serializable),
-        ("compacted", count(&error(EtcdError::Compacted))),
-        ("future revision", count(&error(EtcdError::FutureRev))),
-        ("lease not found", count(&error(EtcdError::LeaseNotFound))),
-        ("lease exists", count(&error(EtcdError::LeaseExist))),
+        ("compacted", count(&error(Refusal::Compacted))),
+        ("future revision", count(&error(Refusal::FutureRev))),
+        ("lease not found", count(&error(Refusal::LeaseNotFound))),
+        ("lease exists", count(&error(Refusal::LeaseExist))),
         ("txn succeeded", count(&txn(true))),
         ("txn failed", count(&txn(false))),
         ("overlapping", overlapping),

@@ -1,6 +1,6 @@
 //! Applying one validated request to the model: reads, writes, txns, compaction, lease grant and revoke.
 
-use fake_etcd::EtcdError;
+use super::Refusal;
 
 use super::range::{read, scan_span};
 use super::{KvModel, Live, Record, Undo};
@@ -15,7 +15,7 @@ pub(super) fn request(
     request: &Request,
     granted: Option<LeaseId>,
     undo: &mut Undo,
-) -> Result<Response, EtcdError> {
+) -> Result<Response, Refusal> {
     let body = match request {
         Request::Range(r) => ResponseBody::Range(range(m, r)?),
         Request::Put(p) => {
@@ -34,10 +34,10 @@ pub(super) fn request(
         Request::Txn(t) => ResponseBody::Txn(txn(m, t, undo)?),
         Request::Compact(c) => {
             if c.revision <= m.compact_revision {
-                return Err(EtcdError::Compacted);
+                return Err(Refusal::Compacted);
             }
             if c.revision > m.revision {
-                return Err(EtcdError::FutureRev);
+                return Err(Refusal::FutureRev);
             }
             m.compact_revision = c.revision;
             ResponseBody::Compact
@@ -45,14 +45,14 @@ pub(super) fn request(
         Request::LeaseGrant(g) => {
             let id = if g.id.is_none() { granted.unwrap_or_else(|| smallest_free_lease(m)) } else { g.id };
             if m.has_lease(id) {
-                return Err(EtcdError::LeaseExist);
+                return Err(Refusal::LeaseExist);
             }
             m.grant(id, undo);
             ResponseBody::LeaseGrant(LeaseGrantResult { id, ttl_s: g.ttl_s })
         }
         Request::LeaseRevoke(r) => {
             if !m.has_lease(r.id) {
-                return Err(EtcdError::LeaseNotFound);
+                return Err(Refusal::LeaseNotFound);
             }
             revoke(m, r.id, undo);
             ResponseBody::LeaseRevoke
@@ -62,25 +62,25 @@ pub(super) fn request(
 }
 
 /// A Range outside a txn: `revision <= 0` reads the latest; etcd checks the future bound first.
-fn range(m: &KvModel, r: &RangeRequest) -> Result<RangeResult, EtcdError> {
+fn range(m: &KvModel, r: &RangeRequest) -> Result<RangeResult, Refusal> {
     if r.revision > m.revision {
-        return Err(EtcdError::FutureRev);
+        return Err(Refusal::FutureRev);
     }
     let at = if r.revision > Revision::ZERO { r.revision } else { m.revision };
     if at < m.compact_revision {
-        return Err(EtcdError::Compacted);
+        return Err(Refusal::Compacted);
     }
     Ok(read(m, r, at))
 }
 
 /// The checks a Put gets against the state before it (`checkRequestPut` in a txn, `Put` otherwise): the
 /// lease must exist, and `ignore_value`/`ignore_lease` need a previous value.
-fn check_put(m: &KvModel, p: &PutRequest) -> Result<(), EtcdError> {
+fn check_put(m: &KvModel, p: &PutRequest) -> Result<(), Refusal> {
     if !p.lease.is_none() && !m.has_lease(p.lease) {
-        return Err(EtcdError::LeaseNotFound);
+        return Err(Refusal::LeaseNotFound);
     }
     if (p.ignore_value || p.ignore_lease) && m.kv_at(p.key.as_slice(), m.revision).is_none() {
-        return Err(EtcdError::KeyNotFound);
+        return Err(Refusal::KeyNotFound);
     }
     Ok(())
 }
@@ -107,8 +107,8 @@ impl Plan {
     fn visit<'t>(
         &self,
         t: &'t TxnRequest,
-        f: &mut impl FnMut(&'t TxnOp) -> Result<(), EtcdError>,
-    ) -> Result<(), EtcdError> {
+        f: &mut impl FnMut(&'t TxnOp) -> Result<(), Refusal>,
+    ) -> Result<(), Refusal> {
         let mut nested = self.nested.iter();
         for op in branch(t, self.succeeded) {
             match op {
@@ -128,13 +128,13 @@ fn branch(t: &TxnRequest, succeeded: bool) -> &[TxnOp] {
     }
 }
 
-fn txn(m: &mut KvModel, t: &TxnRequest, undo: &mut Undo) -> Result<TxnResult, EtcdError> {
+fn txn(m: &mut KvModel, t: &TxnRequest, undo: &mut Undo) -> Result<TxnResult, Refusal> {
     let plan = Plan::of(m, t);
     // etcd checks the puts on the chosen path first, then the ranges (`applierV3backend.Txn`).
     plan.visit(t, &mut |op| if let TxnOp::Put(p) = op { check_put(m, p) } else { Ok(()) })?;
     plan.visit(t, &mut |op| match op {
-        TxnOp::Range(r) if r.revision > m.revision => Err(EtcdError::FutureRev),
-        TxnOp::Range(r) if r.revision > Revision::ZERO && r.revision < m.compact_revision => Err(EtcdError::Compacted),
+        TxnOp::Range(r) if r.revision > m.revision => Err(Refusal::FutureRev),
+        TxnOp::Range(r) if r.revision > Revision::ZERO && r.revision < m.compact_revision => Err(Refusal::Compacted),
         _ => Ok(()),
     })?;
     let mut w = Write::begin(m, undo);

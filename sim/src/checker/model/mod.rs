@@ -20,14 +20,14 @@
 mod apply;
 mod fingerprint;
 mod range;
+mod refusal;
 mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fake_etcd::EtcdError;
-
 pub use fingerprint::Fingerprint;
 pub(crate) use range::compare_by;
+pub use refusal::Refusal;
 
 use crate::history::{Bytes, KeyValue, LeaseId, RangeRequest, RangeResult, Request, Response, Revision};
 
@@ -110,11 +110,12 @@ impl KvModel {
     }
 
     /// Applies `request` as etcd would at this instant and returns its response or error, with the undo
-    /// record for the change (which is empty when the request changed nothing).
+    /// record for the change (which is empty when the request changed nothing). An error is one of etcd's
+    /// [`Refusal`]s, in the model's own terms.
     ///
     /// `granted` names the id of a `LeaseGrant` that left the choice to the server (id 0): the checker
     /// passes the id the client saw; without one the model picks the smallest unused positive id.
-    pub fn apply(&mut self, request: &Request, granted: Option<LeaseId>) -> (Result<Response, EtcdError>, Undo) {
+    pub fn apply(&mut self, request: &Request, granted: Option<LeaseId>) -> (Result<Response, Refusal>, Undo) {
         let mut undo = self.begin_undo();
         let result = match validate::request(request) {
             Err(err) => Err(err),

@@ -7,7 +7,7 @@ fn ok(m: &mut KvModel, request: Request) -> Response {
     m.apply(&request, None).0.unwrap_or_else(|e| panic!("{request:?} failed: {e}"))
 }
 
-fn err(m: &mut KvModel, request: Request) -> EtcdError {
+fn err(m: &mut KvModel, request: Request) -> Refusal {
     let (result, undo) = m.apply(&request, None);
     let err = result.expect_err("expected an error");
     assert!(undo.appended.is_empty() && undo.granted.is_none() && undo.revoked.is_none());
@@ -120,13 +120,13 @@ fn compaction_bounds_reads_and_itself() {
     }
     ok(&mut m, Request::Compact(CompactRequest { revision: Revision(3), physical: false }));
     let at = |rev| Request::Range(RangeRequest { revision: Revision(rev), ..RangeRequest::key("a") });
-    assert_eq!(err(&mut m, at(2)), EtcdError::Compacted);
+    assert_eq!(err(&mut m, at(2)), Refusal::Compacted);
     assert_eq!(kvs(&ok(&mut m, at(3)))[0].value, Bytes::from("2"), "the compaction revision stays readable");
-    assert_eq!(err(&mut m, at(5)), EtcdError::FutureRev);
+    assert_eq!(err(&mut m, at(5)), Refusal::FutureRev);
     let again = Request::Compact(CompactRequest { revision: Revision(3), physical: false });
-    assert_eq!(err(&mut m, again), EtcdError::Compacted);
+    assert_eq!(err(&mut m, again), Refusal::Compacted);
     let future = Request::Compact(CompactRequest { revision: Revision(9), physical: false });
-    assert_eq!(err(&mut m, future), EtcdError::FutureRev);
+    assert_eq!(err(&mut m, future), Refusal::FutureRev);
 }
 
 #[test]
@@ -142,18 +142,18 @@ fn revoke_deletes_attached_keys_at_one_revision() {
     let all = ok(&mut m, Request::Range(RangeRequest::span(KeySpan::range("a", "\0"))));
     assert_eq!(kvs(&all).len(), 1);
     let orphan = Request::Put(PutRequest { lease: LeaseId(9), ..PutRequest::new("d", "v") });
-    assert_eq!(err(&mut m, orphan), EtcdError::LeaseNotFound);
+    assert_eq!(err(&mut m, orphan), Refusal::LeaseNotFound);
 }
 
 #[test]
 fn invalid_requests_are_rejected_before_touching_the_state() {
     let mut m = KvModel::new();
-    assert_eq!(err(&mut m, put("", "v")), EtcdError::EmptyKey);
+    assert_eq!(err(&mut m, put("", "v")), Refusal::EmptyKey);
     let dup = TxnRequest {
         success: vec![TxnOp::Put(PutRequest::new("a", "1")), TxnOp::Put(PutRequest::new("a", "2"))],
         ..TxnRequest::default()
     };
-    assert_eq!(err(&mut m, Request::Txn(dup)), EtcdError::DuplicateKey);
+    assert_eq!(err(&mut m, Request::Txn(dup)), Refusal::DuplicateKey);
     let overlapping_deletes = TxnRequest {
         success: vec![
             TxnOp::DeleteRange(DeleteRangeRequest { span: KeySpan::range("c", "e"), prev_kv: false }),
@@ -163,7 +163,7 @@ fn invalid_requests_are_rejected_before_touching_the_state() {
     };
     ok(&mut m, Request::Txn(overlapping_deletes));
     let ignore = Request::Put(PutRequest { ignore_value: true, ..PutRequest::new("nope", "") });
-    assert_eq!(err(&mut m, ignore), EtcdError::KeyNotFound);
+    assert_eq!(err(&mut m, ignore), Refusal::KeyNotFound);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use fake_etcd::EtcdError;
+use super::Refusal;
 
 use crate::history::{Bytes, KeySpan, PutRequest, Request, TxnOp, TxnRequest};
 
@@ -13,7 +13,7 @@ const MAX_TXN_OPS: usize = 128;
 /// etcd's largest lease TTL in seconds (`lease.MaxLeaseTTL`).
 const MAX_LEASE_TTL_S: i64 = 9_000_000_000;
 
-pub(super) fn request(request: &Request) -> Result<(), EtcdError> {
+pub(super) fn request(request: &Request) -> Result<(), Refusal> {
     match request {
         Request::Range(r) => key(&r.span.key),
         Request::Put(p) => put(p),
@@ -25,35 +25,35 @@ pub(super) fn request(request: &Request) -> Result<(), EtcdError> {
             Ok(())
         }
         Request::Compact(_) | Request::LeaseRevoke(_) => Ok(()),
-        Request::LeaseGrant(g) if g.ttl_s > MAX_LEASE_TTL_S => Err(EtcdError::LeaseTtlTooLarge),
+        Request::LeaseGrant(g) if g.ttl_s > MAX_LEASE_TTL_S => Err(Refusal::LeaseTtlTooLarge),
         Request::LeaseGrant(_) => Ok(()),
     }
 }
 
-fn key(key: &Bytes) -> Result<(), EtcdError> {
+fn key(key: &Bytes) -> Result<(), Refusal> {
     if key.is_empty() {
-        Err(EtcdError::EmptyKey)
+        Err(Refusal::EmptyKey)
     } else {
         Ok(())
     }
 }
 
-fn put(p: &PutRequest) -> Result<(), EtcdError> {
+fn put(p: &PutRequest) -> Result<(), Refusal> {
     key(&p.key)?;
     if p.ignore_value && !p.value.is_empty() {
-        return Err(EtcdError::ValueProvided);
+        return Err(Refusal::ValueProvided);
     }
     if p.ignore_lease && !p.lease.is_none() {
-        return Err(EtcdError::LeaseProvided);
+        return Err(Refusal::LeaseProvided);
     }
     Ok(())
 }
 
 /// `checkTxnRequest`: the op budget (nested txns get what their parent left), and empty keys.
-fn txn(t: &TxnRequest, max_ops: usize) -> Result<(), EtcdError> {
+fn txn(t: &TxnRequest, max_ops: usize) -> Result<(), Refusal> {
     let ops = t.compare.len().max(t.success.len()).max(t.failure.len());
     if ops > max_ops {
-        return Err(EtcdError::TooManyOps);
+        return Err(Refusal::TooManyOps);
     }
     for c in &t.compare {
         key(&c.span.key)?;
@@ -74,7 +74,7 @@ fn txn(t: &TxnRequest, max_ops: usize) -> Result<(), EtcdError> {
 /// runs. Returns the branch's puts and deletes for the parent's check.
 ///
 /// etcd compares delete ranges literally here, so a delete "from key" (`range_end == "\0"`) covers no put.
-fn intervals(ops: &[TxnOp]) -> Result<(BTreeSet<Bytes>, Vec<KeySpan>), EtcdError> {
+fn intervals(ops: &[TxnOp]) -> Result<(BTreeSet<Bytes>, Vec<KeySpan>), Refusal> {
     let mut deletes: Vec<KeySpan> =
         ops.iter().filter_map(|op| if let TxnOp::DeleteRange(d) = op { Some(d.span.clone()) } else { None }).collect();
     let mut puts = BTreeSet::new();
@@ -85,13 +85,13 @@ fn intervals(ops: &[TxnOp]) -> Result<(BTreeSet<Bytes>, Vec<KeySpan>), EtcdError
         let (puts_else, deletes_else) = intervals(&nested.failure)?;
         for k in &puts_then {
             if puts.contains(k) || deleted(&deletes, k) {
-                return Err(EtcdError::DuplicateKey);
+                return Err(Refusal::DuplicateKey);
             }
             puts.insert(k.clone());
         }
         for k in &puts_else {
             if puts.contains(k) && !puts_then.contains(k) || deleted(&deletes, k) {
-                return Err(EtcdError::DuplicateKey);
+                return Err(Refusal::DuplicateKey);
             }
             puts.insert(k.clone());
         }
@@ -101,7 +101,7 @@ fn intervals(ops: &[TxnOp]) -> Result<(BTreeSet<Bytes>, Vec<KeySpan>), EtcdError
     for op in ops {
         let TxnOp::Put(p) = op else { continue };
         if puts.contains(&p.key) || deleted(&deletes, &p.key) {
-            return Err(EtcdError::DuplicateKey);
+            return Err(Refusal::DuplicateKey);
         }
         puts.insert(p.key.clone());
     }
