@@ -20,7 +20,8 @@ mod write_txn;
 #[cfg(test)]
 mod tests;
 
-pub use store::{MvccStore, RangeOptions, RangeResult, WriteTxn};
+pub use store::{MvccStore, RangeOptions, RangeResult};
+pub use write_txn::WriteTxn;
 
 /// The half-open key interval etcd derives from a request's `key` and `range_end`.
 ///

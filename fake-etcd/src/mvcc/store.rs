@@ -1,5 +1,6 @@
 //! `MvccStore`: the key index, the revision-ordered record log, reads at a revision, compaction, and the
-//! event history that watchers replay.
+//! event history that watchers replay. Write transactions are `write_txn`'s: they build on the store's
+//! reads and commit through `MvccStore::commit`, and the store knows nothing of them.
 
 use etcd_proto::mvccpb::{Event, KeyValue};
 
@@ -8,8 +9,6 @@ use super::record_log::{Record, RecordLog};
 use super::KeyRange;
 use crate::error::EtcdError;
 use crate::types::Revision;
-
-pub use super::write_txn::WriteTxn;
 
 /// What to read. `rev == Revision(0)` (or negative) means the current revision.
 #[derive(Clone, Copy, Debug, Default)]
@@ -94,12 +93,6 @@ impl MvccStore {
         let rev = self.resolve_read_rev(opts.rev, self.current_rev)?;
         let live = self.index.live(range, rev).map(|(key, at)| Live::Stored(key, at));
         Ok(self.collect(live, rev, &opts))
-    }
-
-    /// Starts a write transaction at revision `current + 1`. It commits when [`WriteTxn::end`] is called;
-    /// a transaction that changed nothing leaves the revision where it was.
-    pub fn write(&mut self) -> WriteTxn<'_> {
-        WriteTxn::new(self)
     }
 
     /// Compacts history at `rev`. Errors: `Compacted` if `rev <= compact_revision`, `FutureRev` if

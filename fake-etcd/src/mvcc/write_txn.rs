@@ -1,6 +1,7 @@
 //! `WriteTxn`: one write transaction. Its changes stay in an overlay until [`WriteTxn::end`] commits them all
 //! at one revision, so a transaction dropped without `end` leaves the store exactly as it was (the apply layer
-//! relies on this to answer an error without a partial write).
+//! relies on this to answer an error without a partial write). [`MvccStore::write`] starts one here, beside
+//! the transaction, so that the dependency points from the transaction to the store and never back.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -25,9 +26,11 @@ pub struct WriteTxn<'a> {
     changes: Vec<Event>,
 }
 
-impl<'a> WriteTxn<'a> {
-    pub(super) fn new(store: &'a mut MvccStore) -> WriteTxn<'a> {
-        WriteTxn { store, overlay: BTreeMap::new(), changes: Vec::new() }
+impl MvccStore {
+    /// Starts a write transaction at revision `current + 1`. It commits when [`WriteTxn::end`] is called;
+    /// a transaction that changed nothing leaves the revision where it was.
+    pub fn write(&mut self) -> WriteTxn<'_> {
+        WriteTxn { store: self, overlay: BTreeMap::new(), changes: Vec::new() }
     }
 }
 
