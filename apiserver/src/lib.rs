@@ -10,9 +10,11 @@
 //! - [`registry`]: the generic registry store and the per-resource strategies.
 //! - [`storage`]: the storage interface, the etcd3 store and the watch cache (Cacher).
 //! - [`failpoint`]: the apiserver's failpoints, which a test harness arms through the stores' configuration.
+//! - [`bug`]: the apiserver's bug switches, historical bugs a simulation can put back.
 //! - [`go_text`]: Go's formatting of values, for byte-identical error texts.
 
 pub mod apis;
+pub mod bug;
 pub mod endpoints;
 pub mod failpoint;
 pub mod go_text;

@@ -13,6 +13,7 @@ use etcd_proto::etcdserverpb::RangeRequest;
 use tonic::transport::Channel;
 
 use crate::apis::Catalog;
+use crate::bug::Bugs;
 use crate::endpoints::{ApiServer, HealthCheck, ServerConfig};
 use crate::failpoint::Failpoints;
 use crate::registry::rest::{BoxFuture, Rest};
@@ -42,6 +43,8 @@ pub struct ServerOptions {
     pub event_ttl_s: i64,
     /// `--service-cluster-ip-range`: where services' cluster IPs come from.
     pub service_cluster_ip_range: Range,
+    /// The bug switches on, for a simulation that reproduces a historical bug (none in a real server).
+    pub bugs: Bugs,
 }
 
 impl Default for ServerOptions {
@@ -55,6 +58,7 @@ impl Default for ServerOptions {
             event_ttl_s: 3600,
             service_cluster_ip_range: Range::parse_cidr(DEFAULT_SERVICE_CLUSTER_IP_RANGE)
                 .expect("the default range parses"),
+            bugs: Bugs::none(),
         }
     }
 }
@@ -83,6 +87,7 @@ pub fn build(
     let backend_of = |resource: &Resource, expires: bool| -> Backend {
         let mut config = Etcd3Config::new(&prefix, resource.group_resource());
         config.failpoints = options.failpoints.clone();
+        config.bugs = options.bugs.clone();
         if expires {
             config.ttl = Some(Ttl { ttl_s: options.event_ttl_s, leases: leases.clone() });
         }
@@ -92,6 +97,7 @@ pub fn build(
         }
         let mut cacher_config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
         cacher_config.failpoints = options.failpoints.clone();
+        cacher_config.bugs = options.bugs.clone();
         cacher_config.request_watch_progress = options.request_watch_progress;
         Backend::Cached(Cacher::new(store, cacher_config))
     };

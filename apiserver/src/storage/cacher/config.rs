@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::bug::Bugs;
 use crate::failpoint::Failpoints;
 use crate::storage::status::GroupResource;
 
@@ -39,6 +40,8 @@ pub struct CacherConfig {
     pub relist_period: Duration,
     /// The apiserver's failpoint registry, for the reflector's points (nothing armed unless a harness arms it).
     pub failpoints: Failpoints,
+    /// The bug switches on (none in a real server).
+    pub bugs: Bugs,
 }
 
 impl CacherConfig {
@@ -56,6 +59,7 @@ impl CacherConfig {
             bookmark_tick: Duration::from_secs(1),
             relist_period: Duration::from_secs(1),
             failpoints: Failpoints::new(),
+            bugs: Bugs::none(),
         }
     }
 

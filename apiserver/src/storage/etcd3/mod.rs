@@ -22,6 +22,7 @@ use tonic::transport::Channel;
 pub(crate) use cache_feed::FeedItem;
 pub use leases::LeaseManager;
 
+use crate::bug::Bugs;
 use crate::failpoint::Failpoints;
 use crate::storage::error::StorageError;
 use crate::storage::interface::{ObjectList, ResponseMeta, Storage};
@@ -43,6 +44,8 @@ pub struct Etcd3Config {
     /// A time to live for every object of the store (kube's `TTLFunc`, `--event-ttl` for events): each
     /// create and update goes under a lease of that many seconds, from the manager.
     pub ttl: Option<Ttl>,
+    /// The bug switches on (none in a real server).
+    pub bugs: Bugs,
 }
 
 /// Objects that expire: how long they live after each write, and where the leases come from.
@@ -61,7 +64,13 @@ impl std::fmt::Debug for Ttl {
 impl Etcd3Config {
     /// A store under `path_prefix` for `resource`, with no failpoint armed.
     pub fn new(path_prefix: &str, resource: GroupResource) -> Etcd3Config {
-        Etcd3Config { path_prefix: path_prefix.to_string(), resource, failpoints: Failpoints::new(), ttl: None }
+        Etcd3Config {
+            path_prefix: path_prefix.to_string(),
+            resource,
+            failpoints: Failpoints::new(),
+            ttl: None,
+            bugs: Bugs::none(),
+        }
     }
 }
 
@@ -77,6 +86,7 @@ pub struct Etcd3Store {
     resource: GroupResource,
     failpoints: Failpoints,
     ttl: Option<Ttl>,
+    bugs: Bugs,
 }
 
 impl Etcd3Store {
@@ -90,7 +100,15 @@ impl Etcd3Store {
         if !path_prefix.ends_with('/') {
             path_prefix.push('/');
         }
-        Etcd3Store { kv, watch, path_prefix, resource: config.resource, failpoints: config.failpoints, ttl: config.ttl }
+        Etcd3Store {
+            kv,
+            watch,
+            path_prefix,
+            resource: config.resource,
+            failpoints: config.failpoints,
+            ttl: config.ttl,
+            bugs: config.bugs,
+        }
     }
 
     /// Connects to the etcd endpoint `endpoint` (`http://host:port`).

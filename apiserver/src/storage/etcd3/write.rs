@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::etcd_error::storage_error;
 use super::state::{decode, from_cached, from_kv, ObjState};
 use super::Etcd3Store;
+use crate::bug::Bug;
 use crate::failpoint::{Injected, Point};
 use crate::storage::error::StorageError;
 use crate::storage::interface::ResponseMeta;
@@ -153,6 +154,9 @@ impl Etcd3Store {
                     return Err(e);
                 }
                 // Report the error only if the cached copy turns out to have been current.
+                if self.bugs.has(Bug::StaleSuggestionTrusted) {
+                    return Err(e);
+                }
                 let cached_rev = state.rev;
                 state = self.read_state(&etcd_key, false).await?;
                 current = true;
@@ -182,9 +186,9 @@ impl Etcd3Store {
     }
 
     /// A guaranteed update's fresh read of `etcd_key` to retry on, past its failpoint; `None` if the
-    /// failpoint dropped the re-read.
+    /// failpoint dropped the re-read, or if the `stale-suggestion-trusted` bug switch skips it.
     async fn reread(&self, etcd_key: &str, ignore_not_found: bool) -> Result<Option<ObjState>, StorageError> {
-        if !self.before_reread(etcd_key).await? {
+        if self.bugs.has(Bug::StaleSuggestionTrusted) || !self.before_reread(etcd_key).await? {
             return Ok(None);
         }
         self.read_state(etcd_key, ignore_not_found).await.map(Some)
