@@ -18,7 +18,7 @@ use crate::client::{RecordingClient, SharedHistory};
 use crate::cluster::seeds::fnv1a;
 use crate::cluster::{Cluster, ClusterSpec, Seeds};
 use crate::error::SimError;
-use crate::fault::{nemesis, ScheduledFault};
+use crate::fault::{nemesis, Injector, ScheduledFault};
 use crate::history::{self as h, History};
 use crate::trace::Trace;
 use crate::workload::{run_client, Workload};
@@ -181,17 +181,18 @@ async fn drive(config: &RunConfig) -> Simulated {
     }
 
     let stop = Arc::new(AtomicBool::new(false));
+    let faults = Injector::new(cluster.clone());
     let mut background = Vec::new();
     for f in config.faults.clone() {
-        let cluster = cluster.clone();
-        background.push(cluster.control.clone().spawn(async move {
+        let faults = faults.clone();
+        background.push(cluster.control.spawn(async move {
             madsim::time::sleep(Duration::from_millis(f.at_ms)).await;
-            f.fault.apply(&cluster);
+            faults.apply(&f.fault);
         }));
     }
     let nemesis = config.nemesis.then(|| {
         let rng = seeds.rng("nemesis");
-        cluster.control.spawn(nemesis::run(cluster.clone(), config.nemesis_config.clone(), rng, stop.clone()))
+        cluster.control.spawn(nemesis::run(faults.clone(), config.nemesis_config.clone(), rng, stop.clone()))
     });
 
     for c in clients {

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use super::reference::Reference;
 use crate::client::channel;
 use crate::cluster::Cluster;
-use crate::fault::Fault;
+use crate::fault::{Fault, Injector};
 
 const ASK_TIMEOUT: Duration = Duration::from_millis(300);
 
@@ -28,12 +28,13 @@ async fn sleep_ms(rng: &mut ChaCha8Rng, lo: u64, hi: u64) {
 
 /// Runs rounds from the moment `ready` is set until `stop` is, then heals.
 pub async fn run(
-    cluster: Arc<Cluster>,
+    faults: Injector,
     reference: Reference,
     mut rng: ChaCha8Rng,
     ready: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 ) {
+    let cluster = faults.cluster().clone();
     let mut compacted = 0u64;
     while !ready.load(Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -44,16 +45,16 @@ pub async fn run(
             0 => {
                 if let Some(leader) = leader(&cluster).await {
                     let others = cluster.member_names().into_iter().filter(|m| *m != leader).collect();
-                    Fault::Partition { left: vec![leader], right: others }.apply(&cluster);
+                    faults.apply(&Fault::Partition { left: vec![leader], right: others });
                     sleep_ms(&mut rng, 300, 1200).await;
-                    Fault::Heal.apply(&cluster);
+                    faults.apply(&Fault::Heal);
                 }
             }
             1 => {
                 let member = cluster.member_names().choose(&mut rng).expect("members").clone();
-                Fault::Kill(member.clone()).apply(&cluster);
+                faults.apply(&Fault::Kill(member.clone()));
                 sleep_ms(&mut rng, 300, 1200).await;
-                Fault::Restart(member).apply(&cluster);
+                faults.apply(&Fault::Restart(member));
             }
             _ => {
                 let target = reference.through().saturating_sub(rng.random_range(0..6));
@@ -66,7 +67,7 @@ pub async fn run(
         }
         sleep_ms(&mut rng, 500, 2000).await;
     }
-    Fault::Heal.apply(&cluster);
+    faults.apply(&Fault::Heal);
 }
 
 /// The member that a member reporting a leader names (asked in member order).

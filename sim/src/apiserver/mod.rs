@@ -32,7 +32,7 @@ use self::reference::Reference;
 use crate::checker::apiserver::{self as checks, ApiViolation};
 use crate::client::SharedHistory;
 use crate::cluster::{Cluster, ClusterSpec, Seeds};
-use crate::fault::Fault;
+use crate::fault::{Fault, Injector};
 use crate::history::apiserver::{ApiHistory, ApiOp};
 use crate::trace::Trace;
 
@@ -115,9 +115,10 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     let stop = Arc::new(AtomicBool::new(false));
     // The nemesis waits until the apiserver has set up its namespaces, so that every run gets going.
     let ready = Arc::new(AtomicBool::new(false));
+    let injector = Injector::new(cluster.clone());
     let nemesis = config.faults.then(|| {
         let rng = seeds.rng("apiserver/nemesis");
-        let run = faults::run(cluster.clone(), reference.clone(), rng, ready.clone(), stop.clone());
+        let run = faults::run(injector.clone(), reference.clone(), rng, ready.clone(), stop.clone());
         cluster.control.spawn(run)
     });
 
@@ -152,7 +153,7 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     for &p in Point::ALL {
         failpoints.disarm(p);
     }
-    Fault::Heal.apply(&cluster);
+    injector.apply(&Fault::Heal);
     // The harness's own requests go from the control node (the runtime's main task has no address).
     let (c, r) = (cluster.clone(), reference.clone());
     let current = cluster.control.spawn(async move { catch_up(&c, &r).await }).await.expect("catch-up panicked");

@@ -184,9 +184,6 @@ pub struct Cluster {
     pub trace: Trace,
     /// Restarts scheduled by crash hooks that have not happened yet; a run waits for them before it ends.
     pending_restarts: Arc<AtomicUsize>,
-    /// Every fault applied so far, scheduled or drawn by the nemesis, with its time: what `kubesim shrink`
-    /// turns into an explicit schedule.
-    applied: std::sync::Mutex<Vec<crate::fault::ScheduledFault>>,
     /// One line per member start nobody asked for: a panic that madsim recovered by restarting the node.
     panics: Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -206,15 +203,8 @@ impl Cluster {
                 ClientNode { name, client: ClientId(i as u32), id: node.id(), node }
             })
             .collect();
-        let cluster = Cluster {
-            members,
-            clients,
-            control,
-            trace: trace.clone(),
-            pending_restarts: Arc::default(),
-            applied: std::sync::Mutex::default(),
-            panics,
-        };
+        let cluster =
+            Cluster { members, clients, control, trace: trace.clone(), pending_restarts: Arc::default(), panics };
         cluster.install_crash_hooks();
         cluster
     }
@@ -341,21 +331,9 @@ fn build_member(
 }
 
 impl Cluster {
-    /// Files a fault in the applied list, at the current simulated time.
-    pub fn record_fault(&self, fault: &crate::fault::Fault) {
-        let at_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
-        let entry = crate::fault::ScheduledFault { at_ms, fault: fault.clone() };
-        self.applied.lock().expect("applied-faults lock poisoned").push(entry);
-    }
-
     /// Every member panic so far (each one madsim recovered by restarting the node).
     pub fn panics(&self) -> Vec<String> {
         self.panics.lock().expect("panics lock poisoned").clone()
-    }
-
-    /// Every fault applied so far, in order.
-    pub fn applied_faults(&self) -> Vec<crate::fault::ScheduledFault> {
-        self.applied.lock().expect("applied-faults lock poisoned").clone()
     }
 
     /// Waits until every member a crash hook killed has been restarted.

@@ -6,7 +6,11 @@
 //! connections fail at once, while established streams stall until the link heals; loss and latency are
 //! one global setting; kill drops every task of a node and restart re-runs its init. `Release` is the
 //! other half of a failpoint armed with `hold`: it lets the held requests go.
+//!
+//! Faults are applied through an [`Injector`], which also keeps the record of what it applied and when;
+//! the record belongs here, with the faults, so that the cluster knows nothing of them.
 
+mod injector;
 pub mod nemesis;
 
 use std::fmt;
@@ -19,6 +23,8 @@ use madsim::task::NodeId;
 
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::SimError;
+
+pub use injector::Injector;
 
 /// madsim's default per-message latency, restored by [`Fault::Heal`].
 pub const DEFAULT_LATENCY_MS: (u64, u64) = (1, 10);
@@ -143,10 +149,9 @@ impl Fault {
         }
     }
 
-    /// Applies the fault now and writes it to the trace. Names were validated before the run.
-    pub fn apply(&self, cluster: &Cluster) {
-        cluster.trace.event("fault", self);
-        cluster.record_fault(self);
+    /// Does what the fault does to the cluster, now. Names were validated before the run. Only the
+    /// [`Injector`] calls it, so that every fault applied is traced and recorded.
+    fn act(&self, cluster: &Cluster) {
         let net = NetSim::current();
         let id = |n: &str| cluster.node_id(n).unwrap_or_else(|| panic!("fault names unknown node {n} (validated)"));
         let links = |a: &[String], b: &[String], f: &dyn Fn(NodeId, NodeId)| {

@@ -20,8 +20,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::Fault;
-use crate::cluster::Cluster;
+use super::{Fault, Injector};
 
 /// One of the nemesis's fault patterns. The order is the draw order: with every pattern enabled, round
 /// `n` picks `ALL[random_range(0..8)]`.
@@ -94,21 +93,21 @@ async fn sleep_ms(rng: &mut ChaCha8Rng, lo: u64, hi: u64) {
 }
 
 /// Runs rounds until `stop` is set, then heals everything it broke.
-pub async fn run(cluster: Arc<Cluster>, config: NemesisConfig, mut rng: ChaCha8Rng, stop: Arc<AtomicBool>) {
+pub async fn run(faults: Injector, config: NemesisConfig, mut rng: ChaCha8Rng, stop: Arc<AtomicBool>) {
     assert!(!config.patterns.is_empty(), "a nemesis needs a pattern (validated)");
     // Let the clients get going before the first fault.
     sleep_ms(&mut rng, 100, 600).await;
     while !stop.load(Ordering::SeqCst) {
         let pattern = config.patterns[rng.random_range(0..config.patterns.len())];
-        round(&cluster, pattern, &mut rng).await;
+        round(&faults, pattern, &mut rng).await;
         sleep_ms(&mut rng, config.quiet_ms.0, config.quiet_ms.1).await;
     }
-    Fault::Heal.apply(&cluster);
+    faults.apply(&Fault::Heal);
 }
 
-async fn round(cluster: &Cluster, pattern: Pattern, rng: &mut ChaCha8Rng) {
-    let members = cluster.member_names();
-    let clients = cluster.client_names();
+async fn round(faults: &Injector, pattern: Pattern, rng: &mut ChaCha8Rng) {
+    let members = faults.cluster().member_names();
+    let clients = faults.cluster().client_names();
     let mut all = members.clone();
     all.extend(clients.iter().cloned());
     let member = members.choose(rng).expect("a cluster has members").clone();
@@ -120,9 +119,9 @@ async fn round(cluster: &Cluster, pattern: Pattern, rng: &mut ChaCha8Rng) {
             let (mut left, mut right) = (left.to_vec(), right.to_vec());
             left.sort();
             right.sort();
-            Fault::Partition { left, right }.apply(cluster);
+            faults.apply(&Fault::Partition { left, right });
             sleep_ms(rng, 300, 3000).await;
-            Fault::Heal.apply(cluster);
+            faults.apply(&Fault::Heal);
         }
         Pattern::OneWay => {
             let mut some: Vec<String> = clients.iter().filter(|_| rng.random_bool(0.5)).cloned().collect();
@@ -134,54 +133,54 @@ async fn round(cluster: &Cluster, pattern: Pattern, rng: &mut ChaCha8Rng) {
             } else {
                 Fault::PartitionOneWay { from: some, to: vec![member] }
             };
-            fault.apply(cluster);
+            faults.apply(&fault);
             sleep_ms(rng, 300, 3000).await;
-            Fault::Heal.apply(cluster);
+            faults.apply(&Fault::Heal);
         }
         Pattern::Clog => {
             let node = all.choose(rng).expect("nodes").clone();
-            Fault::ClogNode(node.clone()).apply(cluster);
+            faults.apply(&Fault::ClogNode(node.clone()));
             sleep_ms(rng, 300, 2000).await;
-            Fault::UnclogNode(node).apply(cluster);
+            faults.apply(&Fault::UnclogNode(node));
         }
-        Pattern::Swizzle => swizzle(cluster, rng, all).await,
+        Pattern::Swizzle => swizzle(faults, rng, all).await,
         Pattern::Loss => {
-            Fault::PacketLoss { loss_permille: rng.random_range(50..400) }.apply(cluster);
+            faults.apply(&Fault::PacketLoss { loss_permille: rng.random_range(50..400) });
             sleep_ms(rng, 300, 2000).await;
-            Fault::Heal.apply(cluster);
+            faults.apply(&Fault::Heal);
         }
         Pattern::Latency => {
             let min_ms = rng.random_range(1..20);
-            Fault::Latency { min_ms, max_ms: min_ms + rng.random_range(10..300) }.apply(cluster);
+            faults.apply(&Fault::Latency { min_ms, max_ms: min_ms + rng.random_range(10..300) });
             sleep_ms(rng, 300, 2000).await;
-            Fault::Heal.apply(cluster);
+            faults.apply(&Fault::Heal);
         }
         Pattern::Kill => {
-            Fault::Kill(member.clone()).apply(cluster);
+            faults.apply(&Fault::Kill(member.clone()));
             sleep_ms(rng, 200, 2000).await;
-            Fault::Restart(member).apply(cluster);
+            faults.apply(&Fault::Restart(member));
         }
         Pattern::Pause => {
-            Fault::Pause(member.clone()).apply(cluster);
+            faults.apply(&Fault::Pause(member.clone()));
             sleep_ms(rng, 200, 2000).await;
-            Fault::Resume(member).apply(cluster);
+            faults.apply(&Fault::Resume(member));
         }
     }
 }
 
 /// Clog a random subset one node at a time, hold, unclog one at a time in another random order.
-async fn swizzle(cluster: &Cluster, rng: &mut ChaCha8Rng, mut nodes: Vec<String>) {
+async fn swizzle(faults: &Injector, rng: &mut ChaCha8Rng, mut nodes: Vec<String>) {
     nodes.shuffle(rng);
     let count = rng.random_range(1..=nodes.len());
     let mut chosen: Vec<String> = nodes.into_iter().take(count).collect();
     for n in &chosen {
-        Fault::ClogNode(n.clone()).apply(cluster);
+        faults.apply(&Fault::ClogNode(n.clone()));
         sleep_ms(rng, 50, 500).await;
     }
     sleep_ms(rng, 200, 1500).await;
     chosen.shuffle(rng);
     for n in chosen {
-        Fault::UnclogNode(n).apply(cluster);
+        faults.apply(&Fault::UnclogNode(n));
         sleep_ms(rng, 50, 500).await;
     }
 }

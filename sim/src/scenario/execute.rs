@@ -26,7 +26,7 @@ use super::syntax::{CompareOp, CompareTarget};
 use crate::client::watch::{record_watch, WatchControl, WatchSpec};
 use crate::client::{channel, describe_request, RecordingClient, SharedHistory};
 use crate::cluster::{Cluster, Seeds};
-use crate::fault::{nemesis, ScheduledFault};
+use crate::fault::{nemesis, Injector, ScheduledFault};
 use crate::history::{self as h, History, KeySpan, Outcome, ResponseBody, WatchId};
 use crate::trace::Trace;
 use crate::workload::run_client;
@@ -245,10 +245,11 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         }
     }
 
+    let faults = Injector::new(cluster.clone());
     let mut background = Vec::new();
     for f in scenario.faults.clone() {
-        let (cluster, board) = (cluster.clone(), board.clone());
-        background.push(cluster.control.clone().spawn(async move {
+        let (faults, board) = (faults.clone(), board.clone());
+        background.push(cluster.control.spawn(async move {
             match &f.when {
                 When::At { ms } => madsim::time::sleep(Duration::from_millis(*ms)).await,
                 When::After { step, delay_ms } => {
@@ -256,13 +257,13 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
                     madsim::time::sleep(Duration::from_millis(*delay_ms)).await;
                 }
             }
-            f.fault.apply(&cluster);
+            faults.apply(&f.fault);
         }));
     }
     let stop = Arc::new(AtomicBool::new(false));
     let nemesis = scenario.nemesis.clone().map(|config| {
         let rng = seeds.rng("nemesis");
-        cluster.control.spawn(nemesis::run(cluster.clone(), config, rng, stop.clone()))
+        cluster.control.spawn(nemesis::run(faults.clone(), config, rng, stop.clone()))
     });
 
     // Everything the clients do, within the scenario's time limit.
@@ -329,7 +330,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         watches,
         revisions: state.revisions,
         leases: state.leases,
-        applied_faults: cluster.applied_faults(),
+        applied_faults: faults.applied(),
         timed_out,
         panics: cluster.panics(),
         sim_time: madsim::time::TimeHandle::current().elapsed(),
