@@ -2,7 +2,7 @@
 //!
 //! Clients match on these texts (clientv3's `rpctypes` compares the whole string), so every message is
 //! etcd 3.4.23's, byte for byte (`rpctypes/error.go`). The translation to a gRPC status happens in one place,
-//! [`crate::service::status`]; the cores only ever return `EtcdError`.
+//! `service::api::status`; the cores only ever return `EtcdError`.
 
 /// A gRPC status code, mirrored here so that the sans-IO cores do not depend on tonic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,16 +9,16 @@
 //! each other's failpoints.
 //!
 //! The points ([`Point`]) and where each one sits:
-//! - [`Point::BeforeWatchResponseSend`] — `service::watch`, after a watch response leaves the member's
+//! - [`Point::BeforeWatchResponseSend`] — `service::api::watch`, after a watch response leaves the member's
 //!   outbox and before gRPC sends it to the client. `Drop` loses that one response (the stream goes on),
 //!   `Error` ends the stream with an `Unavailable` status, `Delay`/`Hold` stall the whole stream.
-//! - [`Point::BeforeWriteAck`] — `service::kv`, after a Put, DeleteRange, Txn or Compaction has been applied
+//! - [`Point::BeforeWriteAck`] — `service::api::kv`, after a Put, DeleteRange, Txn or Compaction has been applied
 //!   and before its response is returned. The write has taken effect either way: `Error` and `Drop` (which
 //!   answer `Unavailable`) therefore produce an ambiguous outcome for the client, as a leader crash after
 //!   commit would.
 //! - [`Point::BeforeProgressNotify`] — `service::server`, before the periodic progress notification is
 //!   computed and queued. `Drop` skips one round of notifications.
-//! - [`Point::BeforeCompact`] — `service::kv`, before a Compaction request is proposed (the compaction path's
+//! - [`Point::BeforeCompact`] — `service::api::kv`, before a Compaction request is proposed (the compaction path's
 //!   seam in the shell; the MVCC core stays free of IO). `Drop` and `Error` refuse the compaction with
 //!   `Unavailable` before it takes effect.
 //!

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use fake_etcd::service::data_dir::{DataDir, Identity};
+use fake_etcd::service::member::data_dir::{DataDir, Identity};
 use fake_etcd::service::{serve_listener, Member, MemberConfig};
 use tokio::sync::oneshot;
 

@@ -4,7 +4,7 @@
 //!
 //! With `--data-dir` the member's Raft state (hard state, log, snapshot) is written and fsynced there on
 //! every sync, so a member killed with SIGKILL and started again on the same directory keeps every write it
-//! acknowledged (`service::data_dir`); without it the member keeps its state in memory and a restarted
+//! acknowledged (`service::member::data_dir`); without it the member keeps its state in memory and a restarted
 //! process starts empty. Under `--cfg madsim` members are built by the `sim` crate instead, and this binary
 //! only says so.
 
@@ -14,8 +14,8 @@ mod real {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use clap::Parser;
-    use fake_etcd::service::data_dir::{DataDir, Identity};
-    use fake_etcd::service::identity::DEFAULT_CLUSTER_TOKEN;
+    use fake_etcd::service::member::data_dir::{DataDir, Identity};
+    use fake_etcd::service::member::identity::DEFAULT_CLUSTER_TOKEN;
     use fake_etcd::service::{serve_listener, serve_peers, Member, MemberConfig};
 
     #[derive(Parser, Debug)]

@@ -1,6 +1,6 @@
 //! The disk model's writes ([`DiskOp`]) and whole state ([`DiskState`]) as bytes, so that the real build's
 //! data dir can journal every sync and write a full image now and then. Pure: bytes in, bytes out; the
-//! files, checksums and fsyncs belong to the shell (`service::data_dir`).
+//! files, checksums and fsyncs belong to the shell (`service::member::data_dir`).
 //!
 //! The layout is fake-etcd's own and private to it (nothing but fake-etcd reads a data dir). Integers are
 //! little endian; a byte string is a `u32` length and the bytes; raft-rs's records are in their own

@@ -1,31 +1,29 @@
-//! The async gRPC shell around the cores: one member's services (KV, Watch, Lease, Maintenance, Cluster,
-//! Auth), its clock and tickers, and the translation of [`crate::EtcdError`] into gRPC statuses.
+//! The async shell around the cores, in three rooms and the server that joins them:
 //!
-//! What this layer must not do: decide KV, lease or watch semantics (the cores do), or hold the member lock
-//! across an `.await`.
+//! - `member`: one running member, the cores and its Raft node behind one lock, with a file per job (write
+//!   path, reads, leases, watch streams, membership and status, the Raft drive loop), and what it is
+//!   started with (configuration, identity, the real build's data dir);
+//! - `api`: etcd's gRPC services for clients, and the translation of [`crate::EtcdError`] into statuses;
+//! - `peer`: the peer transport between members, which sees the member only through `peer::Link`;
+//! - `server`: the routers over the services and the member's background tasks (tickers, the transport,
+//!   the Ready loop); `authority` (real build only) rewrites the one header of etcdctl's that h2 rejects;
+//!   `channel_stream` is the plain response stream the services share.
+//!
+//! Dependencies point one way: `server` on the rooms, `api` on `member`, `member` on `peer`, and `peer` on
+//! none of them. What this layer must not do: decide KV, lease or watch semantics (the cores do), or hold
+//! the member lock across an `.await`.
 
-pub mod auth;
+mod api;
 #[cfg(not(madsim))]
-pub mod authority;
-pub mod cluster;
-pub mod config;
-pub mod data_dir;
-pub mod identity;
-pub mod internal;
-pub mod kv;
-pub mod lease;
-pub mod maintenance;
+mod authority;
+mod channel_stream;
 pub mod member;
-pub mod outbox;
-pub mod peer;
-mod replica;
-pub mod server;
-pub mod status;
-pub mod transport;
-pub mod watch;
+mod peer;
+mod server;
 
-pub use config::{EventObserver, MemberConfig, MemberEvent, PeerSpec, RaftObserver, RaftSettings};
+pub use member::config::{EventObserver, MemberConfig, MemberEvent, RaftObserver, RaftSettings};
 pub use member::Member;
+pub use peer::PeerSpec;
 #[cfg(not(madsim))]
 pub use server::serve_listener;
 pub use server::{serve, serve_peers};

@@ -1,6 +1,7 @@
-//! Serving a member: the gRPC router over every client service, the peer listener, and the member's
-//! background tasks (Raft ticks, the peer transport, lease expiry, progress notifications). The same code runs on real sockets and on madsim's simulated network; it never names
-//! a server type, because madsim-tonic's differ from tonic's.
+//! Serving a member: the gRPC router over every client service (`api`), the peer listener (`peer`), and the
+//! member's background tasks (Raft ticks, the Ready loop, the peer transport, lease expiry, progress
+//! notifications). The same code runs on real sockets and on madsim's simulated network; it never names a
+//! server type, because madsim-tonic's differ from tonic's.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,15 +17,14 @@ use etcd_proto::kubesimpeer::peer_server::PeerServer;
 use tonic::transport::server::Router;
 use tonic::transport::Server;
 
-use super::auth::AuthService;
-use super::cluster::ClusterService;
-use super::kv::{KvService, KV_DECODE_LIMIT_BYTES};
-use super::lease::LeaseService;
-use super::maintenance::MaintenanceService;
+use super::api::auth::AuthService;
+use super::api::cluster::ClusterService;
+use super::api::kv::{KvService, KV_DECODE_LIMIT_BYTES};
+use super::api::lease::LeaseService;
+use super::api::maintenance::MaintenanceService;
+use super::api::watch::WatchService;
 use super::member::Member;
-use super::peer::PeerService;
-use super::transport;
-use super::watch::WatchService;
+use super::peer::{self, PeerService};
 use crate::failpoint::Point;
 
 /// Serves `member`'s client API on `addr` until `shutdown` resolves, running its tickers meanwhile.
@@ -92,7 +92,7 @@ pub async fn serve_peers(
     // Raft batches carry whole entries: allow the largest request plus the framing of a batch.
     let max = 4 * (member.config().max_request_bytes + etcd_proto::GRPC_OVERHEAD_BYTES);
     Server::builder()
-        .add_service(PeerServer::new(PeerService { member }).max_decoding_message_size(max))
+        .add_service(PeerServer::new(PeerService::new(member)).max_decoding_message_size(max))
         .serve_with_shutdown(addr, shutdown)
         .await
 }
@@ -123,7 +123,7 @@ fn spawn_tickers(member: Arc<Member>) -> Vec<tokio::task::JoinHandle<()>> {
     });
     let mut tasks = vec![leases, progress];
     if let Some(queue) = member_for_raft.take_peer_queue() {
-        tasks.push(tokio::spawn(transport::run(member_for_raft.clone(), queue)));
+        tasks.push(tokio::spawn(peer::run(member_for_raft.clone(), queue)));
     }
     let ready_member = member_for_raft.clone();
     tasks.push(tokio::spawn(async move { ready_member.run_ready_loop().await }));

@@ -10,9 +10,9 @@ use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
 use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
-use super::member::Member;
-use super::outbox::OutboundStream;
 use crate::failpoint::{Failpoints, Injected, Point};
+use crate::service::member::outbox::OutboundStream;
+use crate::service::member::Member;
 
 #[derive(Clone)]
 pub struct WatchService {

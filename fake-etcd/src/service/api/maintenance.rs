@@ -12,10 +12,10 @@ use etcd_proto::etcdserverpb::{
 };
 use tonic::{Request, Response, Status};
 
-use super::internal::Internal;
-use super::member::Member;
-use super::outbox::ChannelStream;
 use crate::error::EtcdError;
+use crate::service::channel_stream::ChannelStream;
+use crate::service::member::internal::Internal;
+use crate::service::member::Member;
 use crate::types::{MemberId, Revision};
 
 /// The version fake-etcd claims: the etcd release whose behaviour it reproduces.

@@ -1,7 +1,8 @@
 //! The receiving side of the peer transport: the `kubesimpeer.Peer` service (fake-etcd's own protocol, see
 //! `peer.proto`). Raft batches arrive on long-lived streams (one per sending peer) or, for snapshots, one call
 //! each. Traffic from a member of another cluster is refused, with etcd's rafthttp texts, so that two clusters
-//! sharing an address space never mix their logs.
+//! sharing an address space never mix their logs. Forwarded lease calls are answered here too, if this member
+//! leads.
 
 use std::sync::Arc;
 
@@ -13,35 +14,24 @@ use tokio::sync::mpsc;
 use tonic::metadata::MetadataMap;
 use tonic::{Code, Request, Response, Status, Streaming};
 
-use super::member::Member;
-use super::outbox::ChannelStream;
+use super::link::Link;
+use super::wire::{metadata_hex, CLUSTER_ID_METADATA, CLUSTER_ID_MISMATCH, TO_METADATA};
 use crate::error::EtcdError;
+use crate::service::channel_stream::ChannelStream;
 use crate::types::LeaseId;
 
 #[derive(Clone)]
 pub struct PeerService {
-    pub member: Arc<Member>,
-}
-
-/// etcd's rafthttp refuses a request from another cluster with this body (`errClusterIDMismatch`).
-pub const CLUSTER_ID_MISMATCH: &str = "cluster ID mismatch";
-
-/// The metadata entry that carries the refusing member's cluster id in hex, as etcd's `X-Etcd-Cluster-ID`
-/// header does, so that the sender can name both clusters in its log.
-pub const CLUSTER_ID_METADATA: &str = "x-etcd-cluster-id";
-
-/// The metadata entries of a batch stream that name its sender and its receiver, in hex.
-pub const FROM_METADATA: &str = "x-kubesim-from";
-pub const TO_METADATA: &str = "x-kubesim-to";
-
-/// A hex number from a stream's metadata, if it is there and well formed.
-fn metadata_hex(metadata: &MetadataMap, key: &str) -> Option<u64> {
-    u64::from_str_radix(metadata.get(key)?.to_str().ok()?, 16).ok()
+    member: Arc<dyn Link>,
 }
 
 impl PeerService {
+    pub fn new(member: Arc<dyn Link>) -> PeerService {
+        PeerService { member }
+    }
+
     fn check_cluster(&self, cluster_id: u64) -> Result<(), Status> {
-        let mine = self.member.config().cluster_id;
+        let mine = self.member.cluster_id();
         if cluster_id == mine.0 {
             return Ok(());
         }
@@ -55,7 +45,7 @@ impl PeerService {
     }
 
     fn check_recipient(&self, to: u64) -> Result<(), Status> {
-        let me = self.member.config().member_id;
+        let me = self.member.member_id();
         if to == me.0 {
             return Ok(());
         }

@@ -12,11 +12,11 @@ use etcd_proto::etcdserverpb::{
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::member::Member;
-use super::outbox::ChannelStream;
 use crate::apply::{Command, CommandResponse};
 use crate::error::EtcdError;
 use crate::lease::MAX_LEASE_TTL_S;
+use crate::service::channel_stream::ChannelStream;
+use crate::service::member::Member;
 use crate::types::LeaseId;
 
 #[derive(Clone)]

@@ -10,10 +10,10 @@ use etcd_proto::etcdserverpb::{
 use prost::Message;
 use tonic::{Request, Response, Status};
 
-use super::member::Member;
 use crate::apply::{validate, Command, CommandResponse};
 use crate::error::EtcdError;
 use crate::failpoint::Point;
+use crate::service::member::Member;
 
 #[derive(Clone)]
 pub struct KvService {

@@ -1,6 +1,8 @@
-//! A member's Raft side: its [`RaftNode`], the clients waiting for their proposals and reads, and the drive
-//! loop that turns each Ready into effects (send messages, restore a snapshot on the state machine and the
-//! watch hub, apply committed entries on them, answer reads, react to leader changes).
+//! A member's Raft side: its [`RaftNode`] and what Ready told about the cluster (leader, role, applied
+//! index, published client URLs), the ids of this life's proposals, and the drive loop that turns each Ready
+//! into effects on the member's parts: send messages, restore a snapshot on the state machine and the watch
+//! hub, apply committed entries on them, answer proposals and reads, react to leader changes. Ticks, the
+//! inputs that need no client, drive here too.
 //!
 //! Bootstrapping follows etcd: a new cluster's log starts with one entry per member at term 1 (etcd's
 //! membership entries), committed everywhere, so the first election is for term 2. After every start the
@@ -10,39 +12,30 @@
 use std::collections::BTreeMap;
 
 use ::raft::eraftpb::{ConfState, HardState};
-use tokio::sync::oneshot;
 
 use super::config::{MemberConfig, MemberEvent};
 use super::internal::{Internal, CLUSTER_VERSION};
-use super::member::{Member, State};
-use crate::apply::{Command, CommandResponse};
-use crate::error::EtcdError;
-use crate::raft::{
-    encode_internal, DiskOptions, Entry, Payload, ProposalId, RaftConfig, RaftError, RaftNode, ReadState, Role,
-};
+use super::write::Reply;
+use super::{Member, State};
+use crate::apply::Command;
+use crate::raft::{encode_internal, DiskOptions, Entry, Payload, ProposalId, RaftConfig, RaftError, RaftNode, Role};
 use crate::raft::{Disk, DurableDisk};
 use crate::types::{LogIndex, MemberId, Revision};
 
-/// What a proposer is told once its entry applied: the state machine's answer (`None` for internal records).
-pub(super) type Reply = Result<Option<CommandResponse>, EtcdError>;
-
+/// This member's Raft node and what its Readys told; only `node` is shared with the other parts, which
+/// propose, read and report through it.
 pub(super) struct Replica {
     pub(super) node: RaftNode,
     me: MemberId,
     next_seq: u64,
-    pub(super) waiters: BTreeMap<u64, oneshot::Sender<Reply>>,
-    /// Reads waiting for the leader's read index, by context.
-    pub(super) read_waiters: BTreeMap<u64, oneshot::Sender<()>>,
-    /// Read indexes known, waiting for the apply to catch up.
-    ready_reads: Vec<(LogIndex, u64)>,
-    pub(super) applied: LogIndex,
-    pub(super) leader: Option<MemberId>,
+    applied: LogIndex,
+    leader: Option<MemberId>,
     role: Role,
     /// This incarnation's attributes reached the log.
     published: bool,
     cluster_version_set: bool,
     /// Client URLs members published.
-    pub(super) client_urls: BTreeMap<MemberId, Vec<String>>,
+    client_urls: BTreeMap<MemberId, Vec<String>>,
 }
 
 impl Replica {
@@ -63,9 +56,6 @@ impl Replica {
             // Proposal ids must not repeat across this member's lives: each life starts its sequence at its
             // start time, in a range no earlier life can reach.
             next_seq: start_ms << 20,
-            waiters: BTreeMap::new(),
-            read_waiters: BTreeMap::new(),
-            ready_reads: Vec::new(),
             applied: LogIndex(0),
             leader: None,
             role: Role::Follower,
@@ -75,6 +65,7 @@ impl Replica {
         })
     }
 
+    /// The next number of this life's sequence: proposals' ids and read requests' contexts draw from it.
     pub(super) fn next_seq(&mut self) -> u64 {
         self.next_seq += 1;
         self.next_seq
@@ -82,6 +73,21 @@ impl Replica {
 
     pub(super) fn proposal_id(&self, seq: u64) -> ProposalId {
         ProposalId { member: self.me, seq }
+    }
+
+    /// The leader as the last Ready reported it.
+    pub(super) fn leader(&self) -> Option<MemberId> {
+        self.leader
+    }
+
+    /// The index of the last entry applied here.
+    pub(super) fn applied(&self) -> LogIndex {
+        self.applied
+    }
+
+    /// The client URLs `member` published, if its attributes reached the log.
+    pub(super) fn client_urls(&self, member: MemberId) -> Option<&[String]> {
+        self.client_urls.get(&member).map(Vec::as_slice)
     }
 
     /// Proposes an internal record nobody waits for; a dropped one is retried at the next leader change.
@@ -123,7 +129,7 @@ impl State {
                 self.sm.restore(&snapshot.data, now).expect("a snapshot taken by a member restores");
                 self.raft.applied = snapshot.index;
                 // Watchers must not stall at the revision they had, nor go back: the hub re-syncs them.
-                self.restored(member);
+                self.watches.restored(&self.sm.mvcc, member);
                 let revision = self.sm.mvcc.current_revision();
                 member
                     .config()
@@ -146,7 +152,7 @@ impl State {
                                 self.sm.apply(cmd, now)
                             };
                         if let Ok(applied) = &result {
-                            self.publish(&applied.events, member);
+                            self.watches.publish(&applied.events, &self.sm.mvcc, member);
                             if let Some(revision) = compact {
                                 member.config().events.notify(MemberEvent::Compacted { revision });
                             }
@@ -163,9 +169,9 @@ impl State {
                 self.raft.applied = index;
             }
             for rs in out.read_states {
-                self.read_index_known(rs);
+                self.reads.index_known(rs);
             }
-            self.wake_reads();
+            self.reads.wake(self.raft.applied);
             if let Some(index) = out.snapshot_due {
                 let data = self.sm.snapshot();
                 if let Err(e) = self.raft.node.compact(index, data) {
@@ -179,13 +185,10 @@ impl State {
         }
     }
 
+    /// Answers the client waiting for `id`, if this member proposed it.
     fn wake(&mut self, id: ProposalId, reply: Reply) {
-        if id.member != self.raft.me {
-            return;
-        }
-        if let Some(waiter) = self.raft.waiters.remove(&id.seq) {
-            // The client may have timed out and gone; the entry applied anyway.
-            let _ = waiter.send(reply);
+        if id.member == self.raft.me {
+            self.proposals.answer(id.seq, reply);
         }
     }
 
@@ -199,22 +202,6 @@ impl State {
             }
             Internal::ClusterVersion(_) => self.raft.cluster_version_set = true,
             Internal::Alarm => {}
-        }
-    }
-
-    fn read_index_known(&mut self, rs: ReadState) {
-        let Ok(bytes) = <[u8; 8]>::try_from(rs.request_ctx.as_slice()) else { return };
-        self.raft.ready_reads.push((LogIndex(rs.index), u64::from_be_bytes(bytes)));
-    }
-
-    fn wake_reads(&mut self) {
-        let applied = self.raft.applied;
-        let (due, later): (Vec<_>, Vec<_>) = self.raft.ready_reads.drain(..).partition(|(i, _)| *i <= applied);
-        self.raft.ready_reads = later;
-        for (_, ctx) in due {
-            if let Some(waiter) = self.raft.read_waiters.remove(&ctx) {
-                let _ = waiter.send(());
-            }
         }
     }
 
@@ -239,5 +226,14 @@ impl State {
             let record = Internal::publish(config.member_id, &config.name, &config.client_urls);
             self.raft.propose_internal(&record);
         }
+    }
+}
+
+impl Member {
+    /// One Raft tick (the heartbeat interval passed).
+    pub(in crate::service) fn tick(&self) {
+        let mut st = self.lock();
+        st.raft.node.tick();
+        st.drive(self);
     }
 }

@@ -8,29 +8,25 @@
 //! reported to Raft as unreachable, and the next batch opens a new one; Raft resends what was lost. A peer of
 //! another cluster refuses the stream when it opens, which is reported the same way and logged with etcd's
 //! text. Batches that carry a snapshot go as one `Deliver` call each, so that Raft learns whether the snapshot
-//! arrived. Also the follower's side of the lease requests it forwards to the leader (keep-alive, time to
-//! live).
+//! arrived. The transport knows the member only as a [`Link`]: where its peers are, and where to report.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_proto::kubesimpeer::peer_client::PeerClient;
-use etcd_proto::kubesimpeer::{LeaseRenewRequest, LeaseTtlRequest, RaftBatch, StreamAck};
+use etcd_proto::kubesimpeer::{RaftBatch, StreamAck};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Request, Streaming};
 
-use super::config::PeerSpec;
-use super::member::Member;
-use super::peer::{CLUSTER_ID_METADATA, CLUSTER_ID_MISMATCH, FROM_METADATA, TO_METADATA};
-use crate::error::EtcdError;
-use crate::lease::TimeToLive;
+use super::link::{Link, PeerSpec};
+use super::wire::{client, is_cluster_mismatch, CLUSTER_ID_METADATA, FROM_METADATA, TO_METADATA};
 use crate::raft::{codec, Message, MessageType};
-use crate::types::{ClusterId, LeaseId, MemberId};
+use crate::types::MemberId;
 
 /// How long opening a stream, an answer to a pushed batch or one snapshot call may take before the peer
 /// counts as unreachable: a few heartbeats.
@@ -49,13 +45,13 @@ const MAX_BATCH: usize = 64;
 const STREAM_BUFFER: usize = 256;
 
 /// Runs until the member's queue closes: fans the queue out to one sender task per peer.
-pub async fn run(member: Arc<Member>, mut queue: mpsc::UnboundedReceiver<Message>) {
+pub async fn run(member: Arc<dyn Link>, mut queue: mpsc::UnboundedReceiver<Message>) {
     let mut senders: BTreeMap<MemberId, mpsc::UnboundedSender<Message>> = BTreeMap::new();
     while let Some(msg) = queue.recv().await {
         let to = MemberId(msg.to);
         let sender = senders.entry(to).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            if let Some(peer) = member.peer(to).cloned() {
+            if let Some(peer) = member.peer(to) {
                 tokio::spawn(send_loop(member.clone(), peer, rx));
             }
             tx
@@ -104,7 +100,7 @@ enum Push {
 }
 
 struct Sender {
-    member: Arc<Member>,
+    member: Arc<dyn Link>,
     peer: PeerSpec,
     client: PeerClient<Channel>,
     stream: Option<OpenStream>,
@@ -113,7 +109,7 @@ struct Sender {
     refused: bool,
 }
 
-async fn send_loop(member: Arc<Member>, peer: PeerSpec, mut rx: mpsc::UnboundedReceiver<Message>) {
+async fn send_loop(member: Arc<dyn Link>, peer: PeerSpec, mut rx: mpsc::UnboundedReceiver<Message>) {
     let Some(client) = client(&peer) else {
         tracing::warn!(peer = %peer.name, "no usable peer URL; messages to it are dropped");
         return;
@@ -174,8 +170,8 @@ async fn sleep_until(deadline: Option<Instant>) {
 impl Sender {
     fn batch(&self, messages: &[Message]) -> RaftBatch {
         RaftBatch {
-            cluster_id: self.member.config().cluster_id.0,
-            from: self.member.config().member_id.0,
+            cluster_id: self.member.cluster_id().0,
+            from: self.member.member_id().0,
             to: self.peer.id.0,
             messages: messages.iter().map(codec::encode_message).collect(),
             ack_seq: 0,
@@ -239,10 +235,9 @@ impl Sender {
     }
 
     fn stream_metadata(&self, metadata: &mut MetadataMap) {
-        let config = self.member.config();
         let entries = [
-            (CLUSTER_ID_METADATA, config.cluster_id.0),
-            (FROM_METADATA, config.member_id.0),
+            (CLUSTER_ID_METADATA, self.member.cluster_id().0),
+            (FROM_METADATA, self.member.member_id().0),
             (TO_METADATA, self.peer.id.0),
         ];
         for (key, value) in entries {
@@ -279,7 +274,7 @@ impl Sender {
             "rafthttp: request sent was ignored (cluster ID mismatch: peer[{}]={}, local={:x})",
             self.peer.id,
             remote.unwrap_or("unknown"),
-            self.member.config().cluster_id.0
+            self.member.cluster_id().0
         );
     }
 }
@@ -298,62 +293,5 @@ fn push(open: &mut OpenStream, mut batch: RaftBatch) -> Push {
         }
         Err(mpsc::error::TrySendError::Full(_)) => Push::Full,
         Err(mpsc::error::TrySendError::Closed(batch)) => Push::Closed(batch),
-    }
-}
-
-/// Whether a peer refused a request because it belongs to another cluster.
-fn is_cluster_mismatch(status: &tonic::Status) -> bool {
-    status.code() == tonic::Code::FailedPrecondition && status.message() == CLUSTER_ID_MISMATCH
-}
-
-fn client(peer: &PeerSpec) -> Option<PeerClient<Channel>> {
-    let url = peer.peer_urls.first()?;
-    let endpoint = Endpoint::from_shared(url.clone()).ok()?;
-    Some(PeerClient::new(endpoint.connect_lazy()))
-}
-
-/// Forwards a keep-alive to the leader and returns the TTL it answered.
-pub async fn forward_lease_renew(
-    leader: &PeerSpec,
-    cluster_id: ClusterId,
-    id: LeaseId,
-    timeout: Duration,
-) -> Result<i64, EtcdError> {
-    let Some(mut client) = client(leader) else { return Err(EtcdError::NoLeader) };
-    let request = LeaseRenewRequest { cluster_id: cluster_id.0, id: id.0 };
-    match tokio::time::timeout(timeout, client.lease_renew(request)).await {
-        Ok(Ok(resp)) => {
-            let resp = resp.into_inner();
-            if resp.not_leader {
-                return Err(EtcdError::NotLeader);
-            }
-            if resp.ttl <= 0 {
-                return Err(EtcdError::LeaseNotFound);
-            }
-            Ok(resp.ttl)
-        }
-        _ => Err(EtcdError::Timeout),
-    }
-}
-
-/// Asks the leader for a lease's time to live. `Ok(None)`: the leader knows no such live lease. Fails with
-/// `NotLeader` when the peer no longer leads and with `Timeout` when it does not answer in time.
-pub async fn forward_lease_time_to_live(
-    leader: &PeerSpec,
-    cluster_id: ClusterId,
-    id: LeaseId,
-    timeout: Duration,
-) -> Result<Option<TimeToLive>, EtcdError> {
-    let Some(mut client) = client(leader) else { return Err(EtcdError::NoLeader) };
-    let request = LeaseTtlRequest { cluster_id: cluster_id.0, id: id.0 };
-    match tokio::time::timeout(timeout, client.lease_time_to_live(request)).await {
-        Ok(Ok(resp)) => {
-            let resp = resp.into_inner();
-            if resp.not_leader {
-                return Err(EtcdError::NotLeader);
-            }
-            Ok(resp.found.then_some(TimeToLive { ttl_s: resp.ttl, granted_ttl_s: resp.granted_ttl, keys: resp.keys }))
-        }
-        _ => Err(EtcdError::Timeout),
     }
 }

@@ -11,8 +11,8 @@ use etcd_proto::etcdserverpb::{
 };
 use tonic::{Request, Response, Status};
 
-use super::member::Member;
 use crate::error::EtcdError;
+use crate::service::member::Member;
 
 #[derive(Clone)]
 pub struct ClusterService {

@@ -5,12 +5,12 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::identity;
 use crate::apply::validate::DEFAULT_MAX_TXN_OPS;
 use crate::failpoint::Failpoints;
 use crate::raft::{DiskOptions, DurableDisk};
+use crate::service::peer::PeerSpec;
 use crate::types::{ClusterId, LeaseId, MemberId, Revision};
-
-use super::identity;
 
 #[derive(Clone, Debug)]
 pub struct MemberConfig {
@@ -54,16 +54,6 @@ pub struct MemberConfig {
     /// Told what the member does on its own (compaction applied, lease expired and revoked); empty unless
     /// a test harness fills it.
     pub events: EventObserver,
-}
-
-/// One member of the initial cluster as `--initial-cluster` names it. Client URLs are known up front in a
-/// simulation; in the real build other members' client URLs arrive with their published attributes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PeerSpec {
-    pub id: MemberId,
-    pub name: String,
-    pub peer_urls: Vec<String>,
-    pub client_urls: Vec<String>,
 }
 
 /// etcd 3.4's Raft settings (`--heartbeat-interval`, `--election-timeout`, `--pre-vote`), in ticks.

@@ -1,0 +1,111 @@
+//! The member's watch streams: the watch hub, the outbox of every open stream, and the calls the Watch
+//! service and the tickers make (open, request, drained, close, progress). Commits and snapshot restores
+//! reach the hub from the drive loop (`replica`) through [`Watches::publish`] and [`Watches::restored`].
+//! Whatever the hub answers is stamped with this member's header and queued on its stream's outbox.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
+use etcd_proto::mvccpb::Event;
+use tokio::sync::Notify;
+
+use super::outbox::{OutboundStream, Outbox, Queued};
+use super::Member;
+use crate::mvcc::MvccStore;
+use crate::watch::{HubConfig, StreamId, WatchHub};
+
+/// The watch hub and the outboxes of the streams it serves.
+pub(super) struct Watches {
+    hub: WatchHub,
+    outboxes: BTreeMap<StreamId, Outbox>,
+}
+
+impl Watches {
+    pub(super) fn new(config: HubConfig) -> Watches {
+        Watches { hub: WatchHub::new(config), outboxes: BTreeMap::new() }
+    }
+
+    /// Hands a commit's events to the watch hub and sends what it owes.
+    pub(super) fn publish(&mut self, events: &[Event], mvcc: &MvccStore, member: &Member) {
+        if events.is_empty() {
+            return;
+        }
+        let responses = self.hub.notify(events, mvcc);
+        self.dispatch(responses, member);
+    }
+
+    /// The store was just replaced by a Raft snapshot's: tells the watch hub, which re-syncs its watchers
+    /// from the restored store, and sends what it owes.
+    pub(super) fn restored(&mut self, mvcc: &MvccStore, member: &Member) {
+        let responses = self.hub.restore(mvcc);
+        self.dispatch(responses, member);
+    }
+
+    /// Queues responses on their streams. A stream whose client does not keep up is stalled in the hub, and
+    /// its watchers fall behind and catch up from the store later, as etcd's unsynced watchers do.
+    fn dispatch(&mut self, responses: Vec<(StreamId, WatchResponse)>, member: &Member) {
+        let mut gone = Vec::new();
+        for (stream, mut resp) in responses {
+            let Some(outbox) = self.outboxes.get_mut(&stream) else { continue };
+            member.stamp(&mut resp.header);
+            match outbox.push(resp) {
+                Queued::Sent => {}
+                Queued::SentAndFull => self.hub.stall(stream),
+                Queued::Gone => gone.push(stream),
+            }
+        }
+        for stream in gone {
+            self.close(stream);
+        }
+    }
+
+    fn close(&mut self, stream: StreamId) {
+        self.outboxes.remove(&stream);
+        self.hub.close_stream(stream);
+    }
+}
+
+impl Member {
+    /// Opens a watch stream; returns its id, the response stream to hand to gRPC, and the signal that the
+    /// client drained a stalled stream.
+    pub fn open_watch_stream(&self) -> (StreamId, OutboundStream, Arc<Notify>) {
+        let (outbox, outbound, drained) = Outbox::open();
+        let mut st = self.lock();
+        let id = st.watches.hub.open_stream();
+        st.watches.outboxes.insert(id, outbox);
+        (id, outbound, drained)
+    }
+
+    pub fn watch_request(&self, stream: StreamId, req: WatchRequest) {
+        let mut st = self.lock();
+        let st = &mut *st;
+        let responses = st.watches.hub.handle(stream, req, &st.sm.mvcc);
+        let addressed: Vec<(StreamId, WatchResponse)> = responses.into_iter().map(|r| (stream, r)).collect();
+        st.watches.dispatch(addressed, self);
+    }
+
+    /// The client drained a stalled stream below the low-water mark: catch its watchers up.
+    pub fn watch_drained(&self, stream: StreamId) {
+        let mut st = self.lock();
+        let st = &mut *st;
+        let Some(outbox) = st.watches.outboxes.get_mut(&stream) else { return };
+        if !outbox.resume() {
+            return;
+        }
+        let responses = st.watches.hub.sync(Some(stream), &st.sm.mvcc);
+        st.watches.dispatch(responses, self);
+    }
+
+    pub fn close_watch_stream(&self, stream: StreamId) {
+        self.lock().watches.close(stream);
+    }
+
+    /// The periodic progress notification.
+    pub fn progress_tick(&self) {
+        let mut st = self.lock();
+        let st = &mut *st;
+        let responses = st.watches.hub.progress_tick(&st.sm.mvcc);
+        st.watches.dispatch(responses, self);
+    }
+}
