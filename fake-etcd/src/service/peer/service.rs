@@ -20,6 +20,7 @@ use crate::error::EtcdError;
 use crate::service::channel_stream::ChannelStream;
 use crate::types::LeaseId;
 
+/// One member's peer service; it reaches the member only through its [`Link`].
 #[derive(Clone)]
 pub struct PeerService {
     member: Arc<dyn Link>,
