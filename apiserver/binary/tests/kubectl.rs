@@ -43,6 +43,14 @@ enum Kind {
 }
 
 impl KnownDifference {
+    /// Why kubesim differs: the issue that will close a limitation, or that it is a choice.
+    fn reason(&self) -> String {
+        match self.kind {
+            Kind::Limitation { issue } => format!("until issue {issue}"),
+            Kind::Choice => "by choice".into(),
+        }
+    }
+
     fn pinned_path(&self, dir: &Path) -> PathBuf {
         let ext = match self.kind {
             Kind::Limitation { .. } => "limitation",
@@ -156,7 +164,11 @@ fn check(script: &Script, show: bool) -> Result<(), String> {
         return Ok(());
     }
     let mut report = match known {
-        Some(k) => format!("(a known difference: the expected side is {})\n", k.pinned_path(&script_dir()).display()),
+        Some(k) => format!(
+            "(a known difference, {}: the expected side is {})\n",
+            k.reason(),
+            k.pinned_path(&script_dir()).display()
+        ),
         None => String::new(),
     };
     report.push_str(&line_diff(&expected, &actual));
