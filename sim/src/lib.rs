@@ -8,6 +8,7 @@
 //!   guarantees it must keep;
 //! - [`kube`]: client-go's reflector, informer store and retry rules, as models simulated clients drive;
 //! - [`demo`]: the smallest simulation, one member and one client;
+//! - [`report`]: a run's HTML timeline and Perfetto trace, built after the run from its trace and history;
 //! - [`apiserver`]: the apiserver library on its own node over a 3-member cluster, with its own history
 //!   ([`history::apiserver`]) and checkers ([`checker::apiserver`]).
 //!
@@ -19,6 +20,7 @@ pub mod checker;
 pub mod error;
 pub mod history;
 pub mod kube;
+pub mod report;
 
 #[cfg(madsim)]
 pub mod client;

@@ -1,29 +1,35 @@
 //! The `kubesim` command line. Built under `--cfg madsim` (use `cargo kubesim ...` from the repository root,
 //! which sets the flags and the target dir).
 //!
-//! - `kubesim run FILE [--seed N]`: one run of a scenario (`scenario_cmd`);
-//! - `kubesim sweep FILE|DIR [--seeds A..B] [--jobs J] [--shard i/n]`: many seeds, one process each
-//!   (`sweep_cmd`, `sweep_summary`, `child`);
+//! - `kubesim run FILE [--seed N] [--html PATH] [--perfetto PATH]`: one run of a scenario (`scenario_cmd`),
+//!   with its timeline report and Chrome trace-event JSON if asked (`report_out`);
+//! - `kubesim sweep FILE|DIR [--seeds A..B] [--jobs J] [--shard i/n] [--html DIR]`: many seeds, one
+//!   process each (`sweep_cmd`, `sweep_summary`, `child`; reports of failing seeds: `sweep_html`);
 //! - `kubesim check-determinism FILE --seed N`: one seed in two processes, traces compared (`determinism_cmd`);
 //! - `kubesim shrink FILE --seed N`: a failing run reduced to a smaller scenario that fails the same way
 //!   (`shrink_cmd`);
 //! - `kubesim demo`: one member, one client, the transcript;
 //! - `kubesim traffic --seed N`: one run of generated traffic, set by flags, with the nemesis: trace,
-//!   verdicts, trace hash;
+//!   verdicts, trace hash (and `--html`, `--perfetto` as for `run`);
 //! - `kubesim bench`: seeds per second and simulated seconds per wall second for the standard run, with
-//!   the checkers' share of the time reported separately. This is the one place that reads the wall clock,
-//!   to measure; it never feeds a simulation.
+//!   the checkers' share of the time reported separately. This file is the one place that reads the wall
+//!   clock (here, and in `wall_time` for how long writing a report took), to measure; it never feeds a
+//!   simulation.
 
 #[cfg(madsim)]
 mod child;
 #[cfg(madsim)]
 mod determinism_cmd;
 #[cfg(madsim)]
+mod report_out;
+#[cfg(madsim)]
 mod scenario_cmd;
 #[cfg(madsim)]
 mod shrink_cmd;
 #[cfg(madsim)]
 mod sweep_cmd;
+#[cfg(madsim)]
+mod sweep_html;
 #[cfg(madsim)]
 mod sweep_summary;
 
@@ -111,6 +117,8 @@ mod cli {
             /// Print verdicts and hash, not the trace.
             #[arg(long)]
             quiet: bool,
+            #[command(flatten)]
+            report: crate::report_out::ReportArgs,
         },
         /// Seeds per second for a run (by default the standard one: 1 member, 8 clients, 1,000 requests,
         /// random nemesis), simulated seconds per wall second, and the checkers' share of the time.
@@ -158,7 +166,7 @@ mod cli {
             Command::Sweep(args) => crate::sweep_cmd::run(&args),
             Command::CheckDeterminism(args) => crate::determinism_cmd::run(&args),
             Command::Shrink(args) => crate::shrink_cmd::run(&args),
-            Command::Traffic { args, hash_only, quiet } => {
+            Command::Traffic { args, hash_only, quiet, report: outputs } => {
                 if std::env::var_os("RUST_LOG").is_some() {
                     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
                 }
@@ -172,6 +180,15 @@ mod cli {
                 if hash_only {
                     println!("{}", report.run.trace_hash());
                     return ExitCode::SUCCESS;
+                }
+                if outputs.wanted() {
+                    let source = format!("cargo kubesim traffic --seed {} (--ops {})", args.seed, args.ops);
+                    if !crate::report_out::write(
+                        &outputs,
+                        &sim::report::scenario::from_traffic(&report, args.members, &source),
+                    ) {
+                        return ExitCode::from(2);
+                    }
                 }
                 if !quiet {
                     for line in &report.run.trace {
@@ -267,6 +284,15 @@ mod cli {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The wall time `f` takes, for the figures a command prints about its own work (a report's generation
+/// time). Only ever called outside a simulation, after it has ended.
+#[cfg(madsim)]
+pub(crate) fn wall_time<T>(f: impl FnOnce() -> T) -> (T, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let out = f();
+    (out, start.elapsed())
 }
 
 #[cfg(madsim)]

@@ -3,7 +3,8 @@
 //! the exact command that replays it. Exit codes: 0 pass, 1 fail, 2 invalid scenario.
 //!
 //! `--json` prints one line instead, the machine-readable summary that `kubesim sweep` collects from each
-//! seed's process.
+//! seed's process. `--html PATH` and `--perfetto PATH` also write the run's timeline report and its
+//! trace-event JSON (`report_out`); with either, a run that panics still gets its report, up to the panic.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ pub struct RunScenario {
     /// Print a one-line JSON summary (what `kubesim sweep` reads).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub report: crate::report_out::ReportArgs,
 }
 
 /// The one-line summary of a run.
@@ -72,6 +75,39 @@ pub fn failures(j: &judge::Judgement, scenario: &Scenario) -> Vec<String> {
     out
 }
 
+/// The run panicked: its report from the trace lines and panic messages seen up to the panic.
+fn aborted(
+    args: &RunScenario,
+    scenario: &Scenario,
+    seed: u64,
+    source: &str,
+    payload: &(dyn std::any::Any + Send),
+) -> ExitCode {
+    let message = crate::report_out::panic_text(payload);
+    let captured = crate::report_out::take_captured();
+    let mut clients: Vec<String> = scenario.clients.iter().map(|c| c.name.clone()).collect();
+    clients.extend(scenario.workloads.iter().flat_map(|w| w.clients.iter().cloned()));
+    let data = sim::report::RunData {
+        title: &scenario.name,
+        source,
+        seed,
+        trace: &captured.lines,
+        history: None,
+        members: scenario.cluster.member_names(),
+        clients,
+        checks: Vec::new(),
+        findings: Vec::new(),
+        panics: Vec::new(),
+        panic_messages: captured.panics,
+        aborted: Some(message.clone()),
+        timed_out: false,
+        passed: false,
+    };
+    crate::report_out::write(&args.report, &data);
+    eprintln!("kubesim: the run panicked: {message}; replay with `{source}`");
+    ExitCode::from(101)
+}
+
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
@@ -82,9 +118,25 @@ pub fn run(args: &RunScenario) -> ExitCode {
         Err(code) => return code,
     };
     let seed = args.seed.unwrap_or(scenario.canonical_seed);
-    let run = scenario::run(&scenario, seed);
+    let source = replay_command(&args.file, seed);
+    let run = if args.report.wanted() {
+        crate::report_out::start_capture();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scenario::run(&scenario, seed))) {
+            Ok(run) => run,
+            Err(payload) => return aborted(args, &scenario, seed, &source, &*payload),
+        }
+    } else {
+        scenario::run(&scenario, seed)
+    };
     let judgement = judge::judge(&scenario, &run);
     let passed = judgement.passed();
+    if args.report.wanted() {
+        let mut data = sim::report::scenario::from_scenario(&scenario, &run, &judgement, &source);
+        data.panic_messages = crate::report_out::take_captured().panics;
+        if !crate::report_out::write(&args.report, &data) {
+            return ExitCode::from(2);
+        }
+    }
     if args.json {
         let summary = Summary {
             scenario: scenario.name.clone(),

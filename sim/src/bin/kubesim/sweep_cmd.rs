@@ -1,7 +1,8 @@
 //! `kubesim sweep FILE|DIR... [--seeds A..B] [--jobs J] [--shard i/n] [--json PATH]`: many seeds of many
 //! scenarios, one process per seed (`kubesim run FILE --seed N --json`), J at a time, with a progress bar;
 //! then the table per scenario and every failing seed with its replay command (see `sweep_summary`).
-//! `kubesim sweep --merge A.json B.json...` merges shards' summaries into one and prints it.
+//! `kubesim sweep --merge A.json B.json...` merges shards' summaries into one and prints it. `--html DIR`
+//! then writes a report per failing seed and an index page (`sweep_html`).
 //!
 //! Exit codes: 0 every seed passed, 1 some seed failed (a crashed process counts as a failure), 2 a
 //! scenario is invalid (reported before anything runs) or a summary cannot be read or written.
@@ -43,6 +44,9 @@ pub struct SweepArgs {
     /// Merge the summaries named by PATHS instead of running anything; exit 1 if any seed failed.
     #[arg(long, conflicts_with_all = ["seeds", "jobs", "shard"])]
     pub merge: bool,
+    /// Write an HTML report of every failing seed, and an index page, into this directory.
+    #[arg(long, value_name = "DIR", conflicts_with = "merge")]
+    pub html: Option<PathBuf>,
 }
 
 /// Shard `index` of `count`, 1-based.
@@ -137,6 +141,11 @@ pub fn run(args: &SweepArgs) -> ExitCode {
             })
             .collect(),
     };
+    if let Some(dir) = &args.html {
+        if !crate::sweep_html::write(&summary, dir, jobs) {
+            return ExitCode::from(2);
+        }
+    }
     finish(&summary, args.json.as_deref())
 }
 

@@ -1,0 +1,247 @@
+//! The data the run reports are built from (`sim::report`), checked on real runs of library scenarios
+//! and of the regressions: lanes for every member and client, fault spans where the trace has faults,
+//! leader, compaction and snapshot markers, one bar per history op matched to its trace line, watch
+//! ticks with their revisions, and violations pointing at their evidence. Also the bad inputs: a run
+//! with no events, a run that stopped at a panic, and names that are HTML. The same reports are opened
+//! in a real browser by `report_browser.rs`.
+#![cfg(madsim)]
+
+use std::path::Path;
+
+use sim::report::model::{LaneKind, MarkerKind, Outcome, Pointer, Report, SpanKind, TickKind};
+use sim::report::{self, RunData};
+use sim::scenario::{self, judge};
+
+/// The report of `seed` of the scenario file `path` (relative to the repository).
+fn report_of(path: &str, seed: u64) -> (Report, sim::scenario::ScenarioRun) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    let s = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let run = scenario::run(&s, seed);
+    let j = judge::judge(&s, &run);
+    let r = report::build(&report::scenario::from_scenario(&s, &run, &j, path));
+    (r, run)
+}
+
+fn report_of_text(name: &str, text: &str, seed: u64) -> Report {
+    let s = scenario::parse(name, text).unwrap_or_else(|e| panic!("{e}"));
+    let run = scenario::run(&s, seed);
+    let j = judge::judge(&s, &run);
+    report::build(&report::scenario::from_scenario(&s, &run, &j, name))
+}
+
+fn lane(r: &Report, name: &str) -> usize {
+    r.lane(name).unwrap_or_else(|| panic!("no lane {name}: {:?}", r.lanes))
+}
+
+#[test]
+fn a_dropped_watch_response_shows_as_the_missing_event_where_it_belonged() {
+    let (r, run) = report_of("scenarios/regressions/dropped-watch-response.toml", 1);
+    let names: Vec<&str> = r.lanes.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["cluster", "etcd-1", "informer", "writer"]);
+    assert_eq!(r.lanes[1].kind, LaneKind::Member);
+    let (writer, informer, member) = (lane(&r, "writer"), lane(&r, "informer"), lane(&r, "etcd-1"));
+    // Three puts, each a bar from invocation to response, with its trace line.
+    let bars: Vec<_> = r.bars.iter().filter(|b| b.lane == writer).collect();
+    assert_eq!(bars.len(), 3);
+    for (b, v) in bars.iter().zip(1..) {
+        assert_eq!(b.outcome, Outcome::Ok);
+        assert!(b.start < b.end, "{b:?}");
+        assert!(b.label.starts_with(&format!("writer put /registry/pods/default/a={v} -> ok rev={}", v + 1)), "{b:?}");
+        let line = &r.trace[b.line.expect("matched to its trace line")];
+        assert!(line.ends_with(&b.label), "{line} / {}", b.label);
+    }
+    assert_eq!(r.bars.len(), run.history.ops.len());
+    // The watch: created, then the events at 2 and 4 (3 was dropped).
+    let ticks: Vec<(TickKind, i64)> =
+        r.ticks.iter().filter(|t| t.lane == informer).map(|t| (t.kind, t.revision)).collect();
+    assert_eq!(ticks, [(TickKind::Created, 1), (TickKind::Event, 2), (TickKind::Event, 4)]);
+    assert!(r.spans.iter().any(|s| s.lane == informer && s.kind == SpanKind::Watch));
+    // The failpoint: armed from the start, hit once; the member's leader marker.
+    assert!(r
+        .spans
+        .iter()
+        .any(|s| s.lane == member && s.kind == SpanKind::Failpoint && s.start == 0 && s.end == r.end));
+    let kinds: Vec<MarkerKind> = r.markers.iter().filter(|m| m.lane == member).map(|m| m.kind).collect();
+    assert!(kinds.contains(&MarkerKind::Leader) && kinds.contains(&MarkerKind::FailpointHit), "{kinds:?}");
+    // Reliable's violation, required by the scenario: the write of revision 3, and a marker where its
+    // event belonged, at the response that came after the gap.
+    assert_eq!(r.violations.len(), 1, "{:#?}", r.violations);
+    let v = &r.violations[0];
+    assert_eq!((v.kind.as_str(), v.expected), ("Reliable", true));
+    let Pointer::Bar(b) = v.pointers[0].0 else { panic!("{:?}", v.pointers) };
+    assert!(r.bars[b].label.starts_with("writer put /registry/pods/default/a=2 -> ok rev=3"), "{:?}", r.bars[b]);
+    let Pointer::Marker(m) = v.pointers[1].0 else { panic!("{:?}", v.pointers) };
+    let missing = &r.markers[m];
+    assert_eq!((missing.kind, missing.lane), (MarkerKind::Violation, informer));
+    assert!(missing.label.contains("PUT /registry/pods/default/a@3"), "{}", missing.label);
+    let rev4 = r.ticks.iter().find(|t| t.revision == 4).unwrap();
+    assert_eq!(missing.at, rev4.at);
+    assert_eq!(v.at, Some((writer, r.bars[b].start)));
+    assert_eq!(r.verdict, "pass (1 required failure shown)");
+    assert!(r.passed);
+}
+
+#[test]
+fn a_failing_seed_is_a_problem_and_the_page_says_so() {
+    let (r, _) = report_of("sim/tests/data/injected-watch-drop.toml", 1);
+    let problems: Vec<_> = r.problems().collect();
+    assert_eq!(problems.len(), 1, "{:#?}", r.violations);
+    assert_eq!(problems[0].kind, "Reliable");
+    assert!(problems[0].at.is_some() && !problems[0].pointers.is_empty());
+    assert_eq!(r.verdict, "FAIL: 1 problem");
+    // Four workload clients, the nemesis's faults as spans, and a bar for every request.
+    for c in ["k8s-1", "k8s-2", "k8s-3", "k8s-4"] {
+        assert_eq!(r.lanes[lane(&r, c)].kind, LaneKind::Client);
+    }
+    assert!(r
+        .spans
+        .iter()
+        .any(|s| matches!(s.kind, SpanKind::Partition | SpanKind::Clog | SpanKind::Down | SpanKind::Paused)));
+    let page = report::html::page(&r);
+    assert!(page.contains("class=\"verdict fail\""), "the summary shows the failure");
+    assert!(page.contains("data-violation=\"0\""));
+}
+
+#[test]
+fn faults_leaders_snapshots_and_crashes_become_spans_and_markers() {
+    let (r, _) = report_of("scenarios/leader-partition-during-writes.toml", 1);
+    let partitioned: Vec<&str> =
+        r.spans.iter().filter(|s| s.kind == SpanKind::Partition).map(|s| r.lanes[s.lane].name.as_str()).collect();
+    for node in ["cluster", "etcd-1", "etcd-2", "etcd-3", "w1", "reader"] {
+        assert!(partitioned.contains(&node), "{node} not shaded: {partitioned:?}");
+    }
+    let heal = r.markers.iter().find(|m| m.kind == MarkerKind::Fault && m.label.contains("heal")).expect("heal");
+    assert!(r.spans.iter().filter(|s| s.kind == SpanKind::Partition).all(|s| s.end == heal.at));
+    assert!(r.markers.iter().filter(|m| m.kind == MarkerKind::Leader).count() >= 2);
+
+    let (r, _) = report_of("scenarios/watch-after-snapshot-restore.toml", 1);
+    let snap = r.markers.iter().find(|m| m.kind == MarkerKind::SnapshotInstall).expect("a snapshot install marker");
+    assert_eq!(r.lanes[snap.lane].name, "etcd-1");
+
+    let (r, _) = report_of("scenarios/crash-restart-member-mid-write.toml", 1);
+    let down = r.spans.iter().find(|s| s.kind == SpanKind::Down).expect("the crash is a down span");
+    assert_eq!(r.lanes[down.lane].name, "etcd-1");
+    assert!(down.end > down.start && down.end < r.end, "{down:?}");
+
+    let (r, _) = report_of("scenarios/watch-across-compaction.toml", 1);
+    assert!(r.markers.iter().any(|m| m.kind == MarkerKind::Compaction));
+    assert!(r.ticks.iter().any(|t| t.kind == TickKind::Canceled), "the old watch is canceled by compaction");
+    assert!(r.violations.is_empty() && r.verdict == "pass");
+}
+
+/// On the largest library scenario every op is a bar and every request line is claimed by one.
+#[test]
+fn every_request_of_a_nemesis_run_is_a_bar_with_its_trace_line() {
+    let (r, run) = report_of("scenarios/kubernetes-traffic-nemesis-five-members.toml", 1);
+    assert_eq!(r.bars.len(), run.history.ops.len());
+    let events: usize = run.history.watches.iter().flat_map(|w| &w.responses).map(|x| x.response.events.len()).sum();
+    assert_eq!(r.ticks.iter().filter(|t| t.kind == TickKind::Event).count(), events);
+    let unmatched: Vec<_> = r
+        .bars
+        .iter()
+        .filter(|b| b.line.is_none() && b.op.is_some_and(|op| run.history.ops[op].returned.is_some()))
+        .collect();
+    assert!(unmatched.is_empty(), "{unmatched:#?}");
+    let stray: Vec<&String> = r
+        .markers
+        .iter()
+        .filter(|m| m.kind == MarkerKind::Note)
+        .filter_map(|m| m.line.map(|l| &r.trace[l]))
+        .filter(|l| l.contains(" -> ") && !l.contains("lease-keepalive") && !l.contains("lease-ttl"))
+        .collect();
+    assert!(stray.is_empty(), "request lines left as notes: {stray:#?}");
+    assert!(r.spans.iter().any(|s| s.kind == SpanKind::Clog));
+    assert!(r.spans.iter().any(|s| s.kind == SpanKind::Paused));
+}
+
+/// A failing expectation points at its step's request.
+#[test]
+fn a_failing_expectation_points_at_its_request() {
+    let r = report_of_text(
+        "wrong.toml",
+        "# A get that expects what was never written.\n[[client]]\nname = \"c\"\n\
+         [[client.step]]\nput = { key = \"/a\", value = \"1\" }\n\
+         [[client.step]]\nname = \"read\"\nget = { key = \"/a\" }\nexpect = { kvs = [{ key = \"/a\", value = \"2\" }] }\n",
+        1,
+    );
+    let v = r.problems().next().expect("the expectation fails");
+    assert_eq!(v.kind, "expectation");
+    assert!(v.title.starts_with("c/read: kvs"), "{}", v.title);
+    let Pointer::Bar(b) = v.pointers[0].0 else { panic!() };
+    assert!(r.bars[b].label.starts_with("c get /a -> ok"), "{:?}", r.bars[b]);
+}
+
+/// Keys and values are the run's text: they reach the page only escaped, and the page's data parses.
+#[test]
+fn html_in_keys_and_values_never_becomes_markup() {
+    let r = report_of_text(
+        "html.toml",
+        "# Markup in a key.\n[[client]]\nname = \"c\"\n\
+         [[client.step]]\nput = { key = \"</script><img/src=x/onerror=alert(1)>\", value = \"<b>&amp;\" }\n",
+        1,
+    );
+    assert!(r.bars[0].label.contains("</script><img"));
+    let page = report::html::page(&r);
+    assert_eq!(page.matches("<script").count(), 2);
+    assert_eq!(page.matches("</script>").count(), 2);
+    assert!(!page.contains("<img"));
+}
+
+fn bare<'a>(trace: &'a [String], aborted: Option<&str>) -> RunData<'a> {
+    RunData {
+        title: "bare",
+        source: "test",
+        seed: 1,
+        trace,
+        history: None,
+        members: vec!["etcd-1".into()],
+        clients: vec!["c1".into()],
+        checks: Vec::new(),
+        findings: Vec::new(),
+        panics: Vec::new(),
+        panic_messages: Vec::new(),
+        aborted: aborted.map(str::to_string),
+        timed_out: false,
+        passed: aborted.is_none(),
+    }
+}
+
+#[test]
+fn a_run_with_no_events_has_its_lanes_and_nothing_on_them() {
+    let r = report::build(&bare(&[], None));
+    assert_eq!(r.lanes.len(), 3);
+    assert!(r.bars.is_empty() && r.ticks.is_empty() && r.spans.is_empty() && r.markers.is_empty());
+    assert_eq!((r.end, r.verdict.as_str()), (0, "pass"));
+    assert!(report::html::page(&r).contains("No violations."));
+    assert!(report::perfetto::trace_events(&r)["traceEvents"].as_array().unwrap().len() >= 3);
+}
+
+/// A run that panicked handed back no history: the trace up to the panic is drawn from its lines, and
+/// the panic is the violation.
+#[test]
+fn a_run_that_panicked_shows_what_happened_up_to_the_panic() {
+    let trace: Vec<String> = [
+        "t=0.000s etcd-1 leader term=2",
+        "t=0.050s c1 watch#0 open /a from rev=0",
+        "t=0.060s c1 put /a=1 -> ok rev=2",
+        "t=0.061s c1 watch#0 event put /a rev=2",
+        "t=0.080s fault partition [etcd-1] | [c1]",
+    ]
+    .map(String::from)
+    .to_vec();
+    let r = report::build(&bare(&trace, Some("index out of bounds\nbacktrace")));
+    assert_eq!(r.verdict, "PANICKED: index out of bounds");
+    assert!(!r.passed);
+    assert_eq!(r.bars.len(), 1);
+    assert_eq!((r.bars[0].start, r.bars[0].outcome), (60_000_000, Outcome::Ok));
+    assert_eq!(r.ticks.len(), 1);
+    assert_eq!(r.ticks[0].revision, 2);
+    let partition = r.spans.iter().find(|s| s.kind == SpanKind::Partition).unwrap();
+    assert_eq!((partition.start, partition.end), (80_000_000, 80_000_000), "it lasts to where the run stopped");
+    let v = &r.violations[0];
+    assert_eq!(v.kind, "panic");
+    let Pointer::Marker(m) = v.pointers[0].0 else { panic!() };
+    assert_eq!((r.markers[m].kind, r.markers[m].at), (MarkerKind::Panic, r.end));
+    let page = report::html::page(&r);
+    assert!(page.contains("id=\"panic\"") && page.contains("index out of bounds\nbacktrace"));
+}
