@@ -146,10 +146,11 @@ fn shrink_makes_a_failing_scenario_smaller_and_it_still_fails_the_same_check() {
 
     let before = Size::of(&sim::scenario::load(&file).unwrap().file);
     let after = Size::of(&sim::scenario::load(&shrunk).unwrap().file);
-    let fewer_faults = before.nemesis == after.nemesis && after.faults < before.faults;
-    assert!(after.workload_ops < before.workload_ops || fewer_faults, "no smaller: {before} -> {after}\n{text_shrunk}");
+    // Issue 15's goal: with other seeds allowed, this failure shrinks to at most a fifth of its operations.
+    assert!(after.workload_ops * 5 <= before.workload_ops, "not small enough: {before} -> {after}\n{text_shrunk}");
 
-    let run = kubesim(&["run", shrunk.to_str().unwrap(), "--seed", "2", "--json"]);
+    // The shrunk file fails on its canonical seed: 2, or the seed a reduction moved to.
+    let run = kubesim(&["run", shrunk.to_str().unwrap(), "--json"]);
     assert_eq!(run.status.code(), Some(1), "{}", shown(&run));
     let summary: Value = serde_json::from_str(text(&run.stdout).trim()).unwrap();
     let failures: Vec<&str> = summary["failures"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();

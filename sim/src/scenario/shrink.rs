@@ -12,6 +12,12 @@
 //!
 //! A candidate is a [`File`]; the caller serializes it back to TOML and parses it, which also rejects a
 //! candidate whose references dangle (a step's `after` naming a removed step), at no cost of a run.
+//!
+//! Any change to a scenario moves madsim's interleavings, so the same seed rarely fails the same way
+//! after a reduction even when the reduction kept everything the failure needs. [`SeedSearch`] is the
+//! oracle that allows for it: a candidate that does not fail on the current seed is tried on a bounded
+//! number of other seeds before it is rejected, and the seed that failed is kept for what follows (and
+//! written into the result as its canonical seed).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -132,6 +138,43 @@ impl fmt::Display for Size {
             self.clients,
             self.steps
         )
+    }
+}
+
+/// An oracle that lets a candidate fail on another seed: [`SeedSearch::fails`] runs the candidate on the
+/// current seed, then on up to `tries` others (the seeds after it, in order), and moves to the first that
+/// fails the same way.
+pub struct SeedSearch<'a> {
+    /// The seed the last accepted candidate failed on.
+    pub seed: u64,
+    /// Other seeds a candidate gets before it is rejected.
+    pub tries: u64,
+    /// Runs so far, and how many of the accepted candidates needed another seed.
+    pub runs: u64,
+    pub moves: u64,
+    run: &'a mut dyn FnMut(&File, u64) -> bool,
+}
+
+impl<'a> SeedSearch<'a> {
+    /// `run(file, seed)` says whether `file` run with `seed` fails the same way.
+    pub fn new(seed: u64, tries: u64, run: &'a mut dyn FnMut(&File, u64) -> bool) -> SeedSearch<'a> {
+        SeedSearch { seed, tries, runs: 0, moves: 0, run }
+    }
+
+    /// Whether `file` fails the same way on the current seed or on one of the next `tries`.
+    pub fn fails(&mut self, file: &File) -> bool {
+        for k in 0..=self.tries {
+            let seed = self.seed.wrapping_add(k);
+            self.runs += 1;
+            if (self.run)(file, seed) {
+                if k > 0 {
+                    self.seed = seed;
+                    self.moves += 1;
+                }
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -328,6 +371,27 @@ mod tests {
         let size = Size::of(&got);
         assert!(!size.nemesis && size.faults == 1, "{size}");
         assert!((10..20).contains(&size.workload_ops) && size.workload_clients == 1, "{size}");
+    }
+
+    /// A candidate that fails only on other seeds is accepted, and the seed it failed on is kept: here
+    /// a file of N ops "fails" on seeds divisible by N, so each cut needs its own seed.
+    #[test]
+    fn a_seed_search_keeps_the_seed_a_smaller_candidate_failed_on() {
+        let file: File =
+            toml::from_str("[[workload]]\nname = \"w\"\nkind = \"kubernetes\"\nclients = 1\nops = 64\n").unwrap();
+        let mut run = |f: &File, seed: u64| {
+            let ops = f.workloads.iter().map(|w| w.ops as u64).sum::<u64>();
+            ops >= 5 && seed % ops == 0
+        };
+        let mut search = SeedSearch::new(64, 32, &mut run);
+        let got = shrink(&file, &[], &mut |f| search.fails(f));
+        assert_eq!(Size::of(&got).workload_ops, 5, "{}", Size::of(&got));
+        assert_eq!((search.seed, search.moves), (70, 2), "6 ops failed on seed 66, then 5 on seed 70");
+        let searched = search.runs;
+        // On seed 64 alone, only the sizes that divide 64 fail, so the cuts stop at 8.
+        let mut fixed = SeedSearch::new(64, 0, &mut run);
+        assert_eq!(Size::of(&shrink(&file, &[], &mut |f| fixed.fails(f))).workload_ops, 8);
+        assert!(fixed.runs < searched, "a search over seeds costs more runs");
     }
 
     #[test]

@@ -8,13 +8,17 @@
 //! process (DESIGN.md §4), the result is then run once more in a fresh process, which must give the same
 //! trace hash as it did here.
 //!
+//! Every reduction is judged by `shrink::SeedSearch`: a candidate that no longer fails on the current seed
+//! is tried on the next `--seed-tries` seeds (default 32) before it is rejected, and the seed it failed on
+//! is kept; the shrunk file's canonical seed is the last one, which `kubesim run FILE` then replays.
+//!
 //! Exit codes: 0 written (and confirmed in a fresh process), 1 nothing to shrink (the seed passes) or the
 //! result did not replay, 2 invalid scenario or a file that cannot be written.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use sim::scenario::shrink::{self, Signature, Size};
+use sim::scenario::shrink::{self, SeedSearch, Signature, Size};
 use sim::scenario::{self, judge, syntax::File};
 
 use crate::child;
@@ -30,6 +34,12 @@ pub struct ShrinkArgs {
     /// Where to write the shrunk scenario (default: `<stem>.shrunk.toml` beside FILE).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Other seeds a reduction is tried on before it is rejected (0: only the current seed).
+    #[arg(long, default_value_t = 32)]
+    pub seed_tries: u64,
+    /// Also write the HTML timeline report of the shrunk run to this file.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: &ShrinkArgs) -> ExitCode {
@@ -48,9 +58,7 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     let shown = out.display().to_string();
     println!("shrinking seed {seed} of {}, which fails: {target}", args.file.display());
 
-    let mut n_tried = 0;
-    let mut fails_the_same_way = |candidate: &File| {
-        n_tried += 1;
+    let mut run_candidate = |candidate: &File, seed: u64| {
         let Ok(text) = toml::to_string(candidate) else { return false };
         // A candidate whose references dangle is invalid here, before any run.
         let Ok(s) = scenario::parse(&shown, &text) else { return false };
@@ -58,15 +66,18 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
         Signature::of(&judge::judge(&s, &run)) == target
     };
     // The unchanged file, written out and read back, must fail the same way, or no candidate can.
-    if !fails_the_same_way(&original.file) {
+    if !run_candidate(&original.file, seed) {
         eprintln!("kubesim: the scenario, written back as TOML, no longer fails the same way; cannot shrink it");
         return ExitCode::FAILURE;
     }
-    let mut shrunk = shrink::shrink(&original.file, &first.applied_faults, &mut fails_the_same_way);
-    shrunk.scenario.canonical_seed = seed;
+    let mut search = SeedSearch::new(seed, args.seed_tries, &mut run_candidate);
+    let mut shrunk = shrink::shrink(&original.file, &first.applied_faults, &mut |f| search.fails(f));
+    let (found, runs, moves) = (search.seed, search.runs, search.moves);
+    shrunk.scenario.canonical_seed = found;
 
+    let from = if found == seed { format!("seed {seed}") } else { format!("seed {seed}, now seed {found}") };
     let mut header =
-        vec![format!("Reproduces {target} (shrunk by `kubesim shrink` from seed {seed} of {}).", args.file.display())];
+        vec![format!("Reproduces {target} (shrunk by `kubesim shrink` from {from} of {}).", args.file.display())];
     if !original.summary.is_empty() {
         header.push(format!("The original: {}", original.summary));
     }
@@ -83,16 +94,39 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     }
     println!("before  {}", Size::of(&original.file));
     println!("after   {}", Size::of(&shrunk));
-    println!("{n_tried} candidates run; wrote {}", out.display());
-    match confirm(&shown, &text, &out, seed) {
+    println!(
+        "{runs} runs (up to {} seeds per candidate); {moves} reductions moved to another seed; the result fails on \
+         seed {found}; wrote {}",
+        args.seed_tries + 1,
+        out.display()
+    );
+    match confirm(&shown, &text, &out, found) {
         Ok(hash) => {
-            println!("confirmed in a fresh process (trace hash {hash}); replay with `{}`", replay_command(&out, seed));
-            ExitCode::SUCCESS
+            println!("confirmed in a fresh process (trace hash {hash}); replay with `{}`", replay_command(&out, found));
+            match &args.html {
+                Some(html) => report(&out, found, html),
+                None => ExitCode::SUCCESS,
+            }
         }
         Err(why) => {
             eprintln!("kubesim: the shrunk scenario does not replay: {why}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The shrunk run's report, written by `kubesim run` in a fresh process, as for any run.
+fn report(out: &Path, seed: u64, html: &Path) -> ExitCode {
+    let seed = seed.to_string();
+    let args =
+        ["run".as_ref(), out.as_os_str(), "--seed".as_ref(), seed.as_ref(), "--quiet".as_ref(), "--html".as_ref()];
+    let f = child::spawn(args.into_iter().chain([html.as_os_str()])).and_then(child::Running::finish);
+    if f.is_ok() && html.is_file() {
+        println!("report of the shrunk run: {}", html.display());
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("kubesim: the report of the shrunk run could not be written to {}", html.display());
+        ExitCode::from(2)
     }
 }
 
