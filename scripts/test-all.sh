@@ -2,7 +2,8 @@
 # Runs every kubesim test on a fresh machine: the real build (unit, property, and real-peer tests against
 # Debian's etcd 3.4.23 and etcdctl 3.4.23, the `etcd-client` crate, whose build script needs protoc, and the
 # apiserver binary against PyPI's `kubernetes` client, installed into a virtualenv under target/), then
-# the simulation build (`--cfg madsim`, release), then the
+# the simulation build (`--cfg madsim`, release; its report tests open reports in Debian's chromium,
+# installed here when missing), then the
 # cross-process determinism check. This is the README's test command and what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,18 @@ if missing; then
   else
     echo "error: the real-peer tests need etcd, etcdctl 3.4 and protoc:" \
       "sudo apt-get install etcd-server etcd-client protobuf-compiler" >&2
+    exit 1
+  fi
+fi
+
+# The run reports' browser test (sim/tests/report_browser.rs) opens them in Debian's chromium, headless.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "== installing Debian's chromium for the report browser test"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "error: the report browser test needs chromium: sudo apt-get install chromium" >&2
     exit 1
   fi
 fi

@@ -245,3 +245,118 @@ fn a_run_that_panicked_shows_what_happened_up_to_the_panic() {
     let page = report::html::page(&r);
     assert!(page.contains("id=\"panic\"") && page.contains("index out of bounds\nbacktrace"));
 }
+
+/// The trace-event format's rules (the "JSON Object Format" of Chrome's trace-event documentation, as
+/// Perfetto imports it), for the phases the writer uses: every event has a name, a phase, a pid and a
+/// tid; complete events (`X`) a timestamp and a duration, and on one thread they nest; instant events
+/// (`i`) a timestamp and a scope of `g`, `p` or `t`; metadata events (`M`) are `process_name`,
+/// `thread_name` (with `args.name`) or `*_sort_index` (with `args.sort_index`); every thread an event is
+/// on is named.
+fn check_trace_event_format(trace: &serde_json::Value) -> Result<(usize, usize), String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let top = trace.as_object().ok_or("the top level is not an object")?;
+    let events = top.get("traceEvents").and_then(|e| e.as_array()).ok_or("no traceEvents array")?;
+    if let Some(unit) = top.get("displayTimeUnit") {
+        if unit != "ms" && unit != "ns" {
+            return Err(format!("displayTimeUnit {unit}"));
+        }
+    }
+    let mut named = BTreeSet::new();
+    let mut used = BTreeSet::new();
+    let mut complete: BTreeMap<(u64, u64), Vec<(f64, f64)>> = BTreeMap::new();
+    for (k, e) in events.iter().enumerate() {
+        let bad = |why: &str| format!("event {k} {why}: {e}");
+        let e = e.as_object().ok_or_else(|| bad("is not an object"))?;
+        e.get("name").and_then(|n| n.as_str()).ok_or_else(|| bad("has no name"))?;
+        let ph = e.get("ph").and_then(|p| p.as_str()).ok_or_else(|| bad("has no phase"))?;
+        let pid = e.get("pid").and_then(|p| p.as_u64()).ok_or_else(|| bad("has no integer pid"))?;
+        let tid = e.get("tid").and_then(|p| p.as_u64()).ok_or_else(|| bad("has no integer tid"))?;
+        if e.get("cat").is_some_and(|c| !c.is_string()) || e.get("args").is_some_and(|a| !a.is_object()) {
+            return Err(bad("has a cat that is not a string or args that are not an object"));
+        }
+        let ts = || e.get("ts").and_then(|t| t.as_f64()).filter(|t| *t >= 0.0).ok_or_else(|| bad("has no timestamp"));
+        match ph {
+            "X" => {
+                let dur =
+                    e.get("dur").and_then(|d| d.as_f64()).filter(|d| *d >= 0.0).ok_or_else(|| bad("has no dur"))?;
+                complete.entry((pid, tid)).or_default().push((ts()?, dur));
+                used.insert((pid, tid));
+            }
+            "i" | "I" => {
+                ts()?;
+                if !matches!(e.get("s").and_then(|s| s.as_str()).unwrap_or("t"), "g" | "p" | "t") {
+                    return Err(bad("has a scope other than g, p or t"));
+                }
+                used.insert((pid, tid));
+            }
+            "M" => {
+                let args = e.get("args").ok_or_else(|| bad("has no args"))?;
+                match e["name"].as_str().unwrap() {
+                    "process_name" | "thread_name" => {
+                        args.get("name").and_then(|n| n.as_str()).ok_or_else(|| bad("names nothing"))?;
+                        if e["name"] == "thread_name" {
+                            named.insert((pid, tid));
+                        }
+                    }
+                    "process_sort_index" | "thread_sort_index" => {
+                        args.get("sort_index").and_then(|n| n.as_i64()).ok_or_else(|| bad("has no sort_index"))?;
+                    }
+                    other => return Err(bad(&format!("is metadata {other}"))),
+                }
+            }
+            other => return Err(bad(&format!("has phase {other}, which the writer does not use"))),
+        }
+    }
+    for ((pid, tid), mut list) in complete {
+        list.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let mut open: Vec<f64> = Vec::new();
+        for (ts, dur) in list {
+            while open.last().is_some_and(|end| *end <= ts + 1e-6) {
+                open.pop();
+            }
+            if open.last().is_some_and(|end| ts + dur > *end + 1e-6) {
+                return Err(format!("complete events on {pid}/{tid} overlap without nesting at {ts}"));
+            }
+            open.push(ts + dur);
+        }
+    }
+    if let Some(t) = used.difference(&named).next() {
+        return Err(format!("thread {t:?} has events but no thread_name"));
+    }
+    Ok((named.len(), events.iter().filter(|e| e["ph"] != "M").count()))
+}
+
+#[test]
+fn the_perfetto_trace_keeps_the_trace_event_format() {
+    for (path, seed) in [
+        ("scenarios/regressions/dropped-watch-response.toml", 1),
+        ("scenarios/kubernetes-traffic-nemesis-five-members.toml", 1),
+        ("scenarios/crash-restart-member-mid-write.toml", 1),
+    ] {
+        let (r, _) = report_of(path, seed);
+        let trace = report::perfetto::trace_events(&r);
+        let (tracks, events) = check_trace_event_format(&trace).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let names: Vec<&str> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        for lane in &r.lanes {
+            assert!(names.contains(&lane.name.as_str()), "{path}: no track for {}: {names:?}", lane.name);
+        }
+        assert!(tracks >= r.lanes.len());
+        assert_eq!(events, r.bars.len() + r.spans.len() + r.markers.len() + r.ticks.len() + r.violations.len());
+    }
+    // The checker itself fails on what breaks the format.
+    let bad = serde_json::json!({ "traceEvents": [
+        { "name": "a", "ph": "X", "ts": 0, "dur": 10, "pid": 1, "tid": 1 },
+        { "name": "b", "ph": "X", "ts": 5, "dur": 10, "pid": 1, "tid": 1 },
+        { "name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": { "name": "t" } },
+    ]});
+    assert!(check_trace_event_format(&bad).unwrap_err().contains("overlap"));
+    let unnamed =
+        serde_json::json!({ "traceEvents": [{ "name": "a", "ph": "i", "s": "t", "ts": 0, "pid": 1, "tid": 2 }] });
+    assert!(check_trace_event_format(&unnamed).unwrap_err().contains("no thread_name"));
+}

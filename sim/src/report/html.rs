@@ -132,7 +132,7 @@ pub fn data(r: &Report) -> Value {
 const DETAIL_BUDGET: usize = 24 << 20;
 
 /// Each bar's detail, or `null` once the budget is spent (a violation's evidence always has one).
-fn details(r: &Report) -> Vec<Value> {
+pub fn details(r: &Report) -> Vec<Value> {
     let evidence: std::collections::BTreeSet<usize> = r
         .violations
         .iter()

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::html::{marker_kind, outcome_name, span_kind};
+use super::html::{details, marker_kind, outcome_name, span_kind};
 use super::model::Report;
 
 /// Microseconds with nanosecond precision, the format's time unit.
@@ -49,6 +49,8 @@ pub fn trace_events(r: &Report) -> Value {
     let mut named: Vec<(u64, String, u64)> = Vec::new();
     let line = |l: Option<usize>| l.and_then(|i| r.trace.get(i)).cloned().unwrap_or_default();
 
+    // The page's budget for request details holds here too.
+    let mut detail = details(r);
     let mut bars: Vec<usize> = (0..r.bars.len()).collect();
     bars.sort_by_key(|&b| (r.bars[b].lane, r.bars[b].start, u64::MAX - r.bars[b].end));
     let mut packers: Vec<Packer> = r.lanes.iter().map(|_| Packer { tracks: Vec::new() }).collect();
@@ -59,7 +61,7 @@ pub fn trace_events(r: &Report) -> Value {
         events.push(json!({
             "name": bar.label.split(" -> ").next().unwrap_or(&bar.label), "cat": "request", "ph": "X",
             "ts": us(bar.start), "dur": us(bar.end - bar.start), "pid": PID, "tid": tid,
-            "args": { "outcome": outcome_name(bar.outcome), "trace": line(bar.line), "detail": bar.detail },
+            "args": { "outcome": outcome_name(bar.outcome), "trace": line(bar.line), "detail": detail[b].take() },
         }));
     }
     for (lane, p) in packers.iter().enumerate() {
