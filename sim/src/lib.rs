@@ -5,10 +5,10 @@
 //! - [`cluster`]: nodes, names, addresses, seeds; [`fault`]: faults and the random nemesis;
 //! - [`client`]: the recording client; [`workload`]: traffic generators; [`trace`]: the event trace;
 //! - [`run`]: one run from description to verdicts; [`history`] and [`checker`]: what was seen, and the
-//!   guarantees it must keep;
+//!   guarantees it must keep; [`describe`]: the one text form of what was asked and seen, which the trace,
+//!   the checkers' verdicts and the scenario reports share;
 //! - [`kube`]: client-go's reflector, informer store and retry rules, as models simulated clients drive;
 //! - [`demo`]: the smallest simulation, one member and one client;
-//! - [`report`]: a run's HTML timeline and Perfetto trace, built after the run from its trace and history;
 //! - [`apiserver`]: the apiserver library on its own node over a 3-member cluster, with its own history
 //!   ([`history::apiserver`]) and checkers ([`checker::apiserver`]).
 //!
@@ -17,10 +17,10 @@
 #[cfg(madsim)]
 pub mod apiserver;
 pub mod checker;
+pub mod describe;
 pub mod error;
 pub mod history;
 pub mod kube;
-pub mod report;
 
 #[cfg(madsim)]
 pub mod client;

@@ -6,7 +6,6 @@
 //! answers, so the timeout is what turns "no answer" into the ambiguous outcome the checkers expect. A
 //! request that could not even connect ends as `Outcome::NotSent`: it certainly did nothing.
 
-mod describe;
 pub mod watch;
 
 use std::future::Future;
@@ -18,10 +17,9 @@ use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::lease_client::LeaseClient;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::describe;
 use crate::history::{Bytes, ClientId, ErrorStatus, History, Outcome, Request, Response};
 use crate::trace::Trace;
-
-pub use describe::{describe_outcome, describe_request, DescribeOutcome, DescribeRequest};
 
 /// The history all clients of a run record into.
 #[derive(Clone, Default)]
@@ -144,9 +142,10 @@ impl RecordingClient {
             _ => None,
         };
         let id = crate::history::LeaseId(id);
+        let asked = describe::FromFn(|f: &mut std::fmt::Formatter<'_>| describe::write_lease_keep_alive(f, &id));
         match ttl {
-            Some(ttl) => self.trace.event(&self.name, format_args!("lease-keepalive {id} -> ok ttl={ttl}")),
-            None => self.trace.event(&self.name, format_args!("lease-keepalive {id} -> no answer")),
+            Some(ttl) => self.trace.event(&self.name, format_args!("{asked} -> ok ttl={ttl}")),
+            None => self.trace.event(&self.name, format_args!("{asked} -> no answer")),
         }
         ttl
     }
@@ -169,9 +168,11 @@ impl RecordingClient {
             Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
         };
         let id = crate::history::LeaseId(id);
+        let asked =
+            describe::FromFn(|f: &mut std::fmt::Formatter<'_>| describe::write_lease_time_to_live(f, &id, keys));
         match &answer {
-            Ok((ttl, _)) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> ok ttl={ttl}")),
-            Err(e) => self.trace.event(&self.name, format_args!("lease-ttl {id} -> {e}")),
+            Ok((ttl, _)) => self.trace.event(&self.name, format_args!("{asked} -> ok ttl={ttl}")),
+            Err(e) => self.trace.event(&self.name, format_args!("{asked} -> {e}")),
         }
         answer
     }
@@ -189,9 +190,10 @@ impl RecordingClient {
             Ok(Err(status)) => Err(format!("err {:?} {:?}", status.code(), status.message())),
             Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
         };
+        let asked = describe::LEASE_LEASES;
         match &answer {
-            Ok(ids) => self.trace.event(&self.name, format_args!("lease-leases -> ok {} leases", ids.len())),
-            Err(e) => self.trace.event(&self.name, format_args!("lease-leases -> {e}")),
+            Ok(ids) => self.trace.event(&self.name, format_args!("{asked} -> ok {} leases", ids.len())),
+            Err(e) => self.trace.event(&self.name, format_args!("{asked} -> {e}")),
         }
         answer
     }
@@ -202,7 +204,7 @@ impl RecordingClient {
         F: FnOnce(KvClient<Channel>) -> Fut,
         Fut: Future<Output = Result<Response, tonic::Status>>,
     {
-        let line = describe_request(&request);
+        let line = describe::request(&request).to_string();
         let op = self.history.lock().invoke(self.id, request, Trace::now());
         let outcome = match tokio::time::timeout(self.timeout, send(self.kv.clone())).await {
             Ok(Ok(response)) => Outcome::Ok(response),
@@ -211,7 +213,7 @@ impl RecordingClient {
             Err(_) => Outcome::Unknown { reason: format!("no answer within {}ms", self.timeout.as_millis()) },
         };
         self.history.lock().complete(op, Trace::now(), outcome.clone());
-        self.trace.event(&self.name, format_args!("{line} -> {}", DescribeOutcome(&outcome)));
+        self.trace.event(&self.name, format_args!("{line} -> {}", describe::outcome(&outcome)));
         outcome
     }
 }

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use etcd_proto::etcdserverpb as pb;
 use etcd_proto::etcdserverpb::watch_client::WatchClient;
-use etcd_proto::mvccpb::event::EventType;
 use tokio::sync::mpsc;
 
 use super::{channel, SharedHistory};
+use crate::describe::{self, WatchTarget};
 use crate::history::{ClientId, WatchCreate, WatchId, WatchResponse};
 use crate::trace::Trace;
 
@@ -61,9 +61,9 @@ pub struct WatchOutcome {
 pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace) -> WatchOutcome {
     let name = spec.name.clone();
     let create: WatchCreate = (&spec.create).into();
+    let target = WatchTarget::of(&create).to_string();
     let id = history.lock().open_watch(spec.client, create, Trace::now());
-    let from = spec.create.start_revision;
-    trace.event(&name, format_args!("{id} open {} from rev={from}", String::from_utf8_lossy(&spec.create.key)));
+    trace.event(&name, format_args!("{id} open {target}"));
     let (extra, close) = match spec.control {
         Some(c) => {
             // The scenario may have stopped waiting for the id; the watch runs all the same.
@@ -172,22 +172,21 @@ fn vouched(resp: &pb::WatchResponse) -> i64 {
     }
 }
 
-/// Files the response in the history (moving it, no copy) and traces it.
+/// Traces the response and files it in the history (moving it, no copy).
 fn record(history: &SharedHistory, trace: &Trace, name: &str, id: WatchId, resp: pb::WatchResponse) {
-    let rev = resp.header.as_ref().map_or(0, |h| h.revision);
+    let resp = WatchResponse::from(resp);
+    let rev = resp.header_revision;
     if resp.created {
         trace.event(name, format_args!("{id} created rev={rev}"));
     }
     if resp.canceled {
-        trace.event(name, format_args!("{id} canceled compact={} {:?}", resp.compact_revision, resp.cancel_reason));
+        trace.event(name, format_args!("{id} {}", describe::cancel(&resp)));
     }
     if !resp.created && !resp.canceled && resp.events.is_empty() {
         trace.event(name, format_args!("{id} progress rev={rev}"));
     }
     for e in &resp.events {
-        let kind = if e.r#type() == EventType::Delete { "delete" } else { "put" };
-        let (key, mod_rev) = e.kv.as_ref().map_or((&[][..], 0), |kv| (&kv.key[..], kv.mod_revision));
-        trace.event(name, format_args!("{id} event {kind} {} rev={mod_rev}", String::from_utf8_lossy(key)));
+        trace.event(name, format_args!("{id} event {}", describe::event(e)));
     }
-    history.lock().watch_response(id, Trace::now(), WatchResponse::from(resp));
+    history.lock().watch_response(id, Trace::now(), resp);
 }

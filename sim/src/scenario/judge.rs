@@ -13,6 +13,7 @@ use super::plan::{EventExpect, Expectations, KvExpect, ResponseExpect, ResponseK
 use super::syntax::{EventType, ExpectOutcome};
 use crate::checker::model::Refusal;
 use crate::checker::{self, linearizable, Guarantee, Verdict};
+use crate::describe;
 use crate::history::{self as h, EventKind, Outcome, ResponseBody, WatchRecord};
 
 /// One expectation, judged.
@@ -175,7 +176,7 @@ impl StepJudge<'_> {
     }
 
     fn kv(&mut self, outcome: &Outcome, e: &Expectations) {
-        let got = crate::client::describe_outcome(outcome);
+        let got = describe::outcome(outcome).to_string();
         if let Some(want) = e.outcome {
             let (ok, err, unknown, not_sent) = match outcome {
                 Outcome::Ok(_) => (true, false, false, false),
@@ -291,7 +292,7 @@ impl StepJudge<'_> {
 
     fn kvs(&mut self, name: &str, want: &[KvExpect], got: &[h::KeyValue]) {
         let expected: Vec<String> = want.iter().map(|k| self.show_kv_expect(k)).collect();
-        let actual: Vec<String> = got.iter().map(show_kv).collect();
+        let actual: Vec<String> = got.iter().map(|kv| describe::kv(kv).to_string()).collect();
         let mut bad = Vec::new();
         for i in 0..want.len().max(got.len()) {
             let ok = match (want.get(i), got.get(i)) {
@@ -413,7 +414,7 @@ impl StepJudge<'_> {
         if let Some(want) = &e.events {
             let got: Vec<&h::Event> = w.responses.iter().flat_map(|r| &r.response.events).collect();
             let expected: Vec<String> = want.iter().map(|x| self.show_event_expect(x)).collect();
-            let actual: Vec<String> = got.iter().map(|ev| show_event(ev)).collect();
+            let actual: Vec<String> = got.iter().map(|ev| describe::event_in_full(ev).to_string()).collect();
             let bad: Vec<usize> = (0..want.len().max(got.len()))
                 .filter(|&i| match (want.get(i), got.get(i)) {
                     (Some(x), Some(ev)) => !self.event_matches(x, ev),
@@ -428,7 +429,7 @@ impl StepJudge<'_> {
         let cancel = w.responses.iter().find(|r| r.response.canceled).map(|r| &r.response);
         if let Some(c) = e.canceled {
             let got = match cancel {
-                Some(r) => format!("canceled compact_revision={} reason={:?}", r.compact_revision, r.cancel_reason),
+                Some(r) => describe::cancel(r).to_string(),
                 None => "not canceled".into(),
             };
             self.push(format!("canceled {c}"), cancel.is_some() == c, format!("got {got}"));
@@ -548,42 +549,6 @@ fn shown(e: &Expr) -> String {
     } else {
         s
     }
-}
-
-/// A key-value as a report line: `/a=1 create=2 mod=3 ver=2`.
-pub fn show_kv(kv: &h::KeyValue) -> String {
-    let mut s = format!(
-        "{}={} create={} mod={} ver={}",
-        kv.key.escaped(),
-        kv.value.escaped(),
-        kv.create_revision,
-        kv.mod_revision,
-        kv.version
-    );
-    if !kv.lease.is_none() {
-        s.push_str(&format!(" lease={}", kv.lease));
-    }
-    s
-}
-
-/// A watch event as a report line: `put /a=1 rev=3 create=2 ver=2`, `delete /a rev=4`.
-pub fn show_event(ev: &h::Event) -> String {
-    let kv = &ev.kv;
-    let mut s = match ev.kind {
-        EventKind::Put => format!(
-            "put {}={} rev={} create={} ver={}",
-            kv.key.escaped(),
-            kv.value.escaped(),
-            kv.mod_revision,
-            kv.create_revision,
-            kv.version
-        ),
-        EventKind::Delete => format!("delete {} rev={}", kv.key.escaped(), kv.mod_revision),
-    };
-    if let Some(p) = &ev.prev_kv {
-        s.push_str(&format!(" prev={}", p.value.escaped()));
-    }
-    s
 }
 
 /// Two sequences in two columns, the positions in `bad` marked with `!`.

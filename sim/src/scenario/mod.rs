@@ -1,7 +1,8 @@
 //! The scenario language: a TOML file describes a cluster, scripted clients with their steps and
 //! expectations, generated workloads, faults, failpoints, the nemesis and the checks; this module parses
 //! it ([`syntax`]), validates it into a [`Scenario`] ([`validate`]), runs it ([`execute`]), judges what the
-//! clients saw ([`judge`]) and writes the client-visible outcome that snapshots keep ([`report`]);
+//! clients saw ([`judge`]) and writes the client-visible outcome that snapshots keep ([`report`]), every
+//! request in [`crate::describe`]'s words (a step's by `step_text`, its references by name);
 //! [`shrink`] reduces a failing scenario to a smaller one that fails the same way.
 //! `scenarios/README.md` is the language's reference, with an example per feature.
 
@@ -13,6 +14,7 @@ pub mod plan;
 pub mod report;
 pub mod request;
 pub mod shrink;
+mod step_text;
 pub mod syntax;
 pub mod validate;
 

@@ -6,9 +6,9 @@
 use std::fmt::Write;
 
 use super::execute::{Observed, ScenarioRun};
-use super::judge::{show_event, show_kv, shown_leases, Judgement};
+use super::judge::{shown_leases, Judgement};
 use super::plan::Scenario;
-use crate::client::describe_outcome;
+use crate::describe;
 use crate::history::{Bytes, ClientId, Outcome, ResponseBody, TxnOpResult};
 
 /// The outcome text for one run.
@@ -21,7 +21,7 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
         let _ = writeln!(w, "\nclient {} -> {}", client.name, client.member);
         for step in &client.steps {
             let result = match &step.observed {
-                Observed::Kv(o) => describe_outcome(o),
+                Observed::Kv(o) => describe::outcome(o).to_string(),
                 Observed::Ttl(Ok((ttl, keys))) if keys.is_empty() => format!("ok ttl={ttl}"),
                 Observed::Ttl(Ok((ttl, keys))) => {
                     let keys: Vec<String> = keys.iter().map(Bytes::escaped).collect();
@@ -45,7 +45,7 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
                 match &resp.body {
                     ResponseBody::Range(r) => {
                         for kv in &r.kvs {
-                            let _ = writeln!(w, "      {}", show_kv(kv));
+                            let _ = writeln!(w, "      {}", describe::kv(kv));
                         }
                     }
                     // What a txn's reads returned, by their position in the branch that ran.
@@ -53,7 +53,7 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
                         for (i, r) in t.responses.iter().enumerate() {
                             if let TxnOpResult::Range(r) = r {
                                 for kv in &r.kvs {
-                                    let _ = writeln!(w, "      [{}] {}", i + 1, show_kv(kv));
+                                    let _ = writeln!(w, "      [{}] {}", i + 1, describe::kv(kv));
                                 }
                             }
                         }
@@ -65,17 +65,13 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
                 for r in &run.history.watches[id.0].responses {
                     let resp = &r.response;
                     for ev in &resp.events {
-                        let _ = writeln!(w, "      {}", show_event(ev));
+                        let _ = writeln!(w, "      {}", describe::event_in_full(ev));
                     }
                     if resp.is_progress_notify() {
                         let _ = writeln!(w, "      progress rev={}", resp.header_revision);
                     }
                     if resp.canceled {
-                        let _ = writeln!(
-                            w,
-                            "      canceled compact_revision={} reason={:?}",
-                            resp.compact_revision, resp.cancel_reason
-                        );
+                        let _ = writeln!(w, "      {}", describe::cancel(resp));
                     }
                 }
             }

@@ -33,9 +33,9 @@ mod timing;
 use serde::{Deserialize, Serialize};
 
 use super::{Culprit, Guarantee, Verdict, Violation};
+use crate::describe;
 use crate::history::{History, OpId};
-use agree::describe_request;
-use search::{describe_outcome, Ending, Search};
+use search::{Ending, Search};
 
 /// Search limits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,7 +82,12 @@ pub fn check(history: &History, options: &Options) -> Checked {
         Ending::Impossible(dead_end) => {
             let describe = |op: OpId| {
                 let o = &history.ops[op.0];
-                format!("{op} {} {} -> {}", o.client, describe_request(&o.request), describe_outcome(o.outcome()))
+                format!(
+                    "{op} {} {} -> {}",
+                    o.client,
+                    describe::request(&o.request),
+                    describe::outcome_in_full(o.outcome())
+                )
             };
             let recent: Vec<String> = dead_end.recent.iter().map(|&op| describe(op)).collect();
             let blocked: Vec<String> =

@@ -30,10 +30,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use super::agree::{describe_request, describe_response, errors_agree, responses_agree};
+use super::agree::{errors_agree, responses_agree};
 use super::prepare::{Entry, Expect};
 use crate::checker::model::{Fingerprint, KvModel, Undo};
-use crate::history::{OpId, Outcome, Request, ResponseBody, Revision};
+use crate::describe;
+use crate::history::{OpId, Request, ResponseBody, Revision};
 
 /// How a search ended.
 pub(super) enum Ending {
@@ -334,7 +335,7 @@ impl<'h> Search<'h> {
                 let entry = &self.entries[*e];
                 let why = format!(
                     "{} needs the store at revision {} or below, but it is already at {revision}",
-                    describe_request(entry.request),
+                    describe::request(entry.request),
                     hi
                 );
                 blocked.push((entry.op, why));
@@ -354,10 +355,10 @@ impl<'h> Search<'h> {
     /// Why entry `e` cannot go next: what the model says against what the client saw.
     fn explain(&mut self, e: usize) -> String {
         let entry = &self.entries[e];
-        let request = describe_request(entry.request);
+        let request = describe::request(entry.request);
         let observed = match entry.expect {
-            Expect::Response(r) | Expect::StaleRead(r) => describe_response(r),
-            Expect::Error(s) => format!("error {:?} {:?}", s.code, s.message),
+            Expect::Response(r) | Expect::StaleRead(r) => describe::response_in_full(r).to_string(),
+            Expect::Error(s) => describe::error(s).to_string(),
             Expect::Anything => "unknown".to_string(),
         };
         if let Expect::StaleRead(r) = entry.expect {
@@ -370,8 +371,8 @@ impl<'h> Search<'h> {
         let (predicted, undo) = self.model.apply(entry.request, None);
         self.model.undo(undo);
         let predicted = match predicted {
-            Ok(p) => describe_response(&p),
-            Err(err) => format!("error {err:?} {:?}", err.to_string()),
+            Ok(p) => describe::response_in_full(&p).to_string(),
+            Err(refusal) => describe::error(&refusal.status()).to_string(),
         };
         format!("{request}: the model answers {predicted}, but the client saw {observed}")
     }
@@ -384,14 +385,4 @@ enum Step {
         greedy: bool,
     },
     Taken(Frame),
-}
-
-/// The observed outcome of an op in the short form used in failure messages.
-pub(super) fn describe_outcome(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Ok(r) => describe_response(r),
-        Outcome::Err(s) => format!("error {:?} {:?}", s.code, s.message),
-        Outcome::Unknown { reason } => format!("unknown ({reason})"),
-        Outcome::NotSent { reason } => format!("not sent ({reason})"),
-    }
 }

@@ -8,8 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{describe_event, describe_watch, watches};
+use super::watches;
 use crate::checker::{Culprit, Guarantee, Verdict, Violation};
+use crate::describe;
 use crate::history::{Bytes, History, Revision};
 
 pub fn check(history: &History) -> Verdict {
@@ -27,9 +28,9 @@ pub fn check(history: &History) -> Verdict {
                     let details = format!(
                         "{} delivered revision {} in two responses: {} came after the response that began \
                          the revision had ended",
-                        describe_watch(watch, record),
+                        describe::watch(watch, record),
                         e.revision(),
-                        describe_event(e)
+                        describe::event(e)
                     );
                     return Verdict::Fail(Violation::new(Guarantee::Atomic, details, vec![*first_at, at]));
                 }

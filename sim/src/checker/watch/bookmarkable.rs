@@ -2,14 +2,15 @@
 //! to P. So every later event has a revision above P, P is never below an event already delivered, and
 //! progress never goes back (etcd #15220 broke the first: progress sent before pending events).
 
-use super::{describe_event, describe_watch, watches};
+use super::watches;
 use crate::checker::{Culprit, Guarantee, Verdict, Violation};
+use crate::describe;
 use crate::history::{History, Revision};
 
 pub fn check(history: &History) -> Verdict {
     for (watch, record) in watches(history) {
         let fail = |details: String, culprits: Vec<Culprit>| {
-            let details = format!("{} {details}", describe_watch(watch, record));
+            let details = format!("{} {details}", describe::watch(watch, record));
             Verdict::Fail(Violation::new(Guarantee::Bookmarkable, details, culprits))
         };
         let mut bookmark: Option<(Revision, Culprit)> = None;
@@ -35,7 +36,7 @@ pub fn check(history: &History) -> Verdict {
                 let at = Culprit::Event { watch, response, event };
                 if let Some((b, bookmark_at)) = bookmark.filter(|(b, _)| e.revision() <= *b) {
                     return fail(
-                        format!("delivered {} after a progress notification at revision {b}", describe_event(e)),
+                        format!("delivered {} after a progress notification at revision {b}", describe::event(e)),
                         vec![bookmark_at, at],
                     );
                 }

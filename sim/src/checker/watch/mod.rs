@@ -3,7 +3,8 @@
 //!
 //! Watches are not linearizable (events arrive with unbounded delay), so these checkers look at each watch's
 //! own stream, and, for Reliable and Resumable, compare it with a [`Reference`] of changes known to be
-//! committed: what successful writes reported and what any watch delivered.
+//! committed: what successful writes reported and what any watch delivered. Verdicts name watches and
+//! events as the trace does ([`crate::describe`]).
 
 pub mod atomic;
 pub mod bookmarkable;
@@ -19,7 +20,7 @@ mod tests;
 pub use reference::Reference;
 
 use super::{Culprit, Guarantee, Verdict};
-use crate::history::{Event, EventKind, History, WatchId, WatchRecord};
+use crate::history::{Event, History, WatchId, WatchRecord};
 
 /// Runs every watch checker, in [`Guarantee`] order.
 pub fn check_all(history: &History) -> Vec<(Guarantee, Verdict)> {
@@ -44,21 +45,4 @@ fn events(watch: WatchId, record: &WatchRecord) -> impl Iterator<Item = (Culprit
     record.responses.iter().enumerate().flat_map(move |(response, r)| {
         r.response.events.iter().enumerate().map(move |(event, e)| (Culprit::Event { watch, response, event }, e))
     })
-}
-
-/// `PUT /a@7`: an event's kind, key and revision, as messages show it.
-fn describe_event(event: &Event) -> String {
-    let kind = match event.kind {
-        EventKind::Put => "PUT",
-        EventKind::Delete => "DELETE",
-    };
-    format!("{kind} {}@{}", event.kv.key, event.revision())
-}
-
-/// `watch#2 (c1, [/a, /b) from 5)`: a watch as messages show it.
-fn describe_watch(watch: WatchId, record: &WatchRecord) -> String {
-    let span = &record.request.span;
-    let range =
-        if span.range_end.is_empty() { span.key.to_string() } else { format!("[{}, {})", span.key, span.range_end) };
-    format!("{watch} ({}, {range} from {})", record.client, record.request.start_revision)
 }

@@ -1,7 +1,8 @@
 //! Ordered: a watch's event revisions never decrease (events of one revision, i.e. one txn, share it).
 
-use super::{describe_event, describe_watch, events, watches};
+use super::{events, watches};
 use crate::checker::{Culprit, Guarantee, Verdict, Violation};
+use crate::describe;
 use crate::history::{Event, History};
 
 pub fn check(history: &History) -> Verdict {
@@ -12,9 +13,9 @@ pub fn check(history: &History) -> Verdict {
                 if event.revision() < prev.revision() {
                     let details = format!(
                         "{} delivered {} after {}",
-                        describe_watch(watch, record),
-                        describe_event(event),
-                        describe_event(prev)
+                        describe::watch(watch, record),
+                        describe::event(event),
+                        describe::event(prev)
                     );
                     return Verdict::Fail(Violation::new(Guarantee::Ordered, details, vec![prev_at, at]));
                 }

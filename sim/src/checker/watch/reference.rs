@@ -2,7 +2,7 @@
 //! Reliable and Resumable checkers hold each watch.
 //!
 //! Evidence comes from two places:
-//! - successful writes: a Put is a PUT of its key at its header revision; a delete is a DELETE of each key
+//! - successful writes: a Put is a put of its key at its header revision; a delete is a delete of each key
 //!   it reports in `prev_kvs`, or of its single key when it deleted one; a txn contributes the puts and
 //!   deletes of the branch it reports, at its header revision;
 //! - every event any watch delivered.

@@ -8,9 +8,10 @@
 
 use std::collections::BTreeSet;
 
-use super::{describe_watch, events, watches, Reference};
+use super::{events, watches, Reference};
 use crate::checker::{Culprit, Guarantee, Verdict, Violation};
-use crate::history::{EventKind, History, Revision};
+use crate::describe;
+use crate::history::{History, Revision};
 
 pub fn check(history: &History, reference: &Reference) -> Verdict {
     for (watch, record) in watches(history) {
@@ -30,12 +31,11 @@ pub fn check(history: &History, reference: &Reference) -> Verdict {
             if delivered.contains(&(rev, key.clone(), fact.kind)) {
                 continue;
             }
-            let kind = if fact.kind == EventKind::Put { "PUT" } else { "DELETE" };
             let details = format!(
-                "{} delivered revisions {first} to {last_event}{} but not {kind} {key}@{rev}, which {} shows \
-                 was committed",
-                describe_watch(watch, record),
+                "{} delivered revisions {first} to {last_event}{} but not {}, which {} shows was committed",
+                describe::watch(watch, record),
                 if last_progress > last_event { format!(" and vouched up to {last_progress}") } else { String::new() },
+                describe::change(fact.kind, key, rev),
                 fact.source
             );
             let mut culprits = vec![fact.source];

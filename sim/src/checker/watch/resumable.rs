@@ -12,9 +12,10 @@
 //! A watch with `start_revision` 0 starts after the revision its created response reports; without a
 //! created response its start is unknown and only the other guarantees apply.
 
-use super::{describe_event, describe_watch, events, watches, Reference};
+use super::{events, watches, Reference};
 use crate::checker::{Culprit, Guarantee, Verdict, Violation};
-use crate::history::{EventKind, History, Revision, WatchId, WatchRecord};
+use crate::describe;
+use crate::history::{History, Revision, WatchId, WatchRecord};
 
 pub fn check(history: &History, reference: &Reference) -> Verdict {
     for (watch, record) in watches(history) {
@@ -28,11 +29,11 @@ pub fn check(history: &History, reference: &Reference) -> Verdict {
 fn check_watch(watch: WatchId, record: &WatchRecord, reference: &Reference) -> Option<Violation> {
     let start = start_revision(record)?;
     let fail = |details: String, culprits: Vec<Culprit>| {
-        Some(Violation::new(Guarantee::Resumable, format!("{} {details}", describe_watch(watch, record)), culprits))
+        Some(Violation::new(Guarantee::Resumable, format!("{} {details}", describe::watch(watch, record)), culprits))
     };
     let first = events(watch, record).next();
     if let Some((at, event)) = first.filter(|(_, e)| e.revision() < start) {
-        return fail(format!("starts at revision {start} but delivered {}", describe_event(event)), vec![at]);
+        return fail(format!("starts at revision {start} but delivered {}", describe::event(event)), vec![at]);
     }
 
     // The next revision the watch still owed when each response arrived.
@@ -74,14 +75,14 @@ fn check_watch(watch: WatchId, record: &WatchRecord, reference: &Reference) -> O
     let (rev, key, fact) = reference
         .wanted(&record.request, start, vouched)
         .find(|(rev, key, _)| delivered_first.as_ref() != Some(&(*rev, (*key).clone())))?;
-    let kind = if fact.kind == EventKind::Put { "PUT" } else { "DELETE" };
     let began = match first {
-        Some((_, event)) => format!("its first event is {}", describe_event(event)),
+        Some((_, event)) => format!("its first event is {}", describe::event(event)),
         None => format!("it delivered nothing up to revision {vouched}"),
     };
     let mut culprits = vec![fact.source];
     culprits.extend(first.map(|(at, _)| at));
-    fail(format!("starts at revision {start} but {began}: {kind} {key}@{rev} ({}) is missing", fact.source), culprits)
+    let missing = describe::change(fact.kind, key, rev);
+    fail(format!("starts at revision {start} but {began}: {missing} ({}) is missing", fact.source), culprits)
 }
 
 /// S: the requested start revision, or the one after the revision the created response reports.

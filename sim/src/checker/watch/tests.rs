@@ -125,7 +125,7 @@ fn ordered_passes_revision_order_and_fails_time_travel() {
     // etcd #15271's shape: after a snapshot restore the watch goes back in time.
     s.events(w, vec![put("/b", 3)]);
     let v = violation(ordered::check(&s.h), Guarantee::Ordered);
-    assert!(v.details.contains("PUT /b@3 after PUT /a@4"), "{v}");
+    assert!(v.details.contains("put /b rev=3 after put /a rev=4"), "{v}");
     assert_eq!(v.culprits[1], Culprit::Event { watch: w, response: 2, event: 0 });
 }
 
@@ -139,7 +139,7 @@ fn unique_passes_distinct_events_and_fails_a_duplicate() {
     // etcd #17247's shape: a txn's event delivered again.
     s.events(w, vec![put("/a", 3), put("/c", 4)]);
     let v = violation(unique::check(&s.h), Guarantee::Unique);
-    assert!(v.details.contains("PUT /a@3 twice"), "{v}");
+    assert!(v.details.contains("put /a rev=3 twice"), "{v}");
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn reliable_passes_a_complete_stream_and_fails_a_lost_event() {
     // etcd #17529's shape: an event dropped under stream starvation.
     gap.events(w, vec![put("/a", 4)]);
     let v = violation(reliable::check(&gap.h, &reference(&gap)), Guarantee::Reliable);
-    assert!(v.details.contains("not PUT /b@3"), "{v}");
+    assert!(v.details.contains("not put /b rev=3"), "{v}");
     assert_eq!(v.culprits, vec![Culprit::Op(lost), Culprit::Response { watch: w, response: 1 }]);
 }
 
@@ -237,7 +237,7 @@ fn resumable_passes_an_exact_start_and_fails_a_late_one() {
     let late = s.watch(all(), 3);
     s.events(late, vec![put("/a", 4)]);
     let v = violation(resumable::check(&s.h, &reference(&s)), Guarantee::Resumable);
-    assert!(v.details.contains("PUT /a@3"), "{v}");
+    assert!(v.details.contains("put /a rev=3"), "{v}");
     assert!(v.culprits.contains(&Culprit::Op(missed)), "{v}");
 }
 
@@ -247,7 +247,7 @@ fn resumable_fails_an_event_before_the_start() {
     let w = s.watch(all(), 5);
     s.events(w, vec![put("/a", 4)]);
     let v = violation(resumable::check(&s.h, &reference(&s)), Guarantee::Resumable);
-    assert!(v.details.contains("starts at revision 5 but delivered PUT /a@4"), "{v}");
+    assert!(v.details.contains("starts at revision 5 but delivered put /a rev=4"), "{v}");
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn bookmarkable_passes_honest_progress_and_fails_progress_ahead_of_an_event() {
     early.progress(w, 5);
     early.events(w, vec![put("/a", 4)]);
     let v = violation(bookmarkable::check(&early.h), Guarantee::Bookmarkable);
-    assert!(v.details.contains("PUT /a@4 after a progress notification at revision 5"), "{v}");
+    assert!(v.details.contains("put /a rev=4 after a progress notification at revision 5"), "{v}");
 }
 
 #[test]

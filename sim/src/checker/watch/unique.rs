@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{describe_event, describe_watch, events, watches};
+use super::{events, watches};
 use crate::checker::{Guarantee, Verdict, Violation};
+use crate::describe;
 use crate::history::History;
 
 pub fn check(history: &History) -> Verdict {
@@ -12,7 +13,7 @@ pub fn check(history: &History) -> Verdict {
         let mut seen = BTreeMap::new();
         for (at, event) in events(watch, record) {
             if let Some(first) = seen.insert((event.revision(), &event.kv.key), at) {
-                let details = format!("{} delivered {} twice", describe_watch(watch, record), describe_event(event));
+                let details = format!("{} delivered {} twice", describe::watch(watch, record), describe::event(event));
                 return Verdict::Fail(Violation::new(Guarantee::Unique, details, vec![first, at]));
             }
         }

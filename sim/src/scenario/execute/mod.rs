@@ -1,0 +1,177 @@
+//! Runs a [`Scenario`] for one seed on a fresh madsim runtime: builds the cluster, arms failpoints,
+//! starts every scripted client (its steps in order, each after its `after` steps and `at_ms`), the
+//! workloads, the scheduled faults and the nemesis; when the clients are done (or the time limit hits) it
+//! settles, closes the watches and hands back what happened. Judging is [`super::judge`]'s job.
+//!
+//! - [`phases`]: the steps of a run, in order ([`drive`] takes them one after the other);
+//! - [`script`]: one scripted client, step by step; [`watch`]: its watch steps; [`wait`]: its waits;
+//!   [`ctx`]: what they share, and how a step ends;
+//! - [`board`]: the shared state the clients coordinate through, the [`Board`](board::Board): which steps
+//!   are done, the revision each returned, the lease each granted, the watches that are open. Waiting on
+//!   it is change-driven (a `Notify`), so a waiting client costs nothing until something finishes.
+//!   Conditions on a watch's stream or on the cluster's leader are polled on the simulated clock, which is
+//!   deterministic.
+
+mod board;
+mod ctx;
+mod phases;
+mod script;
+mod wait;
+mod watch;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use madsim::runtime::Runtime;
+
+use super::plan::Scenario;
+use super::step_text::step_text;
+use crate::client::SharedHistory;
+use crate::cluster::Seeds;
+use crate::fault::{Injector, ScheduledFault};
+use crate::history::{self as h, History, Outcome, WatchId};
+use crate::trace::Trace;
+use board::Board;
+use ctx::Ctx;
+use phases::Records;
+
+/// What one run of a scenario produced, before judging.
+#[derive(Clone, Debug)]
+pub struct ScenarioRun {
+    pub seed: u64,
+    pub trace: Vec<String>,
+    pub history: History,
+    /// Per scripted client, in file order: what each step did, as far as the run got.
+    pub clients: Vec<ClientRecord>,
+    /// Each watch step's watch in the history.
+    pub watches: BTreeMap<String, WatchId>,
+    /// The response revision of each named step that got one (`rev_of`).
+    pub revisions: BTreeMap<String, i64>,
+    /// The lease each named `lease_grant` step got.
+    pub leases: BTreeMap<String, i64>,
+    /// Every fault applied, scheduled or drawn by the nemesis.
+    pub applied_faults: Vec<ScheduledFault>,
+    /// The clients were still going when the scenario's time limit ran out.
+    pub timed_out: bool,
+    /// Member panics, each recovered by a restart: bugs, whatever else the run saw.
+    pub panics: Vec<String>,
+    pub sim_time: Duration,
+}
+
+impl ScenarioRun {
+    /// A stable hash of the trace (FNV-1a over its lines), 16 hex digits.
+    pub fn trace_hash(&self) -> String {
+        format!("{:016x}", crate::cluster::seeds::fnv1a(self.trace.join("\n").as_bytes()))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ClientRecord {
+    pub name: String,
+    pub member: String,
+    pub steps: Vec<StepRecord>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StepRecord {
+    pub label: String,
+    /// The request as the trace shows it (`put /a=1`).
+    pub request: String,
+    pub observed: Observed,
+}
+
+/// What a step's client observed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observed {
+    /// A KV or lease request's outcome, as filed in the history.
+    Kv(Outcome),
+    /// A keep-alive's or time-to-live's answer: the TTL and (a time-to-live asked with `keys`) the lease's
+    /// keys in key order, or what went wrong.
+    Ttl(Result<(i64, Vec<h::Bytes>), String>),
+    /// A lease listing: the ids, sorted.
+    Leases(Result<Vec<i64>, String>),
+    /// A watch was created (its stream is judged at the end), or was not within the request timeout.
+    Watch(Result<WatchId, String>),
+    /// A wait's condition held, or the wait timed out.
+    Waited(Result<(), String>),
+    /// A sleep, progress request or cancel: nothing comes back.
+    Done,
+    /// The step could not be sent (an unresolved reference), or the run ended before it.
+    NotRun(String),
+}
+
+/// Runs `scenario` with `seed`.
+pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
+    let mut runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
+    // The scenario's own limit ends the clients; this one is the backstop if teardown itself hangs.
+    runtime.set_time_limit(Duration::from_secs(scenario.time_limit_s + 3600));
+    let scenario = scenario.clone();
+    runtime.block_on(async move { drive(&scenario, seed).await })
+}
+
+/// One run, phase by phase (see [`phases`]).
+async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
+    let seeds = Seeds::new(seed);
+    let (trace, history) = (Trace::new(), SharedHistory::default());
+    let cluster = phases::start_cluster(scenario, seed, seeds, &trace, &history).await;
+    let ctx = Arc::new(Ctx {
+        board: Arc::new(Board::new()),
+        history: history.clone(),
+        trace: trace.clone(),
+        endpoints: cluster.endpoints(),
+        request_timeout: Duration::from_millis(scenario.request_timeout_ms),
+        watch_tasks: Arc::default(),
+    });
+    let records: Records = Arc::new(Mutex::new(scenario.clients.iter().map(|_| Vec::new()).collect()));
+    let mut clients = phases::start_scripts(scenario, &cluster, &ctx, &records);
+    clients.extend(phases::start_workloads(scenario, &cluster, &ctx, seeds));
+    let faults = Injector::new(cluster.clone());
+    let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board);
+    let stop = Arc::new(AtomicBool::new(false));
+    let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop);
+
+    let timed_out = phases::wait_for_clients(scenario, &mut clients, &trace).await;
+    phases::stop_faults(&stop, nemesis, &scheduled).await;
+    madsim::time::sleep(Duration::from_millis(scenario.settle_ms)).await;
+    let watches = phases::close_watches(&ctx).await;
+    crate::run::finish(&cluster, &trace).await;
+
+    let clients = client_records(scenario, &records);
+    let state = std::mem::take(&mut *ctx.board.lock());
+    ScenarioRun {
+        seed,
+        trace: trace.take(),
+        history: history.take(),
+        clients,
+        watches,
+        revisions: state.revisions,
+        leases: state.leases,
+        applied_faults: faults.applied(),
+        timed_out,
+        panics: cluster.panics(),
+        sim_time: madsim::time::TimeHandle::current().elapsed(),
+    }
+}
+
+/// What each scripted client's steps did, each step the run never reached marked so.
+fn client_records(scenario: &Scenario, records: &Records) -> Vec<ClientRecord> {
+    let records = std::mem::take(&mut *records.lock().expect("records lock"));
+    scenario
+        .clients
+        .iter()
+        .zip(records)
+        .map(|(script, mut steps)| {
+            for step in script.steps.iter().skip(steps.len()) {
+                let reason = "the run ended before this step (time limit)".to_string();
+                steps.push(StepRecord {
+                    label: step.label.clone(),
+                    request: step_text(step),
+                    observed: Observed::NotRun(reason),
+                });
+            }
+            ClientRecord { name: script.name.clone(), member: script.member.clone(), steps }
+        })
+        .collect()
+}

@@ -1,0 +1,190 @@
+//! The phases of a scenario run, in the order [`super::drive`] takes them: build the cluster; start the
+//! scripted clients, the workloads, the scheduled faults and the nemesis; wait for the clients within the
+//! time limit; stop the faults; close the watches still open.
+//!
+//! The order is part of the run's determinism: tasks are spawned, and so scheduled, in this order.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use madsim::task::JoinHandle;
+
+use super::board::Board;
+use super::ctx::Ctx;
+use super::script::run_script;
+use super::StepRecord;
+use crate::client::{RecordingClient, SharedHistory};
+use crate::cluster::{Cluster, Seeds};
+use crate::fault::{nemesis, Injector};
+use crate::history::WatchId;
+use crate::scenario::plan::{Scenario, When};
+use crate::trace::Trace;
+use crate::workload::run_client;
+
+/// Each scripted client's step records, in file order.
+pub(super) type Records = Arc<Mutex<Vec<Vec<StepRecord>>>>;
+
+/// Builds the cluster, traces the start, arms the failpoints, and gives the members a moment to bind
+/// before the first request.
+pub(super) async fn start_cluster(
+    scenario: &Scenario,
+    seed: u64,
+    seeds: Seeds,
+    trace: &Trace,
+    history: &SharedHistory,
+) -> Arc<Cluster> {
+    let cluster = Arc::new(Cluster::build(&scenario.cluster, trace, seeds));
+    trace.event(
+        "sim",
+        format_args!(
+            "start scenario={} seed={seed} members={} clients={}",
+            scenario.name,
+            cluster.members.len(),
+            cluster.clients.len()
+        ),
+    );
+    crate::run::prepare(&cluster, &scenario.failpoints, trace, history);
+    madsim::time::sleep(Duration::from_millis(50)).await;
+    cluster
+}
+
+/// Starts each scripted client on its node, talking to its member. Scripted clients are the cluster's
+/// first clients, in file order.
+pub(super) fn start_scripts(
+    scenario: &Scenario,
+    cluster: &Cluster,
+    ctx: &Arc<Ctx>,
+    records: &Records,
+) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    for (i, script) in scenario.clients.iter().enumerate() {
+        let node = &cluster.clients[i];
+        debug_assert_eq!(node.name, script.name, "scripted clients come first, in file order");
+        let member = scenario.cluster.member_names().iter().position(|m| *m == script.member).expect("validated");
+        let client = RecordingClient::new(
+            node.client,
+            &ctx.endpoints[member],
+            ctx.history.clone(),
+            ctx.trace.clone(),
+            ctx.request_timeout,
+        )
+        .named(&script.name);
+        let (ctx, script, records) = (ctx.clone(), script.clone(), records.clone());
+        tasks.push(node.node.spawn(async move { run_script(&ctx, client, &script, i, &records).await }));
+    }
+    tasks
+}
+
+/// Starts every workload's clients, which follow the scripted ones.
+pub(super) fn start_workloads(scenario: &Scenario, cluster: &Cluster, ctx: &Ctx, seeds: Seeds) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    let mut next = scenario.clients.len();
+    for w in &scenario.workloads {
+        for (j, name) in w.clients.iter().enumerate() {
+            let node = &cluster.clients[next];
+            next += 1;
+            debug_assert_eq!(&node.name, name);
+            // Workload clients spread over the members, as clients pinned to single members do in etcd's tests.
+            let endpoint = &ctx.endpoints[j % ctx.endpoints.len()];
+            let client = RecordingClient::new(
+                node.client,
+                endpoint,
+                ctx.history.clone(),
+                ctx.trace.clone(),
+                ctx.request_timeout,
+            )
+            .named(name);
+            let rng = seeds.rng(&format!("workload/{name}"));
+            let ops = crate::run::share(w.ops, w.clients.len(), j);
+            tasks.push(node.node.spawn(run_client(w.kind, client, rng, ops)));
+        }
+    }
+    tasks
+}
+
+/// Schedules each `[[fault]]` on the control node, at its time or after its step.
+pub(super) fn schedule_faults(
+    scenario: &Scenario,
+    cluster: &Cluster,
+    faults: &Injector,
+    board: &Arc<Board>,
+) -> Vec<JoinHandle<()>> {
+    let mut scheduled = Vec::new();
+    for f in scenario.faults.clone() {
+        let (faults, board) = (faults.clone(), board.clone());
+        scheduled.push(cluster.control.spawn(async move {
+            match &f.when {
+                When::At { ms } => madsim::time::sleep(Duration::from_millis(*ms)).await,
+                When::After { step, delay_ms } => {
+                    board.wait_done(std::slice::from_ref(step)).await;
+                    madsim::time::sleep(Duration::from_millis(*delay_ms)).await;
+                }
+            }
+            faults.apply(&f.fault);
+        }));
+    }
+    scheduled
+}
+
+/// Starts the nemesis on the control node, if the scenario has one; it runs until `stop` is set.
+pub(super) fn start_nemesis(
+    scenario: &Scenario,
+    cluster: &Cluster,
+    faults: &Injector,
+    seeds: Seeds,
+    stop: &Arc<AtomicBool>,
+) -> Option<JoinHandle<()>> {
+    scenario.nemesis.clone().map(|config| {
+        let rng = seeds.rng("nemesis");
+        cluster.control.spawn(nemesis::run(faults.clone(), config, rng, stop.clone()))
+    })
+}
+
+/// Waits for every client within the scenario's time limit; if it runs out, stops them. Whether it ran
+/// out.
+pub(super) async fn wait_for_clients(scenario: &Scenario, clients: &mut [JoinHandle<()>], trace: &Trace) -> bool {
+    let limit = Duration::from_secs(scenario.time_limit_s);
+    let all_clients = async {
+        for t in clients.iter_mut() {
+            // A join error means a client task panicked, which is a harness bug.
+            t.await.expect("client task panicked");
+        }
+    };
+    let timed_out = madsim::time::timeout(limit, all_clients).await.is_err();
+    if timed_out {
+        trace.event("sim", format_args!("time limit of {}s reached; stopping the clients", scenario.time_limit_s));
+        for t in clients.iter() {
+            t.abort();
+        }
+    }
+    timed_out
+}
+
+/// Stops the nemesis, which heals what it broke, and drops the faults scheduled past the clients' end.
+pub(super) async fn stop_faults(stop: &AtomicBool, nemesis: Option<JoinHandle<()>>, scheduled: &[JoinHandle<()>]) {
+    stop.store(true, Ordering::SeqCst);
+    if let Some(n) = nemesis {
+        n.await.expect("nemesis task panicked");
+    }
+    for s in scheduled {
+        s.abort();
+    }
+}
+
+/// Closes every watch still open; each ends at once (its closer is gone) and files nothing more. Each
+/// watch step's watch in the history, by step name.
+pub(super) async fn close_watches(ctx: &Ctx) -> BTreeMap<String, WatchId> {
+    let open = std::mem::take(&mut ctx.board.lock().watches);
+    let watches: BTreeMap<String, WatchId> = open.iter().map(|(name, w)| (name.clone(), w.id)).collect();
+    drop(open);
+    let watch_tasks: Vec<_> = std::mem::take(&mut *ctx.watch_tasks.lock().expect("watch tasks lock"));
+    for w in watch_tasks {
+        // A watch stuck on a held failpoint or a dead member must not hold up the end of the run.
+        if madsim::time::timeout(Duration::from_secs(5), w).await.is_err() {
+            ctx.trace.event("sim", "a watch did not close within 5s");
+        }
+    }
+    watches
+}
