@@ -9,6 +9,7 @@
 //!   the checkers' verdicts and the scenario reports share;
 //! - [`kube`]: client-go's reflector, informer store and retry rules, as models simulated clients drive;
 //! - [`demo`]: the smallest simulation, one member and one client;
+//! - [`report`]: a run's HTML timeline and Perfetto trace, built after the run from its trace and history;
 //! - [`apiserver`]: the apiserver library on its own node over a 3-member cluster, with its own history
 //!   ([`history::apiserver`]) and checkers ([`checker::apiserver`]).
 //!
@@ -21,6 +22,7 @@ pub mod describe;
 pub mod error;
 pub mod history;
 pub mod kube;
+pub mod report;
 
 #[cfg(madsim)]
 pub mod client;
