@@ -73,7 +73,7 @@ fn a_dropped_watch_response_shows_as_the_missing_event_where_it_belonged() {
     let Pointer::Marker(m) = v.pointers[1].0 else { panic!("{:?}", v.pointers) };
     let missing = &r.markers[m];
     assert_eq!((missing.kind, missing.lane), (MarkerKind::Violation, informer));
-    assert!(missing.label.contains("PUT /registry/pods/default/a@3"), "{}", missing.label);
+    assert!(missing.label.contains("put /registry/pods/default/a rev=3"), "{}", missing.label);
     let rev4 = r.ticks.iter().find(|t| t.revision == 4).unwrap();
     assert_eq!(missing.at, rev4.at);
     assert_eq!(v.at, Some((writer, r.bars[b].start)));

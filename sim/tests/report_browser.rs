@@ -108,7 +108,7 @@ fn the_regression_report_renders_with_its_violation_and_its_perfetto_trace_parse
     assert!(body_attr(&dom, "drawn-violation-markers").unwrap().parse::<u32>().unwrap() >= 1);
     let detail = dom[dom.find("id=\"detail-text\"").unwrap()..].replace("&gt;", ">").replace("&lt;", "<");
     assert!(detail.contains("t=0.096s writer put /registry/pods/default/a=2 -> ok rev=3"), "the evidence's trace line");
-    assert!(detail.contains("PUT /registry/pods/default/a@3 belonged before this response of watch#0"));
+    assert!(detail.contains("put /registry/pods/default/a rev=3 belonged before this response of watch#0"));
 
     // The screenshot, kept as the README's when asked.
     let shots = repo().join("target/report-screenshots");

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::input::RunData;
 use super::model::{Bar, Outcome, Report, Span, SpanKind, Tick, TickKind};
 use super::trace_line::{self, Kind, Line};
-use crate::history::{self as h, EventKind, History};
+use crate::describe;
+use crate::history::{self as h, History};
 
 /// The trace lines that bars, ticks and watch spans took; the rest become markers.
 #[derive(Default)]
@@ -104,7 +105,7 @@ pub fn from_history(
                 format!("{} lease {} expired: {how}", name(op.client), r.id)
             }
             (Some(l), _) => data.trace[l].split_once(' ').map_or("", |(_, rest)| rest).to_string(),
-            (None, _) => format!("{} {}", name(op.client), serde_json::to_string(&op.request).unwrap_or_default()),
+            (None, _) => format!("{} {}", name(op.client), describe::request(&op.request)),
         };
         let mut detail = serde_json::json!({ "op": i, "request": &op.request, "outcome": op.outcome() });
         prune(&mut detail);
@@ -141,8 +142,7 @@ pub fn from_history(
                 tick(TickKind::Created, rev, label, take(WatchLine::Created), None);
             }
             if resp.canceled {
-                let label =
-                    format!("{who} watch#{w} canceled compact={} {:?}", resp.compact_revision, resp.cancel_reason);
+                let label = format!("{who} watch#{w} {}", describe::cancel(resp));
                 tick(TickKind::Canceled, rev, label, take(WatchLine::Canceled), None);
             }
             if !resp.created && !resp.canceled && resp.events.is_empty() {
@@ -150,8 +150,7 @@ pub fn from_history(
                 tick(TickKind::Progress, rev, label, take(WatchLine::Progress), None);
             }
             for (ei, e) in resp.events.iter().enumerate() {
-                let kind = if e.kind == EventKind::Delete { "delete" } else { "put" };
-                let label = format!("{who} watch#{w} event {kind} {} rev={}", e.kv.key, e.revision());
+                let label = format!("{who} watch#{w} event {}", describe::event(e));
                 tick(TickKind::Event, e.revision().0, label, take(WatchLine::Event), Some(ei));
             }
         }

@@ -222,7 +222,7 @@ fn blocked_ops(details: &str) -> Vec<usize> {
     rest.split("op#").skip(1).filter_map(|s| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect()
 }
 
-/// The event a Reliable verdict says is missing (`... but not PUT /a@3, which ...`).
+/// The event a Reliable verdict says is missing (`... but not put /a rev=3, which ...`).
 fn missing_event(details: &str) -> Option<&str> {
     let (_, rest) = details.split_once(" but not ")?;
     Some(rest.split_once(", which").map_or(rest, |(e, _)| e))
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn the_missing_event_is_read_from_a_reliable_verdict() {
-        let d = "watch#0 (c1, /a from 0) delivered revisions 2 to 4 but not PUT /a@3, which op#1 shows was committed";
-        assert_eq!(missing_event(d), Some("PUT /a@3"));
+        let d = "watch#0 (c1, /a) delivered revisions 2 to 4 but not put /a rev=3, which op#1 shows was committed";
+        assert_eq!(missing_event(d), Some("put /a rev=3"));
     }
 }
