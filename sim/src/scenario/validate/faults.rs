@@ -1,0 +1,195 @@
+//! Faults and failpoints: each `[[fault]]` with its one action, the nodes it names and when it applies;
+//! each `[[failpoint]]` on a member with its action; and the `[nemesis]`'s patterns and quiet times.
+
+use fake_etcd::failpoint::{Action, Arm, Point};
+use toml::Spanned;
+
+use super::names::Names;
+use super::{Result, Source};
+use crate::cluster::ClusterSpec;
+use crate::fault::nemesis::{NemesisConfig, Pattern};
+use crate::fault::Fault;
+use crate::run::FailpointSpec;
+use crate::scenario::plan::{FaultPlan, When};
+use crate::scenario::syntax;
+
+/// The nodes a fault may name: the members, then every client.
+pub(super) struct Nodes<'a> {
+    pub(super) members: &'a [String],
+    pub(super) clients: &'a [String],
+}
+
+impl Nodes<'_> {
+    fn check(&self, src: &Source, node: &str, span: std::ops::Range<usize>, what: &str) -> Result<()> {
+        if self.members.iter().chain(self.clients).any(|n| n == node) {
+            return Ok(());
+        }
+        let known: Vec<&str> = self.members.iter().chain(self.clients).map(String::as_str).collect();
+        Err(src.err(
+            span,
+            format!(
+                "{what} names node {node:?}, which the scenario does not have; expected one of {}",
+                known.join(", ")
+            ),
+        ))
+    }
+}
+
+/// Every `[[fault]]`, in file order.
+pub(super) fn faults(
+    src: &Source,
+    names: &Names,
+    file: &syntax::File,
+    spec: &ClusterSpec,
+    nodes: &Nodes,
+) -> Result<Vec<FaultPlan>> {
+    let mut faults = Vec::new();
+    for f in &file.faults {
+        let fault = fault_of(src, f)?;
+        for n in fault.nodes() {
+            nodes.check(src, n, f.span(), "the fault")?;
+        }
+        if let Fault::Release { node, point } = &fault {
+            if !nodes.members.contains(node) {
+                return Err(src.err(
+                    f.span(),
+                    format!("`release` names {node:?}; failpoints live in members ({})", nodes.members.join(", ")),
+                ));
+            }
+            point.parse::<Point>().map_err(|e| src.err(f.span(), e.to_string()))?;
+        }
+        fault.validate(spec).map_err(|e| src.err(f.span(), e.to_string()))?;
+        faults.push(FaultPlan { when: when(src, names, f)?, fault });
+    }
+    Ok(faults)
+}
+
+/// When a fault applies: at a time, or after a step (and a delay).
+fn when(src: &Source, names: &Names, f: &Spanned<syntax::Fault>) -> Result<When> {
+    let r = f.get_ref();
+    match (r.at_ms, &r.after) {
+        (Some(ms), None) => {
+            if r.delay_ms.is_some() {
+                return Err(src.err(f.span(), "`delay_ms` goes with `after`; with `at_ms` give the time directly"));
+            }
+            Ok(When::At { ms })
+        }
+        (None, Some(step)) => {
+            names.step(src, step, "`after`")?;
+            Ok(When::After { step: step.get_ref().clone(), delay_ms: r.delay_ms.unwrap_or(0) })
+        }
+        _ => Err(src.err(f.span(), "a fault needs exactly one of `at_ms` (a time) or `after` (a step name)")),
+    }
+}
+
+/// Every `[[failpoint]]`, in file order.
+pub(super) fn failpoints(src: &Source, file: &syntax::File, members: &[String]) -> Result<Vec<FailpointSpec>> {
+    let mut failpoints = Vec::new();
+    for fp in &file.failpoints {
+        let r = fp.get_ref();
+        if !members.contains(&r.node) {
+            return Err(src.err(
+                fp.span(),
+                format!(
+                    "failpoint on {:?}: failpoints live in members; expected one of {}",
+                    r.node,
+                    members.join(", ")
+                ),
+            ));
+        }
+        r.point.parse::<Point>().map_err(|e| src.err(fp.span(), e.to_string()))?;
+        let action = match (r.action, r.delay_ms) {
+            (syntax::FailpointAction::Delay, Some(ms)) => Action::Delay(std::time::Duration::from_millis(ms)),
+            (syntax::FailpointAction::Delay, None) => {
+                return Err(src.err(fp.span(), "`action = \"delay\"` needs `delay_ms`"))
+            }
+            (_, Some(_)) => return Err(src.err(fp.span(), "`delay_ms` goes only with `action = \"delay\"`")),
+            (syntax::FailpointAction::Drop, None) => Action::Drop,
+            (syntax::FailpointAction::Error, None) => Action::Error,
+            (syntax::FailpointAction::Crash, None) => Action::Crash,
+            (syntax::FailpointAction::Hold, None) => Action::Hold,
+        };
+        let arm = Arm { action, skip: r.skip.unwrap_or(0), times: r.times };
+        failpoints.push(FailpointSpec { node: r.node.clone(), point: r.point.clone(), arm });
+    }
+    Ok(failpoints)
+}
+
+/// A fault's one action.
+fn fault_of(src: &Source, f: &Spanned<syntax::Fault>) -> Result<Fault> {
+    let r = f.get_ref();
+    let mut found: Vec<Fault> = Vec::new();
+    if let Some(p) = &r.partition {
+        found.push(Fault::Partition { left: p.left.clone(), right: p.right.clone() });
+    }
+    if let Some(p) = &r.partition_one_way {
+        found.push(Fault::PartitionOneWay { from: p.from.clone(), to: p.to.clone() });
+    }
+    match r.heal {
+        Some(true) => found.push(Fault::Heal),
+        Some(false) => {
+            return Err(src.err(f.span(), "`heal = false` does nothing; write `heal = true` or leave it out"))
+        }
+        None => {}
+    }
+    let node = |v: &Option<String>, make: fn(String) -> Fault, found: &mut Vec<Fault>| {
+        if let Some(n) = v {
+            found.push(make(n.clone()));
+        }
+    };
+    node(&r.clog, Fault::ClogNode, &mut found);
+    node(&r.unclog, Fault::UnclogNode, &mut found);
+    node(&r.kill, Fault::Kill, &mut found);
+    node(&r.restart, Fault::Restart, &mut found);
+    node(&r.pause, Fault::Pause, &mut found);
+    node(&r.resume, Fault::Resume, &mut found);
+    if let Some(l) = &r.clog_link {
+        found.push(Fault::ClogLink { from: l.from.clone(), to: l.to.clone() });
+    }
+    if let Some(l) = &r.unclog_link {
+        found.push(Fault::UnclogLink { from: l.from.clone(), to: l.to.clone() });
+    }
+    if let Some(p) = r.packet_loss_permille {
+        found.push(Fault::PacketLoss { loss_permille: p });
+    }
+    if let Some(l) = &r.latency {
+        found.push(Fault::Latency { min_ms: l.min_ms, max_ms: l.max_ms });
+    }
+    if let Some(rel) = &r.release {
+        found.push(Fault::Release { node: rel.node.clone(), point: rel.point.clone() });
+    }
+    match found.len() {
+        1 => Ok(found.pop().expect("one")),
+        0 => Err(src.err(f.span(), "the fault has no action; expected exactly one of: partition, partition_one_way, heal, clog, unclog, clog_link, unclog_link, packet_loss_permille, latency, kill, restart, pause, resume, release")),
+        n => Err(src.err(f.span(), format!("the fault has {n} actions; expected exactly one (write one `[[fault]]` per action)"))),
+    }
+}
+
+/// The `[nemesis]`, when it is enabled.
+pub(super) fn nemesis(src: &Source, n: &syntax::Nemesis) -> Result<NemesisConfig> {
+    let mut config = NemesisConfig::default();
+    if let Some(list) = &n.patterns {
+        let mut patterns = Vec::new();
+        for p in list {
+            let pattern: Pattern = p.get_ref().parse().map_err(|e: String| src.err(p.span(), e))?;
+            if !patterns.contains(&pattern) {
+                patterns.push(pattern);
+            }
+        }
+        if patterns.is_empty() {
+            return Err(src.err(0..0, "`[nemesis] patterns` is empty; expected at least one (or `enabled = false`)"));
+        }
+        patterns.sort();
+        config.patterns = patterns;
+    }
+    if let Some(q) = &n.quiet_ms {
+        let [lo, hi] = *q.get_ref();
+        if lo >= hi {
+            return Err(
+                src.err(q.span(), format!("`quiet_ms` is [{lo}, {hi}]; expected [min, max] with min below max"))
+            );
+        }
+        config.quiet_ms = (lo, hi);
+    }
+    Ok(config)
+}

@@ -1,0 +1,94 @@
+//! From parsed file to [`Scenario`]: resolves every name (nodes, steps, leases, watches, failpoints),
+//! parses every expression, and refuses what cannot work, each time with the `file:line:col` of the
+//! offending key and what was expected there. The first problem found is the one reported, so the parts
+//! run in the order of the file's tables:
+//!
+//! - [`cluster`]: the scenario-wide numbers, the cluster with its bug switches, the clients' names and the
+//!   workloads;
+//! - [`names`]: the steps' names, and the expressions and references that use them;
+//! - [`steps`]: each scripted client and its steps, with [`ops`] for the requests a step sends and
+//!   [`expect`] for what it expects; [`order`] refuses `after` chains that can never start;
+//! - [`faults`]: the scheduled faults, the failpoints and the nemesis;
+//! - [`checks`]: the guarantees that must hold or fail.
+
+mod checks;
+mod cluster;
+mod expect;
+mod faults;
+mod names;
+mod ops;
+mod order;
+mod steps;
+
+use std::ops::Range;
+
+use super::error::ScenarioError;
+use super::plan::Scenario;
+use super::syntax;
+use names::Names;
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// Where errors point: the file's name and text.
+struct Source<'a> {
+    path: &'a str,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn err(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::at(self.path, self.text, span, message)
+    }
+
+    fn line_of(&self, span: &Range<usize>) -> String {
+        format!("{}:{}", self.path, super::error::line_col(self.text, span.start).0)
+    }
+}
+
+/// Validates a parsed file. `name` is the file stem.
+pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Result<Scenario> {
+    let src = Source { path, text };
+    cluster::check_settings(&src, &file)?;
+    let mut spec = cluster::spec(&src, &file.cluster)?;
+    let members = spec.member_names();
+    let (client_names, workloads) = cluster::clients(&src, &file, &members)?;
+    spec.clients = client_names.len();
+    spec.client_labels = client_names.clone();
+
+    let steps = names::steps(&src, &file)?;
+    let names = Names { steps: &steps };
+    let clients = steps::scripts(&src, &names, &file, &members)?;
+    order::check_no_deadlock(&src, &file, &clients)?;
+
+    let nodes = faults::Nodes { members: &members, clients: &client_names };
+    let faults = faults::faults(&src, &names, &file, &spec, &nodes)?;
+    let failpoints = faults::failpoints(&src, &file, &members)?;
+    let nemesis = match &file.nemesis {
+        Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref())?),
+        _ => None,
+    };
+    let (hold, fail) = checks::checks(&src, &file.checks)?;
+
+    let summary =
+        text.lines().next().and_then(|l| l.strip_prefix('#')).map(|l| l.trim().to_string()).unwrap_or_default();
+    let (s, c) = (&file.scenario, &file.cluster);
+    Ok(Scenario {
+        name: name.to_string(),
+        path: path.to_string(),
+        summary,
+        seeds: *s.seeds.get_ref(),
+        canonical_seed: s.canonical_seed,
+        time_limit_s: *s.time_limit_s.get_ref(),
+        settle_ms: s.settle_ms,
+        request_timeout_ms: *c.request_timeout_ms.get_ref(),
+        cluster: spec,
+        clients,
+        workloads,
+        faults,
+        failpoints,
+        nemesis,
+        hold,
+        fail,
+        file,
+    })
+}
