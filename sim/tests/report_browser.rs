@@ -279,3 +279,28 @@ fn sweep_writes_a_report_per_failing_seed_and_an_index() {
     }
     assert!(index.contains("2 seeds, 0 passed, 2 failed"), "{index}");
 }
+
+/// A member that panics midway (the skip-sync bug: members that never sync lose their log when killed,
+/// and raft panics on a commit index past it): the report shows the panic, with the message the CLI
+/// caught while the run went on, and renders.
+#[test]
+fn a_member_panic_shows_with_its_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("skip-sync.toml");
+    std::fs::write(
+        &file,
+        "# Members that never sync, killed and restarted.\n[cluster]\nmembers = 3\nbugs = [\"skip-sync\"]\n\
+         [[workload]]\nname = \"k8s\"\nkind = \"kubernetes\"\nclients = 4\nops = 300\n[nemesis]\npatterns = [\"kill\"]\n",
+    )
+    .unwrap();
+    let html = dir.path().join("skip-sync.html");
+    let out = kubesim(&["run", file.to_str().unwrap(), "--seed", "1", "--quiet", "--html", html.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("panicked and was restarted</a>"), "the violation in the summary");
+    // The message itself (raft's `to_commit N is out of range` on this seed), as a marker's label.
+    assert!(page.contains("\"panic: "), "the panic's message, caught by the CLI");
+    let (dom, console) = open(&html, "#v0", dir.path());
+    assert_rendered(&dom, &console, 1 + 3 + 4);
+    assert!(body_attr(&dom, "drawn-violation-markers").unwrap().parse::<u32>().unwrap() >= 1);
+}
