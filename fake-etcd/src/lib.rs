@@ -11,6 +11,7 @@
 //!   the tickers and the streams.
 
 pub mod apply;
+pub mod bug;
 pub mod error;
 pub mod failpoint;
 pub mod lease;

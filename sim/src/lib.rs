@@ -7,6 +7,7 @@
 //! - [`run`]: one run from description to verdicts; [`history`] and [`checker`]: what was seen, and the
 //!   guarantees it must keep; [`describe`]: the one text form of what was asked and seen, which the trace,
 //!   the checkers' verdicts and the scenario reports share;
+//! - [`bugs`]: every bug switch of every component, for the scenario language and the CLI;
 //! - [`kube`]: client-go's reflector, informer store and retry rules, as models simulated clients drive;
 //! - [`demo`]: the smallest simulation, one member and one client;
 //! - [`report`]: a run's HTML timeline and Perfetto trace, built after the run from its trace and history;
@@ -17,6 +18,7 @@
 
 #[cfg(madsim)]
 pub mod apiserver;
+pub mod bugs;
 pub mod checker;
 pub mod describe;
 pub mod error;

@@ -1,4 +1,4 @@
-//! The durability bug, caught: members whose disk skips fsync (`DiskOptions::skip_sync`) lose what they
+//! The durability bug, caught: members whose disk skips fsync (the `skip-sync` bug switch) lose what they
 //! acknowledged when the nemesis kills them, and a 3-member run under the nemesis must then fail, through a
 //! member panic (raft-rs refuses a commit index beyond a log the member lost) or a checker. The same seeds
 //! with a disk that syncs pass (`seeds.rs` runs 200 of them). This is the case that proves the harness can
@@ -11,7 +11,9 @@ use sim::run::{run, RunConfig};
 fn config(seed: u64, skip_sync: bool) -> RunConfig {
     let mut c = RunConfig::standard(seed);
     c.cluster.members = 3;
-    c.cluster.disk_options.skip_sync = skip_sync;
+    if skip_sync {
+        c.cluster.bugs.etcd.insert(fake_etcd::bug::Bug::SkipSync);
+    }
     c.ops = 1000;
     // Kills are what lose unsynced writes; the other patterns only dilute them.
     c.nemesis_config.patterns = vec![Pattern::Kill];

@@ -1,7 +1,12 @@
 //! Mechanical checks of the rules in ARCHITECTURE.md, so that reviewers do not have to remember them:
-//! dependency directions between crates, a `//!` doc on every Rust file, and no source of nondeterminism
-//! in library code. Runs in the real build (it reads files; nothing to simulate).
+//! dependency directions between crates, a `//!` doc on every Rust file, no source of nondeterminism
+//! in library code, and the structural rules of `tidy/structure.rs` (no module cycles inside a crate, no
+//! `#[path]` into another crate, no source file over 800 lines). Runs in the real build (it reads files;
+//! nothing to simulate).
 #![cfg(not(madsim))]
+
+#[path = "tidy/structure.rs"]
+mod structure;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -186,4 +191,52 @@ fn no_nondeterminism_in_sources() {
         }
     }
     assert!(found.is_empty(), "nondeterminism hazards (ARCHITECTURE.md, Determinism): {found:#?}");
+}
+
+/// Every crate of the workspace: its directory, and where its library sources are.
+const CRATES: &[&str] =
+    &["fake-etcd", "fake-etcd/proto", "apiserver", "apiserver/binary", "sim", "sim/failpoints", "sim/testsupport"];
+
+#[test]
+fn no_module_cycles_inside_a_crate() {
+    let mut found = Vec::new();
+    for krate in CRATES {
+        let src = repo_root().join(krate).join("src");
+        found.extend(structure::cycles(&structure::Crate::read(&src)));
+    }
+    assert!(found.is_empty(), "module cycles (move the shared item where both sides can depend on it): {found:#?}");
+}
+
+#[test]
+fn no_path_attribute_leaves_its_crate() {
+    let mut found = Vec::new();
+    for file in all_rust_files() {
+        let text = fs::read_to_string(&file).unwrap();
+        // The crate a file belongs to is the deepest crate directory above it.
+        let krate = CRATES
+            .iter()
+            .map(|c| repo_root().join(c))
+            .filter(|c| file.starts_with(c))
+            .max_by_key(|c| c.as_os_str().len());
+        if let Some(krate) = krate {
+            found.extend(structure::paths_leaving_crate(&file, &text, &krate));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "#[path] across crates hides a dependency; share it through kubesim-testsupport: {found:#?}"
+    );
+}
+
+#[test]
+fn no_source_file_over_800_lines() {
+    let mut found = Vec::new();
+    for file in all_rust_files() {
+        let rel = file.strip_prefix(repo_root()).unwrap();
+        let lines = fs::read_to_string(&file).unwrap().lines().count();
+        if lines > structure::MAX_LINES && !structure::is_test_path(rel) {
+            found.push(format!("{} has {lines} lines", rel.display()));
+        }
+    }
+    assert!(found.is_empty(), "files over {} lines (cut them along their seams): {found:#?}", structure::MAX_LINES);
 }

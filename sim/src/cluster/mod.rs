@@ -21,12 +21,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake_etcd::failpoint::Failpoints;
-use fake_etcd::raft::{DiskOptions, DurableDisk};
+use fake_etcd::raft::DurableDisk;
 use fake_etcd::service::{serve, serve_peers, EventObserver, Member, MemberConfig, RaftObserver};
 use madsim::runtime::{Handle, NodeHandle};
 use madsim::task::NodeId;
 use rand::Rng;
 
+use crate::bugs::Bugs;
 use crate::error::SimError;
 use crate::history::ClientId;
 use crate::trace::Trace;
@@ -40,15 +41,11 @@ pub struct ClusterSpec {
     pub clients: usize,
     /// How often each member sends progress notifications to watches that asked for them.
     pub progress_notify_interval_ms: u64,
-    /// The members' disk model switches (`skip_sync` is the "fsync skipped" bug, for negative tests).
-    pub disk_options: DiskOptions,
     /// Raft entries applied between two snapshots, and kept in the log behind one; `None` keeps fake-etcd's
     /// defaults (etcd's 100,000 and 5,000).
     pub snapshot_count: Option<u64>,
-    /// The restore bug: watchers go back in time when a member installs a snapshot (etcd #15271, #20221).
-    pub restore_lowers_watchers: bool,
-    /// The txn bug: members other than the one serving a txn skip its range checks (etcd #18667).
-    pub txn_ranges_checked_only_where_served: bool,
+    /// The bug switches on, per component (`crate::bugs`); none by default.
+    pub bugs: Bugs,
     /// Client names (a scenario's); empty means `c1..cK`. When given, there is one per client.
     pub client_labels: Vec<String>,
 }
@@ -59,10 +56,8 @@ impl ClusterSpec {
             members,
             clients,
             progress_notify_interval_ms: 1000,
-            disk_options: DiskOptions::default(),
             snapshot_count: None,
-            restore_lowers_watchers: false,
-            txn_ranges_checked_only_where_served: false,
+            bugs: Bugs::default(),
             client_labels: Vec::new(),
         }
     }
@@ -272,9 +267,7 @@ fn build_member(
         MemberConfig::member_of(&name, &peers, "kubesim-cluster").expect("the harness names distinct members");
     config.progress_notify_interval = Duration::from_millis(spec.progress_notify_interval_ms);
     config.disk = DurableDisk::new();
-    config.disk_options = spec.disk_options;
-    config.restore_lowers_watchers = spec.restore_lowers_watchers;
-    config.txn_ranges_checked_only_where_served = spec.txn_ranges_checked_only_where_served;
+    config.bugs = spec.bugs.etcd.clone();
     // A small snapshot count stands for etcd's compaction pressure scaled down: the log behind a snapshot
     // shrinks with it (etcd keeps 5,000 entries), or a lagging member would never need a snapshot.
     if let Some(count) = spec.snapshot_count {

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use super::identity;
 use crate::apply::validate::DEFAULT_MAX_TXN_OPS;
+use crate::bug::Bugs;
 use crate::failpoint::Failpoints;
-use crate::raft::{DiskOptions, DurableDisk};
+use crate::raft::DurableDisk;
 use crate::service::peer::PeerSpec;
 use crate::types::{ClusterId, LeaseId, MemberId, Revision};
 
@@ -40,15 +41,8 @@ pub struct MemberConfig {
     pub request_timeout: Duration,
     /// The member's disk. A harness keeps the handle across a restart; the real build starts empty.
     pub disk: DurableDisk,
-    pub disk_options: DiskOptions,
-    /// Bug switch for negative tests, off by default: watchers go back in time on a snapshot restore, as
-    /// in etcd before #15271 and #20221 were fixed (`crate::watch::HubConfig::restore_lowers_watchers`).
-    pub restore_lowers_watchers: bool,
-    /// Bug switch for negative tests, off by default: a member applying a txn another member served skips
-    /// the txn's range checks, so a txn that reads at a compacted revision fails on the serving member and
-    /// writes everywhere else (etcd #18667 before its fix;
-    /// `StateMachine::apply_from_elsewhere_skipping_txn_ranges`).
-    pub txn_ranges_checked_only_where_served: bool,
+    /// The bug switches on (`crate::bug`), none by default: each puts an etcd bug back for a negative test.
+    pub bugs: Bugs,
     /// Told about role changes, for the simulation's trace.
     pub observer: RaftObserver,
     /// Told what the member does on its own (compaction applied, lease expired and revoked); empty unless
@@ -132,9 +126,7 @@ impl MemberConfig {
             raft: RaftSettings::default(),
             request_timeout: Duration::from_millis(7000),
             disk: DurableDisk::new(),
-            disk_options: DiskOptions::default(),
-            restore_lowers_watchers: false,
-            txn_ranges_checked_only_where_served: false,
+            bugs: Bugs::none(),
             observer: RaftObserver::default(),
             events: EventObserver::default(),
             max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,

@@ -44,6 +44,7 @@ use self::replica::Replica;
 use self::watch::Watches;
 use self::write::Proposals;
 use crate::apply::StateMachine;
+use crate::bug::Bug;
 use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
 use crate::raft::{Message, RaftError};
@@ -91,7 +92,7 @@ impl Member {
     pub fn new(config: MemberConfig, start_ms: u64) -> Result<Arc<Member>, RaftError> {
         let hub_config = HubConfig {
             max_request_bytes: config.max_request_bytes,
-            restore_lowers_watchers: config.restore_lowers_watchers,
+            restore_lowers_watchers: config.bugs.has(Bug::RestoreLowersWatchers),
             ..HubConfig::default()
         };
         let raft = Replica::open(&config, start_ms)?;

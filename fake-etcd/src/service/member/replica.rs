@@ -18,6 +18,7 @@ use super::internal::{Internal, CLUSTER_VERSION};
 use super::write::Reply;
 use super::{Member, State};
 use crate::apply::Command;
+use crate::bug::Bug;
 use crate::raft::{encode_internal, DiskOptions, Entry, Payload, ProposalId, RaftConfig, RaftError, RaftNode, Role};
 use crate::raft::{Disk, DurableDisk};
 use crate::types::{LogIndex, MemberId, Revision};
@@ -49,7 +50,8 @@ impl Replica {
         raft.pre_vote = config.raft.pre_vote;
         raft.snapshot_threshold_entries = config.raft.snapshot_threshold_entries;
         raft.snapshot_catch_up_entries = config.raft.snapshot_catch_up_entries;
-        let node = RaftNode::open(raft, config.disk.clone(), config.disk_options)?;
+        let disk_options = DiskOptions { skip_sync: config.bugs.has(Bug::SkipSync) };
+        let node = RaftNode::open(raft, config.disk.clone(), disk_options)?;
         Ok(Replica {
             node,
             me: config.member_id,
@@ -145,12 +147,13 @@ impl State {
                             Command::Compact(req) => Some(Revision(req.revision)),
                             _ => None,
                         };
-                        let result =
-                            if id.member != self.raft.me && member.config().txn_ranges_checked_only_where_served {
-                                self.sm.apply_from_elsewhere_skipping_txn_ranges(cmd, now)
-                            } else {
-                                self.sm.apply(cmd, now)
-                            };
+                        let result = if id.member != self.raft.me
+                            && member.config().bugs.has(Bug::TxnRangesCheckedOnlyWhereServed)
+                        {
+                            self.sm.apply_from_elsewhere_skipping_txn_ranges(cmd, now)
+                        } else {
+                            self.sm.apply(cmd, now)
+                        };
                         if let Ok(applied) = &result {
                             self.watches.publish(&applied.events, &self.sm.mvcc, member);
                             if let Some(revision) = compact {

@@ -58,20 +58,7 @@ pub(super) fn spec(src: &Source, c: &syntax::Cluster) -> Result<ClusterSpec> {
         spec.snapshot_count = Some(*count.get_ref());
     }
     for bug in &c.bugs {
-        match bug.get_ref().as_str() {
-            "restore-lowers-watchers" => spec.restore_lowers_watchers = true,
-            "skip-sync" => spec.disk_options.skip_sync = true,
-            "txn-ranges-checked-only-where-served" => spec.txn_ranges_checked_only_where_served = true,
-            other => {
-                return Err(src.err(
-                    bug.span(),
-                    format!(
-                        "unknown bug {other:?}; expected one of \"restore-lowers-watchers\", \"skip-sync\", \
-                         \"txn-ranges-checked-only-where-served\""
-                    ),
-                ))
-            }
-        }
+        spec.bugs.turn_on(bug.get_ref()).map_err(|err| src.err(bug.span(), err.to_string()))?;
     }
     Ok(spec)
 }
