@@ -40,6 +40,15 @@ pub fn all() -> Vec<Switch> {
     etcd.chain(apiserver).collect()
 }
 
+/// The switches as a Markdown table (`kubesim bugs`, and the README's table, which a test holds equal).
+pub fn markdown_table() -> String {
+    let mut out = String::from("| switch | component | upstream issue | with the switch on |\n|---|---|---|---|\n");
+    for s in all() {
+        out.push_str(&format!("| `{}` | {} | {} | {} |\n", s.name, s.component, s.issue, s.what));
+    }
+    out
+}
+
 /// A name that is no switch of any component: the message lists them all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownSwitch(pub String);

@@ -120,6 +120,9 @@ mod cli {
             #[command(flatten)]
             report: crate::report_out::ReportArgs,
         },
+        /// Every bug switch of every component (the name a scenario's `[cluster] bugs` takes, where it
+        /// lives, the upstream issue it reproduces, what goes wrong), as a Markdown table.
+        Bugs,
         /// Seeds per second for a run (by default the standard one: 1 member, 8 clients, 1,000 requests,
         /// random nemesis), simulated seconds per wall second, and the checkers' share of the time.
         Bench {
@@ -160,6 +163,10 @@ mod cli {
                 for line in sim::demo::transcript(seed) {
                     println!("{line}");
                 }
+                ExitCode::SUCCESS
+            }
+            Command::Bugs => {
+                print!("{}", sim::bugs::markdown_table());
                 ExitCode::SUCCESS
             }
             Command::Run(args) => crate::scenario_cmd::run(&args),
