@@ -1,4 +1,4 @@
-//! Throughput of fake-etcd against real etcd 3.4.23, the same client load on both in one run (DESIGN.md §9).
+//! Throughput of fake-etcd against real etcd 3.4.23, the same client load on both in one run.
 //!
 //! Run: `cargo bench -p fake-etcd --bench vs_etcd`. Cargo builds the `fake-etcd` binary with the bench
 //! profile (release) before the bench and hands its path in `CARGO_BIN_EXE_fake-etcd`, so nothing needs

@@ -1,7 +1,7 @@
 //! The state machine every committed request is applied to: KV requests (range, put, delete, txn, compact)
 //! and lease grant/revoke over the MVCC store and the lease table. Sans IO; time comes in as [`Millis`].
 //!
-//! Semantics are etcd 3.4's `etcdserver/apply.go` (`shared/reference/raft-and-etcd.md` B.3–B.9): sorting and
+//! Semantics are etcd 3.4's `etcdserver/apply.go` (and `mvcc`, `lease`): sorting and
 //! min/max filters, `count` and `more`, txn compares (a VALUE compare on a missing key is false), nested
 //! txns, one revision per txn, later ops seeing earlier writes, lease checks, revoke deleting every attached
 //! key at one revision. Checks that etcd makes before Raft live in [`validate`], so a request that fails

@@ -1,6 +1,6 @@
 //! Leases: the lease table (`Lessor`) and the id generator. Sans IO: time is passed in as [`Millis`].
 //!
-//! Semantics are etcd 3.4's `lease` package (`shared/reference/raft-and-etcd.md` B.9): a TTL below the
+//! Semantics are etcd 3.4's `lease` package (`lease/lessor.go`): a TTL below the
 //! minimum is raised to it; a keep-alive resets the deadline to `now + TTL`; revoking or expiring a lease
 //! deletes every attached key (that deletion is the `apply` layer's job, which asks [`Lessor::revoke`] for
 //! the keys). What this module must not do: touch the key-value store, or decide on its own that time passed.

@@ -1,7 +1,7 @@
 //! The multi-version key-value store at the heart of fake-etcd: revisions, a key index with generations,
 //! values by revision, and compaction. Sans IO: no async, no clock, no randomness, no locking.
 //!
-//! Semantics are etcd 3.4's `mvcc` package (see `shared/reference/raft-and-etcd.md` B.2–B.7):
+//! Semantics are etcd 3.4's `mvcc` package (`mvcc/kvstore.go`, `key_index.go`, `kvstore_compaction.go`):
 //! - the store revision starts at 1 and a write transaction that changes anything bumps it by one;
 //! - every change in one write transaction shares that revision and gets a sub-revision in op order;
 //! - a deleted key leaves a tombstone; `version` restarts at 1 when the key is created again;

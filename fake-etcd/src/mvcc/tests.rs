@@ -295,7 +295,7 @@ fn events_filter_by_revision_and_key() {
 
 #[test]
 fn compaction_keeps_a_delete_at_the_compaction_revision_for_watchers() {
-    // races-catalog C1 (etcd #18089): PUT k v2 (r2), PUT k v3, PUT k v4, DELETE k (r5), PUT k v6 (r6),
+    // etcd #18089: PUT k v2 (r2), PUT k v3, PUT k v4, DELETE k (r5), PUT k v6 (r6),
     // COMPACT r5, then a watch from r5 must still see the DELETE at r5.
     let mut s = MvccStore::new();
     for v in ["v2", "v3", "v4"] {

@@ -3,7 +3,7 @@
 //! of 10 ticks, ReadIndex (`ReadOnlySafe`) for linearizable reads.
 //!
 //! Determinism: raft-rs randomises each election timeout in `[election_tick, 2 * election_tick)` with
-//! `thread_rng`, which is not deterministic under madsim on Linux (`shared/reference/raft-and-etcd.md` A.3).
+//! `thread_rng`, which is not deterministic under madsim on Linux (raft-rs `RaftCore::reset_randomized_election_timeout`).
 //! [`RaftConfig::election_timeout_tick`] is the first timeout and [`RaftConfig::election_seed`] seeds the
 //! later ones; `RaftNode` overrides raft-rs's draw with them (see `raft::timeout`), so every run of a seed
 //! is identical and members still draw a new timeout each term, as etcd's do.

@@ -10,7 +10,7 @@
 //! - `storage`: raft-rs's `Storage` trait on top of [`Disk`].
 //! - [`config`]: [`RaftConfig`], etcd 3.4's settings by default, with the first election timeout and the
 //!   seed of the later ones chosen by the caller, so that raft-rs's `thread_rng` never decides anything
-//!   (DESIGN.md §4); [`timeout`]: the seeded stream of election timeouts.
+//!   (ARCHITECTURE.md, Determinism); [`timeout`]: the seeded stream of election timeouts.
 //! - [`node`]: [`RaftNode`], the Ready loop in the order raft-rs 0.7 documents (persist, sync, send, apply),
 //!   folded into one call that returns plain data; one call handles every proposal made since the last, and
 //!   the appends for one follower leave as one message.

@@ -1,8 +1,8 @@
 //! The watch hub: every watcher of one member, grouped by gRPC stream. Sans IO: it turns requests, committed
 //! changes and ticks into the `WatchResponse`s to send, and the async shell sends them.
 //!
-//! Semantics are etcd 3.4's `mvcc/watchable_store.go` and `v3rpc/watch.go` (`shared/reference/raft-and-etcd.md`
-//! B.8), with the fixed behaviour of the etcd bugs in `races-catalog.md` C1–C3:
+//! Semantics are etcd 3.4's `mvcc/watchable_store.go` and `v3rpc/watch.go` with the fixed behaviour of
+//! etcd #18089, #19179 and #17529:
 //! - a created response (`created`, the watch id, header revision = current) precedes any event;
 //! - a watcher starting at or below the current revision first catches up from the store, in batches of at
 //!   most 1,000 revisions, with header revision = the current revision; then it is *synced* and receives

@@ -189,7 +189,7 @@ pub async fn scripted_client(client: Arc<KubeClient>, rec: Recorder, steps: Vec<
     let mut seen: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for (i, (k, step)) in steps.into_iter().enumerate() {
         // Half the steps follow the previous one at once, as `kubectl replace` right after a create does:
-        // the watch cache may not have seen the previous write yet (races-catalog.md B1).
+        // the watch cache may not have seen the previous write yet (kubernetes #82303).
         if rng.random_bool(0.5) {
             pause(&mut rng, 60).await;
         }

@@ -1,4 +1,4 @@
-//! Faults (DESIGN.md §5): what can be done to the simulated network and nodes, how each is applied through
+//! Faults: what can be done to the simulated network and nodes, how each is applied through
 //! madsim, and how each prints in the trace (`t=2.000s fault partition [etcd-1] | [c1 c2]`). A fault is
 //! applied and traced at the same instant.
 //!

@@ -36,7 +36,7 @@ fn compact_errors_and_events() {
             Err(e) => assert_refused(&mut s, Command::Compact(CompactionRequest { revision: rev, physical: true }), e),
         }
     }
-    // Compacting at a delete keeps that delete for watchers (races-catalog C1), but a range does not see it.
+    // Compacting at a delete keeps that delete for watchers (etcd #18089), but a range does not see it.
     let mut s = sm();
     put_kv(&mut s, "k", "1");
     del(&mut s, del_req("k", ""));

@@ -1,4 +1,4 @@
-//! The transcript of real etcd 3.4.23 (`shared/reference/etcd-transcript.md` §1–§6) replayed against the
+//! The transcript of real etcd 3.4.23 (recorded with etcdctl 3.4.23; `tests/etcdctl/` replays the same against both) replayed against the
 //! state machine: puts, gets, deletes, txns and a compaction, with the revisions and responses etcd gave.
 
 use super::*;

@@ -216,7 +216,7 @@ impl State {
         let config = member.config();
         if role == Role::Leader && !was_leader {
             // etcd's lessor.Promote: a new leader does not know when the old one last saw keep-alives, so it
-            // gives every lease a fresh TTL plus an election timeout (races-catalog E1).
+            // gives every lease a fresh TTL plus an election timeout (kubernetes #65497).
             self.sm.lessor.promote(member.now(), config.election_timeout_ms());
             member.config().observer.emit(&format!("leader term={term}"));
             if !self.raft.cluster_version_set {

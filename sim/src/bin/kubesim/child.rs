@@ -1,5 +1,5 @@
 //! Runs `kubesim` itself as a child process, which is how the commands that need many runs keep them
-//! apart: static state survives between runs in one process (DESIGN.md §4), a separate process has none.
+//! apart: static state survives between runs in one process (ARCHITECTURE.md, Determinism), a separate process has none.
 //!
 //! The child's stdout and stderr go to anonymous temporary files rather than pipes, so that a chatty child
 //! can never block on a full pipe while the parent is busy with its siblings, and the parent needs no

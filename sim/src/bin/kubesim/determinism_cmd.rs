@@ -1,4 +1,4 @@
-//! `kubesim check-determinism FILE --seed N`: DESIGN.md §4's cross-process guard for one seed. It runs the
+//! `kubesim check-determinism FILE --seed N`: the cross-process determinism guard for one seed. It runs the
 //! seed twice, each in its own process (`kubesim run FILE --seed N --trace PATH`), and compares the trace
 //! hashes: `deterministic: <hash>` and exit 0, or the first line where the two traces differ and exit 1.
 //! Exit 2 if the scenario is invalid.

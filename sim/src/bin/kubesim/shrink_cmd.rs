@@ -5,7 +5,7 @@
 //!
 //! Candidates run in this process, one after another, each on a fresh simulation: a run is tens of
 //! milliseconds and a shrink tries hundreds. Because static state could survive between runs in one
-//! process (DESIGN.md §4), the result is then run once more in a fresh process, which must give the same
+//! process (ARCHITECTURE.md, Determinism), the result is then run once more in a fresh process, which must give the same
 //! trace hash as it did here.
 //!
 //! Every reduction is judged by `shrink::SeedSearch`: a candidate that no longer fails on the current seed

@@ -7,7 +7,7 @@
 //! Exit codes: 0 every seed passed, 1 some seed failed (a crashed process counts as a failure), 2 a
 //! scenario is invalid (reported before anything runs) or a summary cannot be read or written.
 //!
-//! One process per seed is DESIGN.md §4's rule: static state survives between runs in one process. This
+//! One process per seed is the determinism rule: static state survives between runs in one process. This
 //! parent process reads the wall clock, but only to measure seeds per second; it never runs a simulation.
 
 use std::collections::VecDeque;

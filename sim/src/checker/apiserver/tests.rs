@@ -128,7 +128,7 @@ fn scripted_write_outcomes_must_agree_except_after_ambiguity() {
     let uncached = vec![create(created(3)), update(3, updated(4)), create(ApiOutcome::Refused(Refusal::AlreadyExists))];
     assert_eq!(cache_parity::check(&cached, &uncached), vec![]);
 
-    // The bug this guards against (races-catalog B1): a stale cached copy turns an up-to-date update into 409.
+    // The bug this guards against (kubernetes #82303): a stale cached copy turns an up-to-date update into 409.
     let spurious = vec![
         create(created(7)),
         update(7, ApiOutcome::Refused(Refusal::Conflict)),

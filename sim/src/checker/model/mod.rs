@@ -4,7 +4,7 @@
 //! The model predicts every field a client can observe: the header revision, kvs with their create/mod
 //! revisions, versions and leases, `count` and `more`, `prev_kv(s)`, `deleted`, a txn's `succeeded` and
 //! per-op responses, and etcd's error for a request it rejects. Semantics follow etcd 3.4
-//! (`shared/reference/raft-and-etcd.md` B.2–B.9): one revision per mutating request, a txn's compares and
+//! (etcd 3.4's `mvcc`, `etcdserver/apply.go` and `lease`): one revision per mutating request, a txn's compares and
 //! nested compares evaluated against the state before it, later txn ops seeing earlier writes, a VALUE
 //! compare on a missing key being false, compaction, leases deleting their keys at one revision on revoke.
 //!

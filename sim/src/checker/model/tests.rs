@@ -1,4 +1,4 @@
-//! The model against the etcd facts it encodes (`shared/reference/raft-and-etcd.md` B.2–B.9).
+//! The model against the etcd 3.4 facts it encodes (`mvcc`, `etcdserver/apply.go`, `lease`).
 
 use super::*;
 use crate::history::*;
