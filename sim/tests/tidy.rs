@@ -240,3 +240,38 @@ fn no_source_file_over_800_lines() {
     }
     assert!(found.is_empty(), "files over {} lines (cut them along their seams): {found:#?}", structure::MAX_LINES);
 }
+
+/// Words that cite the team's documents outside the repository; the repository must stand alone, so code,
+/// docs and scenarios cite upstream issues and this repository's files instead.
+const OUTSIDE_CITATIONS: &[&str] = &["DESIGN.md", "races-catalog", "shared/reference", "apiserver-semantics.md"];
+
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            if name != "target" && !name.starts_with('.') || name == ".cargo" || name == ".ci" {
+                text_files(&path, out);
+            }
+        } else if ["rs", "md", "toml", "sh", "txt"].iter().any(|e| name.ends_with(&format!(".{e}"))) || name == "run" {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn nothing_cites_documents_outside_the_repository() {
+    let mut files = Vec::new();
+    text_files(&repo_root(), &mut files);
+    let this_file = repo_root().join("sim/tests/tidy.rs");
+    let mut found = Vec::new();
+    for file in files.into_iter().filter(|f| *f != this_file) {
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(word) = OUTSIDE_CITATIONS.iter().find(|w| line.contains(*w)) {
+                found.push(format!("{}:{}: {word}", file.strip_prefix(repo_root()).unwrap().display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "cite upstream issues and this repository's files instead: {found:#?}");
+}
