@@ -54,17 +54,7 @@ impl Strategy for ReplicaSets {
     }
 
     fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {
-        match sub {
-            Subresource::Scale => {
-                workloads::keep_all_but_replicas(new, old);
-                self.prepare_for_update(new, old);
-            }
-            _ => {
-                // rsStatusStrategy: a status update changes neither the spec nor the labels.
-                new["spec"] = old.get("spec").cloned().unwrap_or(json!({}));
-                meta::copy(new, old, "labels");
-            }
-        }
+        workloads::prepare_subresource_update(sub, new, old, true, |n, o| self.prepare_for_update(n, o));
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {

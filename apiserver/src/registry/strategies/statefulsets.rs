@@ -91,13 +91,7 @@ impl Strategy for StatefulSets {
     }
 
     fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {
-        match sub {
-            Subresource::Scale => {
-                workloads::keep_all_but_replicas(new, old);
-                self.prepare_for_update(new, old);
-            }
-            _ => new["spec"] = old.get("spec").cloned().unwrap_or(json!({})),
-        }
+        workloads::prepare_subresource_update(sub, new, old, false, |n, o| self.prepare_for_update(n, o));
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {

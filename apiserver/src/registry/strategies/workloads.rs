@@ -10,6 +10,7 @@ use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::strategies::pod_defaults;
+use crate::registry::strategy::Subresource;
 
 /// Whether `labels` satisfy the `metav1.LabelSelector` `selector` (matchLabels and matchExpressions).
 pub fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> bool {
@@ -271,6 +272,27 @@ pub fn default_at(obj: &mut Value, path: &[&str], field: &str, value: Value) {
     };
     if unset {
         map.insert(field.into(), value);
+    }
+}
+
+/// A replicated workload's subresource resets: `/scale` is an update of `spec.replicas` alone, through the
+/// main endpoint's rules (`main_update`: defaults, status kept, generation bumped); `/status` keeps the stored
+/// spec, and the stored labels where the kind's status strategy keeps them too (deployments, replicasets).
+pub fn prepare_subresource_update(
+    sub: Subresource,
+    new: &mut Value,
+    old: &Value,
+    status_keeps_labels: bool,
+    main_update: impl FnOnce(&mut Value, &Value),
+) {
+    if sub == Subresource::Scale {
+        keep_all_but_replicas(new, old);
+        main_update(new, old);
+        return;
+    }
+    new["spec"] = old.get("spec").cloned().unwrap_or(json!({}));
+    if status_keeps_labels {
+        meta::copy(new, old, "labels");
     }
 }
 
