@@ -230,14 +230,7 @@ fn no_path_attribute_leaves_its_crate() {
 
 #[test]
 fn no_source_file_over_800_lines() {
-    let mut found = Vec::new();
-    for file in all_rust_files() {
-        let rel = file.strip_prefix(repo_root()).unwrap();
-        let lines = fs::read_to_string(&file).unwrap().lines().count();
-        if lines > structure::MAX_LINES && !structure::is_test_path(rel) {
-            found.push(format!("{} has {lines} lines", rel.display()));
-        }
-    }
+    let found = structure::oversized(&repo_root(), &all_rust_files());
     assert!(found.is_empty(), "files over {} lines (cut them along their seams): {found:#?}", structure::MAX_LINES);
 }
 

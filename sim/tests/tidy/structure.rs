@@ -190,6 +190,19 @@ pub fn paths_leaving_crate(file: &Path, text: &str, crate_dir: &Path) -> Vec<Str
     out
 }
 
+/// The source files of `files` (paths relative to `root`) over [`MAX_LINES`], test code aside.
+pub fn oversized(root: &Path, files: &[PathBuf]) -> Vec<String> {
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(root).unwrap();
+        let lines = fs::read_to_string(file).unwrap().lines().count();
+        if lines > MAX_LINES && !is_test_path(rel) {
+            found.push(format!("{} has {lines} lines", rel.display()));
+        }
+    }
+    found
+}
+
 /// Whether a file is test code (exempt from the size rule): under a `tests/` or `benches/` folder, or a
 /// `tests.rs` module.
 pub fn is_test_path(path: &Path) -> bool {
@@ -388,6 +401,16 @@ mod planted {
         let found = paths_leaving_crate(&file, text, &dir.path().join("one"));
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("two/tests/support.rs"));
+    }
+
+    #[test]
+    fn a_planted_long_file_is_found_and_a_long_test_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "//! x\n".to_string() + &"fn f() {}\n".repeat(MAX_LINES);
+        write(dir.path(), &[("src/long.rs", &long), ("src/short.rs", "//! x\n"), ("tests/long.rs", &long)]);
+        let files: Vec<PathBuf> =
+            ["src/long.rs", "src/short.rs", "tests/long.rs"].iter().map(|f| dir.path().join(f)).collect();
+        assert_eq!(oversized(dir.path(), &files), [format!("src/long.rs has {} lines", MAX_LINES + 1)]);
     }
 
     #[test]
