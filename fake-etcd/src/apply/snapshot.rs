@@ -36,11 +36,12 @@ impl StateMachine {
     }
 
     /// Replaces the whole state with a snapshot's; lease deadlines restart from `now` (see the module doc).
+    /// The store keeps this state machine's configuration (`crate::mvcc::MvccStore::adopt`).
     pub fn restore(&mut self, bytes: &[u8], now: Millis) -> Result<(), SnapshotError> {
         let SnapshotOwned { mvcc, mut lessor } =
             bincode::deserialize(bytes).map_err(|e| SnapshotError(e.to_string()))?;
         lessor.promote(now, 0);
-        self.mvcc = mvcc;
+        self.mvcc.adopt(mvcc);
         self.lessor = lessor;
         Ok(())
     }

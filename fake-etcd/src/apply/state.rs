@@ -11,7 +11,7 @@ use super::txn;
 use super::write_ops::{self, header, LeaseOp};
 use crate::error::EtcdError;
 use crate::lease::Lessor;
-use crate::mvcc::{KeyRange, MvccStore};
+use crate::mvcc::{KeyRange, MvccConfig, MvccStore};
 use crate::types::{LeaseId, Millis, Revision};
 
 /// A request that changes state, as it travels through consensus (ids already chosen).
@@ -55,7 +55,12 @@ pub struct StateMachine {
 
 impl StateMachine {
     pub fn new(min_lease_ttl_s: i64) -> StateMachine {
-        StateMachine { mvcc: MvccStore::new(), lessor: Lessor::new(min_lease_ttl_s) }
+        StateMachine::with_config(min_lease_ttl_s, MvccConfig::default())
+    }
+
+    /// A state machine whose store runs with `mvcc`'s bug switches (none by default), kept across restores.
+    pub fn with_config(min_lease_ttl_s: i64, mvcc: MvccConfig) -> StateMachine {
+        StateMachine { mvcc: MvccStore::with_config(mvcc), lessor: Lessor::new(min_lease_ttl_s) }
     }
 
     /// Serves a Range (linearizability is the shell's concern: it calls this once the member is caught up).

@@ -9,6 +9,9 @@
 //!   `rev` still works; reads below it fail with [`EtcdError::Compacted`], above the current revision with
 //!   [`EtcdError::FutureRev`].
 //!
+//! [`MvccConfig`] carries the bug switches that put back etcd's compaction before its fixes of #18089 and
+//! #19179 (off by default).
+//!
 //! What this module must not do: interpret requests (sorting, filters, txn compares, leases are the
 //! `apply` layer's job), or know about watchers (the `watch` hub reads [`MvccStore::events`]).
 
@@ -20,7 +23,7 @@ mod write_txn;
 #[cfg(test)]
 mod tests;
 
-pub use store::{MvccStore, RangeOptions, RangeResult};
+pub use store::{MvccConfig, MvccStore, RangeOptions, RangeResult};
 pub use write_txn::WriteTxn;
 
 /// The half-open key interval etcd derives from a request's `key` and `range_end`.

@@ -30,6 +30,20 @@ pub struct RangeResult {
     pub count: i64,
 }
 
+/// Historical etcd bugs the store can put back, each off by default: `crate::bug` declares them and the
+/// member hands them in from its bug set. The fixed behaviour is etcd's since the fixes named on each field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MvccConfig {
+    /// etcd #18089: compaction at `rev` judges the records at `rev` like the older ones, so a tombstone at
+    /// exactly `rev`, which the compacted key index no longer holds, is removed with them. See
+    /// [`MvccStore::compact`].
+    pub compaction_drops_tombstone_at_revision: bool,
+    /// etcd #19179: a store restored from a snapshot finishes its last compaction over a key index rebuilt
+    /// without the keys whose only stored record is a tombstone, and so removes the tombstones at the
+    /// compaction revision. See [`MvccStore::adopt`].
+    pub restore_drops_tombstones_at_compaction: bool,
+}
+
 /// Serialisable for state-machine snapshots (`apply::StateMachine::snapshot`); the layout is internal.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct MvccStore {
@@ -39,6 +53,10 @@ pub struct MvccStore {
     /// etcd's `compactMainRev`: -1 until the first compaction. etcd lets that first compaction be at
     /// revision 0, and reports -1 in HashKV before it, so the raw value is kept rather than a clamped one.
     compact_main_rev: i64,
+    /// The member's, not the snapshot's: a snapshot carries none, and [`MvccStore::adopt`] keeps the
+    /// restoring store's.
+    #[serde(skip)]
+    config: MvccConfig,
 }
 
 impl Default for MvccStore {
@@ -67,7 +85,39 @@ impl Live<'_> {
 
 impl MvccStore {
     pub fn new() -> MvccStore {
-        MvccStore { index: KeyIndex::default(), log: RecordLog::default(), current_rev: 1, compact_main_rev: -1 }
+        MvccStore::with_config(MvccConfig::default())
+    }
+
+    /// An empty store with `config`'s bug switches.
+    pub fn with_config(config: MvccConfig) -> MvccStore {
+        MvccStore {
+            index: KeyIndex::default(),
+            log: RecordLog::default(),
+            current_rev: 1,
+            compact_main_rev: -1,
+            config,
+        }
+    }
+
+    /// Replaces this store with `restored`, read from a snapshot, keeping this store's configuration.
+    ///
+    /// etcd rebuilds its key index from the backend when it restarts, and then finishes a compaction a crash
+    /// interrupted at the revision it had scheduled. Before etcd PR #19188 that rebuild skipped a key whose
+    /// oldest stored record was a tombstone, so the finished compaction did not keep the tombstone at its
+    /// revision and a watch from that revision missed the delete (etcd #19179). Here a compaction is one
+    /// step and a snapshot carries the index itself, so nothing is ever left half done; with
+    /// [`MvccConfig::restore_drops_tombstones_at_compaction`] a restore plays the restart that finishes the
+    /// last compaction over such an index. After a compaction at `c`, the only stored record at or below `c`
+    /// of a key deleted at `c` is that tombstone, so finishing the compaction removes exactly the tombstones
+    /// at `c`. Over a correctly rebuilt index it would change nothing, which is why the fixed path does
+    /// nothing at all.
+    pub fn adopt(&mut self, restored: MvccStore) {
+        let config = self.config;
+        *self = restored;
+        self.config = config;
+        if config.restore_drops_tombstones_at_compaction && self.compact_main_rev > 0 {
+            self.drop_unindexed_records_below(self.compact_main_rev + 1);
+        }
     }
 
     /// The revision of the last committed write; 1 for an empty store.
@@ -98,6 +148,10 @@ impl MvccStore {
     /// Compacts history at `rev`. Errors: `Compacted` if `rev <= compact_revision`, `FutureRev` if
     /// `rev > current_revision`. Records at exactly `rev` stay readable for watchers, tombstones included
     /// (the fixed behaviour of etcd #18089 / #19179), but a range at `rev` does not return deleted keys.
+    ///
+    /// With [`MvccConfig::compaction_drops_tombstone_at_revision`], etcd before its fix of #18089: the
+    /// backend kept only the revisions the compacted key index named, and the index forgets a tombstone at
+    /// the compaction revision, so that tombstone was deleted too.
     pub fn compact(&mut self, rev: Revision) -> Result<(), EtcdError> {
         if rev.0 <= self.compact_main_rev {
             return Err(EtcdError::Compacted);
@@ -107,14 +161,21 @@ impl MvccStore {
         }
         self.compact_main_rev = rev.0;
         self.index.compact(rev.0);
-        // A record below `rev` survives only as the newest put of its key at or before `rev`, which the
-        // compacted index still points at (as its oldest change). Records at `rev` and above all stay, so
-        // that a watcher starting at `rev` still sees a delete made at `rev`.
+        // Records at `rev` and above all stay, so that a watcher starting at `rev` still sees a delete made
+        // at `rev`; the bug switch judges the records at `rev` like the older ones.
+        let below = if self.config.compaction_drops_tombstone_at_revision { rev.0 + 1 } else { rev.0 };
+        self.drop_unindexed_records_below(below);
+        Ok(())
+    }
+
+    /// Removes every record below `below` that the key index no longer reaches. A record survives only as
+    /// the newest put of its key at or before the compaction revision, which the compacted index still
+    /// points at (as its oldest change).
+    fn drop_unindexed_records_below(&mut self, below: i64) {
         let index = &self.index;
-        self.log.retain_below(rev.0, |at, record| {
+        self.log.retain_below(below, |at, record| {
             index.get(record.key()).and_then(|history| history.first()).is_some_and(|c| c.rev == at)
         });
-        Ok(())
     }
 
     /// Every change to a key in `range` with revision in `[from, to]`, in (revision, sub-revision) order, as

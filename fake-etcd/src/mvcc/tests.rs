@@ -2,7 +2,7 @@
 
 use etcd_proto::mvccpb::{event::EventType, Event, KeyValue};
 
-use super::{prefix_end, KeyRange, MvccStore, RangeOptions};
+use super::{prefix_end, KeyRange, MvccConfig, MvccStore, RangeOptions};
 use crate::error::EtcdError;
 use crate::types::{LeaseId, Revision};
 
@@ -315,6 +315,49 @@ fn compaction_keeps_a_delete_at_the_compaction_revision_for_watchers() {
     // The next compaction forgets that tombstone.
     s.compact(Revision(6)).unwrap();
     assert_eq!(s.events(&all(), Revision(6), Revision(6)).unwrap(), vec![put_event(kv("k", "v6", 6, 6, 1))]);
+}
+
+/// The etcd #18089 history in a store with `config`: PUT k v2 (r2), v3, v4, DELETE k (r5), PUT k v6 (r6).
+fn history_18089(config: MvccConfig) -> MvccStore {
+    let mut s = MvccStore::with_config(config);
+    for v in ["v2", "v3", "v4"] {
+        put(&mut s, "k", v);
+    }
+    assert_eq!(del(&mut s, &key("k")), 1);
+    put(&mut s, "k", "v6");
+    s
+}
+
+/// The two compaction bug switches, each against the fixed behaviour: `compaction-drops-delete-tombstone`
+/// (etcd #18089) loses the tombstone at the compaction revision when compacting, and
+/// `watch-at-compaction-misses-delete` (etcd #19179) keeps it through the compaction and loses it when the
+/// store is restored from a snapshot, as etcd finishing an interrupted compaction at restart did.
+#[test]
+fn compaction_bug_switches_lose_the_tombstone_at_the_compaction_revision() {
+    let with_delete = vec![delete_event("k", 5), put_event(kv("k", "v6", 6, 6, 1))];
+    let without = vec![put_event(kv("k", "v6", 6, 6, 1))];
+    let dropping = MvccConfig { compaction_drops_tombstone_at_revision: true, ..MvccConfig::default() };
+    let restoring = MvccConfig { restore_drops_tombstones_at_compaction: true, ..MvccConfig::default() };
+    // (config, events from r5 after the compaction, events from r5 after a restore)
+    let cases = [
+        (MvccConfig::default(), &with_delete, &with_delete),
+        (dropping, &without, &without),
+        (restoring, &with_delete, &without),
+    ];
+    for (config, compacted, restored) in cases {
+        let mut s = history_18089(config);
+        s.compact(Revision(5)).unwrap();
+        assert_eq!(&s.events(&all(), Revision(5), Revision(6)).unwrap(), compacted, "{config:?}: compacted");
+        // Nothing else changes: the live key, and reads at the compaction revision.
+        assert_eq!(values(&s, &all(), 0), vec![("k".to_string(), "v6".to_string())], "{config:?}");
+        assert_eq!(s.range(&key("k"), at(5)).unwrap().count, 0, "{config:?}");
+
+        let bytes = bincode::serialize(&s).unwrap();
+        let mut member = MvccStore::with_config(config);
+        member.adopt(bincode::deserialize(&bytes).unwrap());
+        assert_eq!(&member.events(&all(), Revision(5), Revision(6)).unwrap(), restored, "{config:?}: restored");
+        assert_eq!(values(&member, &all(), 0), vec![("k".to_string(), "v6".to_string())], "{config:?}");
+    }
 }
 
 #[test]

@@ -10,10 +10,34 @@ use super::HubConfig;
 use crate::mvcc::MvccStore;
 use crate::types::Revision;
 
+/// Why a watcher is behind: the one bug switch here concerns only slow watchers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Behind {
+    /// Just created with a start at or below the current revision.
+    New,
+    /// Its stream stalled and has drained since (etcd's slow, unsynced watcher).
+    Slow,
+    /// The store under it was replaced by a snapshot's.
+    Restored,
+}
+
 /// Catches up watcher `id` of `stream`: the responses it is owed, in order. Afterwards the watcher is synced,
 /// or gone if it needed history below the compaction revision (it then gets `compact_revision` instead of a
 /// silent gap: etcd #17529, fixed).
-pub(super) fn catch_up(stream: &mut Stream, id: i64, store: &MvccStore, config: &HubConfig) -> Vec<WatchResponse> {
+///
+/// With [`HubConfig::slow_watcher_skips_compacted`] a slow watcher that compaction overtook resumes from the
+/// compaction revision instead. Before etcd's fix, `syncWatchers` tried to send such a watcher its compaction
+/// cancel without blocking; when the slow stream's channel was full it left the watcher in the batch it was
+/// syncing, which moved it past the events it read, so the watcher went on as if nothing was missing. Where
+/// exactly it resumed depended on the other watchers in that batch; the compaction revision is the least it
+/// could skip.
+pub(super) fn catch_up(
+    stream: &mut Stream,
+    id: i64,
+    store: &MvccStore,
+    config: &HubConfig,
+    behind: Behind,
+) -> Vec<WatchResponse> {
     let current = store.current_revision();
     let compact_rev = store.compact_revision();
     let w = stream.watchers.get_mut(&id).expect("catching up a registered watcher");
@@ -22,8 +46,12 @@ pub(super) fn catch_up(stream: &mut Stream, id: i64, store: &MvccStore, config: 
 
     // Reading from exactly the compaction revision is legal: the store keeps what happened at it.
     if w.next < compact_rev {
-        stream.retire(id);
-        return vec![compacted(id, compact_rev)];
+        if behind == Behind::Slow && config.slow_watcher_skips_compacted {
+            w.next = compact_rev;
+        } else {
+            stream.retire(id);
+            return vec![compacted(id, compact_rev)];
+        }
     }
     if w.next > current {
         // Nothing happened since, or it starts in the future.

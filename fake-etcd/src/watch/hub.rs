@@ -6,8 +6,8 @@ use etcd_proto::etcdserverpb::watch_request::RequestUnion;
 use etcd_proto::etcdserverpb::{WatchCreateRequest, WatchRequest, WatchResponse};
 use etcd_proto::mvccpb::Event;
 
-use super::catch_up::catch_up;
-use super::respond::{canceled, create_failed, created, deliver, event_rev, progress};
+use super::catch_up::{catch_up, Behind};
+use super::respond::{canceled, create_failed, created, deliver, event_rev, progress, NO_WATCH_ID};
 use super::stream::Stream;
 use super::watcher::{WatchSpec, Watcher};
 use crate::mvcc::MvccStore;
@@ -27,6 +27,15 @@ pub struct HubConfig {
     /// replays events it already delivered) and a watcher on a future revision is lowered to the restored
     /// revision (so it gets events below its start). See [`WatchHub::restore`].
     pub restore_lowers_watchers: bool,
+    /// Bug switch, off by default: reproduces etcd before #17529 was fixed. A slow watcher (one whose stream
+    /// stalled) that compaction overtook resumes from the compaction revision when its stream drains, instead
+    /// of being canceled with `compact_revision`, so it silently loses the compacted events. See
+    /// `catch_up::catch_up`.
+    pub slow_watcher_skips_compacted: bool,
+    /// Bug switch, off by default: reproduces etcd 3.4 before #15220 was fixed. A progress request is answered
+    /// at once with the current revision, even while a watcher on the stream is unsynced and still owes
+    /// events below it. See [`WatchHub::handle`].
+    pub progress_ignores_unsynced: bool,
 }
 
 impl Default for HubConfig {
@@ -35,6 +44,8 @@ impl Default for HubConfig {
             max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,
             batch_max_revs: 1000,
             restore_lowers_watchers: false,
+            slow_watcher_skips_compacted: false,
+            progress_ignores_unsynced: false,
         }
     }
 }
@@ -74,7 +85,9 @@ impl WatchHub {
     ///   compaction cancel;
     /// - cancel: `canceled` for that id; nothing for an id the stream does not know, as etcd;
     /// - progress: `{watch_id: -1, header.revision: current}` once every watcher on the stream is synced
-    ///   (possibly from a later `notify` or `sync`); nothing on a stream without watchers, as etcd.
+    ///   (possibly from a later `notify` or `sync`); nothing on a stream without watchers, as etcd. With
+    ///   [`HubConfig::progress_ignores_unsynced`], etcd 3.4.23's answer instead: at once, whatever the
+    ///   watchers owe (its `recvLoop` wrote the response straight to the stream's control channel).
     pub fn handle(&mut self, stream: StreamId, req: WatchRequest, store: &MvccStore) -> Vec<WatchResponse> {
         let current = store.current_revision();
         self.check(current);
@@ -91,6 +104,9 @@ impl WatchHub {
                 } else {
                     Vec::new()
                 }
+            }
+            Some(RequestUnion::ProgressRequest(_)) if config.progress_ignores_unsynced => {
+                vec![progress(NO_WATCH_ID, current)]
             }
             Some(RequestUnion::ProgressRequest(_)) => {
                 s.request_progress();
@@ -157,7 +173,7 @@ impl WatchHub {
             }
             let behind: Vec<i64> = s.watchers.iter().filter(|(_, w)| !w.synced).map(|(&id, _)| id).collect();
             for id in behind {
-                out.extend(catch_up(s, id, store, &config).into_iter().map(|r| (sid, r)));
+                out.extend(catch_up(s, id, store, &config, Behind::Slow).into_iter().map(|r| (sid, r)));
             }
             out.extend(s.answer_progress(current).map(|r| (sid, r)));
         }
@@ -197,7 +213,7 @@ impl WatchHub {
                 }
             }
             for id in ids {
-                out.extend(catch_up(s, id, store, &config).into_iter().map(|r| (sid, r)));
+                out.extend(catch_up(s, id, store, &config, Behind::Restored).into_iter().map(|r| (sid, r)));
             }
             out.extend(s.answer_progress(current).map(|r| (sid, r)));
         }
@@ -268,7 +284,7 @@ fn create_watcher(
     s.watchers.insert(id, Watcher::new(spec, current));
     let mut out = vec![created(id, current)];
     if !s.stalled {
-        out.extend(catch_up(s, id, store, config));
+        out.extend(catch_up(s, id, store, config, Behind::New));
     }
     out
 }

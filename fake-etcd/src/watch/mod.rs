@@ -28,6 +28,11 @@
 //! - a fragmenting watcher's response of at least `max_request_bytes` with two or more events is split
 //!   into pieces below the limit (a piece takes at least one event), `fragment = true` on all but the last.
 //!
+//! Bug switches put some of these fixes back for negative tests, each off by default (`crate::bug` declares
+//! them): [`HubConfig`]'s `restore_lowers_watchers` (#15271, #20221), `slow_watcher_skips_compacted` (#17529)
+//! and `progress_ignores_unsynced` (#15220); the tombstone kept at the compaction revision (#18089, #19179)
+//! is the store's, in `crate::mvcc::MvccConfig`.
+//!
 //! Headers carry only `revision`; the shell stamps cluster id, member id and term, so the fragment sizes do
 //! not count those few bytes.
 //!

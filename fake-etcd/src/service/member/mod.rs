@@ -47,6 +47,7 @@ use crate::apply::StateMachine;
 use crate::bug::Bug;
 use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
+use crate::mvcc::MvccConfig;
 use crate::raft::{Message, RaftError};
 use crate::types::Millis;
 use crate::watch::HubConfig;
@@ -93,11 +94,17 @@ impl Member {
         let hub_config = HubConfig {
             max_request_bytes: config.max_request_bytes,
             restore_lowers_watchers: config.bugs.has(Bug::RestoreLowersWatchers),
+            slow_watcher_skips_compacted: config.bugs.has(Bug::SlowWatcherSkipsCompacted),
+            progress_ignores_unsynced: config.bugs.has(Bug::ProgressBeforeUnsyncedEvents),
             ..HubConfig::default()
+        };
+        let mvcc_config = MvccConfig {
+            compaction_drops_tombstone_at_revision: config.bugs.has(Bug::CompactionDropsDeleteTombstone),
+            restore_drops_tombstones_at_compaction: config.bugs.has(Bug::WatchAtCompactionMissesDelete),
         };
         let raft = Replica::open(&config, start_ms)?;
         let state = State {
-            sm: StateMachine::new(config.min_lease_ttl_s()),
+            sm: StateMachine::with_config(config.min_lease_ttl_s(), mvcc_config),
             raft,
             proposals: Proposals::default(),
             reads: ReadWaiters::default(),

@@ -1,8 +1,9 @@
 //! Compaction: a start below it is canceled with `compact_revision`; a start at it is served, deletes
 //! included (etcd #18089 and #19179, fixed); a slow watcher that compaction overtakes is canceled rather than
-//! skipping history (etcd #17529, fixed).
+//! skipping history (etcd #17529, fixed). Each fix is also shown with its bug switch on.
 
 use super::*;
+use crate::mvcc::MvccConfig;
 
 /// Puts a at 2..=5 (values 2..=5).
 fn history() -> Harness {
@@ -144,4 +145,87 @@ fn stall_then_compaction_cancels_overtaken_watchers() {
     h.compact(3);
     assert_eq!(h.sync(Some(s)), lines(&["s0 id=0 rev=4 [PUT a=2@3, DEL a@4 prev(a=2@3)]"]));
     assert_eq!(h.put("a", "3"), lines(&["s0 id=0 rev=5 [PUT a=3@5]"]));
+}
+
+/// The etcd #18089 history in a store with `mvcc`: PUT k v2 (r2), v3, v4, DELETE k (r5), PUT k v6 (r6).
+fn history_18089(mvcc: MvccConfig) -> Harness {
+    let mut h = Harness { store: MvccStore::with_config(mvcc), hub: WatchHub::new(HubConfig::default()) };
+    for v in ["v2", "v3", "v4"] {
+        h.put("k", v);
+    }
+    h.del("k");
+    h.put("k", "v6");
+    h
+}
+
+const WITH_DELETE: &[&str] = &["id=0 rev=6 created", "id=0 rev=6 [DEL k@5, PUT k=v6@6]"];
+const WITHOUT_DELETE: &[&str] = &["id=0 rev=6 created", "id=0 rev=6 [PUT k=v6@6]"];
+
+/// `compaction-drops-delete-tombstone` (etcd #18089): COMPACT r5, WATCH from r5 returns only the PUT at r6.
+#[test]
+fn compaction_drops_delete_tombstone_switch() {
+    for (bug, expected) in [(false, WITH_DELETE), (true, WITHOUT_DELETE)] {
+        let mut h = history_18089(MvccConfig { compaction_drops_tombstone_at_revision: bug, ..MvccConfig::default() });
+        h.compact(5);
+        let s = h.open();
+        assert_eq!(h.watch(s, create("k", "", 5)), lines(expected), "switch {bug}");
+    }
+}
+
+/// `watch-at-compaction-misses-delete` (etcd #19179): the compaction itself keeps the tombstone at r5, so a
+/// watch from r5 right after it sees the delete (unlike #18089); a member that then restores its store from a
+/// snapshot (a restart, or a leader's snapshot) finishes the compaction over an index without the deleted
+/// key, and a watch opened there at the compaction revision misses the delete.
+#[test]
+fn watch_at_compaction_misses_delete_switch() {
+    use crate::apply::StateMachine;
+    use crate::types::Millis;
+
+    for (bug, after_restore) in [(false, WITH_DELETE), (true, WITHOUT_DELETE)] {
+        let mvcc = MvccConfig { restore_drops_tombstones_at_compaction: bug, ..MvccConfig::default() };
+        let mut h = history_18089(mvcc);
+        h.compact(5);
+        let s = h.open();
+        assert_eq!(h.watch(s, create("k", "", 5)), lines(WITH_DELETE), "switch {bug}: before the restore");
+
+        let mut before = StateMachine::with_config(2, mvcc);
+        std::mem::swap(&mut before.mvcc, &mut h.store);
+        let mut restarted = StateMachine::with_config(2, mvcc);
+        restarted.restore(&before.snapshot(), Millis(1_000)).unwrap();
+        let mut h = Harness { store: restarted.mvcc, hub: WatchHub::new(HubConfig::default()) };
+        let s = h.open();
+        assert_eq!(h.watch(s, create("k", "", 5)), lines(after_restore), "switch {bug}: after the restore");
+    }
+}
+
+/// `slow-watcher-skips-compacted` (etcd #17529): with the switch on, a slow watcher that compaction overtook
+/// resumes from the compaction revision without a cancel, losing `a=2@3`; a new watcher from below the
+/// compaction is still canceled, because only a slow stream's full channel kept etcd from sending the cancel.
+#[test]
+fn slow_watcher_skips_compacted_switch() {
+    let cases: [(bool, &[&str]); 2] = [
+        (false, &["s0 id=0 rev=0 canceled compact=4", "s0 id=1 rev=0 canceled compact=4"]),
+        (true, &["s0 id=0 rev=5 [PUT a=3@4]", "s0 id=1 rev=5 [PUT b=1@5]"]),
+    ];
+    for (bug, expected) in cases {
+        let mut h = Harness::with_config(HubConfig { slow_watcher_skips_compacted: bug, ..HubConfig::default() });
+        let s = h.open();
+        h.watch(s, create("a", "", 0));
+        h.watch(s, create("b", "", 0));
+        h.put("a", "1");
+        h.hub.stall(s);
+        h.put("a", "2");
+        h.put("a", "3");
+        h.put("b", "1");
+        h.compact(4);
+        assert_eq!(h.sync(Some(s)), lines(expected), "switch {bug}");
+        let later = if bug { vec!["s0 id=0 rev=6 [PUT a=4@6]".to_owned()] } else { vec![] };
+        assert_eq!(h.put("a", "4"), later, "switch {bug}: the skipped watcher goes on as if nothing was lost");
+        let fresh = h.open();
+        assert_eq!(
+            h.watch(fresh, create("a", "", 3)),
+            lines(&["id=0 rev=6 created", "id=0 rev=0 canceled compact=4"]),
+            "switch {bug}: a new watcher below the compaction"
+        );
+    }
 }

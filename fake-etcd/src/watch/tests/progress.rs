@@ -1,5 +1,5 @@
 //! Progress notifications: the periodic tick, and requests that wait until the stream is synced
-//! (etcd #15220, fixed).
+//! (etcd #15220, fixed; and with its bug switch on).
 
 use super::*;
 
@@ -118,4 +118,26 @@ fn request_after_cancel() {
     assert_eq!(h.cancel(s, 2), lines(&["id=2 rev=1 canceled"]), "no watcher left: no progress answer");
     h.watch(s, create("a", "", 0));
     assert_eq!(h.put("a", "1"), lines(&["s0 id=3 rev=2 [PUT a=1@2]"]), "the dropped request stays dropped");
+}
+
+/// `progress-before-unsynced-events` (etcd #15220): with the switch on, a progress request on a stream whose
+/// watcher is behind is answered at once with the current revision, ahead of the catch-up events that
+/// follow it, so a client would take revision 3 as seen before it got `a=1@2` and `a=2@3`. Off, the answer
+/// waits for the catch-up.
+#[test]
+fn progress_before_unsynced_events_switch() {
+    let cases: [(bool, &[&str], &[&str]); 2] = [
+        (false, NONE, &["s0 id=0 rev=3 [PUT a=1@2, PUT a=2@3]", "s0 id=-1 rev=3"]),
+        (true, &["id=-1 rev=3"], &["s0 id=0 rev=3 [PUT a=1@2, PUT a=2@3]"]),
+    ];
+    for (bug, answer, sync) in cases {
+        let mut h = Harness::with_config(HubConfig { progress_ignores_unsynced: bug, ..HubConfig::default() });
+        let s = h.open();
+        h.watch(s, create("a", "", 0));
+        h.hub.stall(s);
+        h.put("a", "1");
+        h.put("a", "2");
+        assert_eq!(h.request_progress(s), lines(answer), "switch {bug}: the request");
+        assert_eq!(h.sync(Some(s)), lines(sync), "switch {bug}: the catch-up");
+    }
 }
