@@ -12,6 +12,12 @@
 //! - [`Point::CacherBetweenListAndWatch`] — the reflector, after its list and before it opens the watch from
 //!   the list's revision. `Delay`/`Hold` let writes land in the gap (the watch from the list revision must
 //!   still bring them); `Drop` and `Error` abandon the round, so the cache relists after its relist period.
+//! - [`Point::CacherWatchBetweenReadyAndRegister`] — a watch on the Cacher, after it passed the readiness
+//!   check and before it takes its initial events and registers. `Delay`/`Hold` let the cache re-initialize
+//!   meanwhile (a failed reflector watch, then a relist): the watch must then end at once rather than be
+//!   registered on the old cache's state (kubernetes #116122; the `watch-registers-on-old-generation` bug
+//!   switch registers it anyway); `Drop` ends the watch at once without events, as a watch that lost that
+//!   race does; `Error` fails the watch request with an internal error.
 //! - [`Point::BeforeUpdateReread`] — the etcd3 store's guaranteed update, before it retries on a newer state:
 //!   after its txn lost a race (a conflict) and before every fresh read that checks a cached suggestion.
 //!   `Delay`/`Hold` widen the race window; `Error` fails the update with `StorageError::Unreachable`
@@ -26,6 +32,7 @@ kubesim_failpoints::points! {
     pub enum Point {
         BeforeCacherDispatch => "before-cacher-dispatch",
         CacherBetweenListAndWatch => "cacher-between-list-and-watch",
+        CacherWatchBetweenReadyAndRegister => "cacher-watch-between-ready-and-register",
         BeforeUpdateReread => "before-guaranteed-update-reread",
     }
 }

@@ -7,6 +7,11 @@
 //! its starting point, so nothing of the initial events repeats or goes back in time (kubernetes PR #73845).
 //! The stream ends, without an ERROR event, when the Cacher drops its queue (re-initialization or a full
 //! queue).
+//!
+//! Two bug switches (`crate::bug`) change it: with `watcher-resends-initial-events` it stays at its
+//! requested starting point while it sends its initial events (`advance_past_initial` is false); with
+//! `bookmarks-from-zero-after-init` a watch-list request's initial-events-end bookmark waits for the
+//! dispatcher's next bookmark (`end_on_bookmark`), as before kubernetes PR #127012 moved it here.
 
 use tokio::sync::mpsc;
 
@@ -27,6 +32,13 @@ pub(super) struct CacheWatcher {
     /// bookmark is forwarded only if newer. It stays put afterwards, as upstream's: events arrive in order,
     /// and a bookmark at the last event's resourceVersion is still news.
     pub(super) position: ResourceVersion,
+    /// Whether `position` moves up to the newest initial event as they are sent (kubernetes PR #73845);
+    /// false only with the `watcher-resends-initial-events` switch.
+    pub(super) advance_past_initial: bool,
+    /// A watch-list request whose initial-events-end bookmark is owed at or after this resourceVersion and
+    /// comes with the first dispatched bookmark that reaches it; only with `bookmarks-from-zero-after-init`
+    /// (otherwise `run` sends it right after the initial events).
+    pub(super) end_on_bookmark: Option<ResourceVersion>,
     pub(super) out: mpsc::Sender<WatchEvent>,
 }
 
@@ -40,7 +52,9 @@ impl CacheWatcher {
         mut input: mpsc::Receiver<Input>,
     ) {
         for event in &initial {
-            self.position = self.position.max(event.resource_version);
+            if self.advance_past_initial {
+                self.position = self.position.max(event.resource_version);
+            }
             if !self.send(event).await {
                 return;
             }
@@ -58,6 +72,12 @@ impl CacheWatcher {
                     None => return,
                     Some(Input::Event(event)) => {
                         if event.resource_version > self.position && !self.send(&event).await {
+                            return;
+                        }
+                    }
+                    Some(Input::Bookmark(rv)) if self.end_on_bookmark.is_some_and(|end| rv >= end) => {
+                        self.end_on_bookmark = None;
+                        if self.out.send(WatchEvent::InitialEventsEnd(rv)).await.is_err() {
                             return;
                         }
                     }

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::bug::Bugs;
+use crate::bug::{Bug, Bugs};
 use crate::failpoint::Failpoints;
 use crate::storage::status::GroupResource;
 
@@ -25,7 +25,9 @@ pub struct CacherConfig {
     /// `ConsistentListFromCache`: serve reads with resourceVersion "" from the cache once it has caught up
     /// with etcd's current revision.
     pub consistent_list_from_cache: bool,
-    /// Whether etcd's `RequestWatchProgress` may be relied on (see the module doc).
+    /// Whether etcd's `RequestWatchProgress` may be relied on (see the module doc): false for real etcd
+    /// before 3.4.31. The code asks [`CacherConfig::requests_watch_progress`], which the
+    /// `no-progress-requests` bug switch also turns off.
     pub request_watch_progress: bool,
     /// How long a read waits for the cache to reach its resourceVersion (`blockTimeout`).
     pub block_timeout: Duration,
@@ -63,8 +65,15 @@ impl CacherConfig {
         }
     }
 
+    /// Whether the cache asks etcd for progress: `request_watch_progress`, unless the `no-progress-requests`
+    /// bug switch models kube-apiserver before KEP-1904 and KEP-2340, whose cache never asked (kubernetes
+    /// #91073). Consistent reads from the cache and watch-list requests depend on it, as upstream's do.
+    pub fn requests_watch_progress(&self) -> bool {
+        self.request_watch_progress && !self.bugs.has(Bug::NoProgressRequests)
+    }
+
     /// Whether consistent reads are served from the cache (`delegator.ConsistentReadSupported`).
     pub fn consistent_read_supported(&self) -> bool {
-        self.consistent_list_from_cache && self.request_watch_progress
+        self.consistent_list_from_cache && self.requests_watch_progress()
     }
 }

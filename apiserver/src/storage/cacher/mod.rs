@@ -8,7 +8,8 @@
 //! Files: `watch_cache` (the sans-IO history and state), `config` (features and timing), `state` (what the
 //! tasks share, under one lock: the cache, readiness, registered watchers), `reflector` (list and watch from
 //! etcd), `freshness` (waiting for a resourceVersion, the progress requester), `cache_watcher` (one client
-//! watch), `read` (get and list), `watch` (starting a client watch).
+//! watch), `read` (get and list), `watch` (starting a client watch); `tests` shows the bug switches
+//! (`crate::bug`) on the state and watchers directly.
 //!
 //! Three tasks run per Cacher, all stopped when its last clone is dropped: the reflector, the progress
 //! requester and the bookmark timer. Time is tokio's (madsim's under simulation); no task reads a wall clock.
@@ -23,6 +24,9 @@ mod reflector;
 mod signal;
 mod state;
 mod watch;
+
+#[cfg(test)]
+mod tests;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -80,7 +84,7 @@ impl Cacher {
     pub fn new(store: Etcd3Store, config: CacherConfig) -> Cacher {
         let fresh = signal::Latest::new(ResourceVersion(0));
         let shared = Arc::new(Shared {
-            state: Mutex::new(CacherState::new(config.history_capacity, Instant::now())),
+            state: Mutex::new(CacherState::new(&config, Instant::now())),
             store,
             config,
             fresh,

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::Shared;
+use crate::bug::Bug;
 use crate::failpoint::{Injected, Point};
 use crate::storage::error::StorageError;
 use crate::storage::etcd3::FeedItem;
@@ -75,10 +76,16 @@ async fn list_and_watch(shared: &Shared) -> Result<(), StorageError> {
             let mut state = shared.lock();
             match item {
                 FeedItem::Event(event) => state.apply(event)?,
-                FeedItem::Progress(rv) => state.cache.progress(rv),
+                FeedItem::Progress(rv) => state.progress(rv),
             }
             state.cache.resource_version()
         };
+        if shared.config.bugs.has(Bug::WatcherResendsInitialEvents) {
+            // The event is applied but not dispatched: upstream's dispatcher took it from a channel later,
+            // and a watch could start in between (`CacherState::apply`).
+            tokio::task::yield_now().await;
+            shared.lock().dispatch_undispatched();
+        }
         shared.fresh.set(rv);
     }
 }

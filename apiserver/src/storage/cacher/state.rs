@@ -2,12 +2,19 @@
 //! synchronous methods (never across an `.await`): the watch cache, readiness, and the registered watchers.
 //!
 //! Applying an event and dispatching it to watchers happen in the same critical section, and so do
-//! computing a new watcher's initial events and registering it: a watcher therefore sees every event after
-//! its start exactly once (kubernetes #49956, kubernetes PR #73845). A (re)list ends every watcher (their streams close
-//! without an ERROR event) and starts a new readiness generation, so a watch that passed the
-//! readiness check before the relist is not registered on the new one (A6).
+//! computing a new watcher's initial events and registering it ([`CacherState::start_watch`]): a watcher
+//! therefore sees every event after its start exactly once (kubernetes #49956, kubernetes PR #73845). A
+//! (re)list ends every watcher (their streams close without an ERROR event) and starts a new readiness
+//! generation, so a watch that passed the readiness check before the relist is not registered on the new
+//! one (kubernetes #116122).
+//!
+//! Three bug switches (`crate::bug`) undo parts of this: `watcher-resends-initial-events` dispatches an
+//! applied event in a later critical section, as upstream's Cacher did through its `incoming` channel;
+//! `watch-registers-on-old-generation` registers a watch whatever happened since its readiness check, and
+//! lets a relist keep the watchers registered meanwhile; `bookmarks-from-zero-after-init` gives bookmarks
+//! the dispatcher's own last processed resourceVersion, which starts at 0.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +22,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::watch_cache::{CachedEvent, WatchCache};
+use super::config::CacherConfig;
+use super::watch_cache::{CachedEvent, WatchCache, WatchCacheConfig};
+use crate::bug::{Bug, Bugs};
 use crate::storage::error::StorageError;
 use crate::storage::resource_version::ResourceVersion;
 
@@ -47,6 +56,27 @@ struct Slot {
     next_bookmark: Option<Instant>,
 }
 
+/// Where a new watch starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Start {
+    /// sendInitialEvents: the current state, then what follows.
+    State,
+    /// "0" with sendInitialEvents=false ("start at any"): from where the cache is, without its state.
+    Now,
+    /// The events after this resourceVersion; after 0, the current state (the legacy "0").
+    After(ResourceVersion),
+}
+
+/// A registered watch's beginning.
+#[derive(Debug)]
+pub(super) struct Started {
+    pub(super) initial: Vec<CachedEvent>,
+    /// Where the watcher starts: it forwards only dispatched events and bookmarks above this.
+    pub(super) position: ResourceVersion,
+    /// The cache's resourceVersion when the initial events were taken.
+    pub(super) cache_rv: ResourceVersion,
+}
+
 /// The Cacher's shared state.
 pub(super) struct CacherState {
     pub(super) cache: WatchCache,
@@ -59,18 +89,32 @@ pub(super) struct CacherState {
     pub(super) waiting_fresh: usize,
     /// Asks the reflector's current etcd watch for a progress notification.
     pub(super) progress: Option<mpsc::UnboundedSender<()>>,
+    bugs: Bugs,
+    /// Applied but not yet dispatched; only ever non-empty with `watcher-resends-initial-events`.
+    undispatched: VecDeque<Arc<CachedEvent>>,
+    /// The resourceVersion of the last event or progress notification, 0 until the first: upstream's
+    /// dispatcher's `lastProcessedResourceVersion`, which bookmarks carry with
+    /// `bookmarks-from-zero-after-init`.
+    last_processed: ResourceVersion,
 }
 
 impl CacherState {
-    pub(super) fn new(capacity: usize, now: Instant) -> CacherState {
+    pub(super) fn new(config: &CacherConfig, now: Instant) -> CacherState {
+        let cache = WatchCache::with_config(WatchCacheConfig {
+            capacity: config.history_capacity,
+            empty_history_accepts_older_rv: config.bugs.has(Bug::EmptyHistoryAcceptsOlderRv),
+        });
         CacherState {
-            cache: WatchCache::new(capacity),
+            cache,
             readiness: Readiness::Pending { since: now, error: None },
             generation: 0,
             watchers: BTreeMap::new(),
             next_watcher: 0,
             waiting_fresh: 0,
             progress: None,
+            bugs: config.bugs.clone(),
+            undispatched: VecDeque::new(),
+            last_processed: ResourceVersion(0),
         }
     }
 
@@ -108,8 +152,14 @@ impl CacherState {
     }
 
     /// A (re)list at `rv`: the cache starts over from `items`, every watcher ends, and a new generation is ready.
+    ///
+    /// With `watch-registers-on-old-generation` the watchers registered since the round began stay, as with
+    /// upstream's `watchCache.Replace`, which never touched them: only the round's start ended watchers.
     pub(super) fn replace(&mut self, items: Vec<(String, Value)>, rv: ResourceVersion) {
-        self.terminate_all_watchers();
+        if !self.bugs.has(Bug::WatchRegistersOnOldGeneration) {
+            self.terminate_all_watchers();
+        }
+        self.undispatched.clear();
         self.cache.replace(items, rv);
         self.generation += 1;
         self.readiness = Readiness::Ready;
@@ -117,23 +167,77 @@ impl CacherState {
 
     /// Applies an event from etcd and dispatches it. A watcher whose queue is full is closed, as upstream
     /// closes watchers that do not keep up (without its 100 ms grace budget).
+    ///
+    /// With `watcher-resends-initial-events` the event only joins the undispatched queue, and the reflector
+    /// dispatches it in a later critical section ([`CacherState::dispatch_undispatched`]): upstream's Cacher
+    /// applied an event to its watch cache and handed it to the dispatcher through a channel, so a watch
+    /// could start in between and find the event both in the cache and, later, in its input.
     pub(super) fn apply(&mut self, event: CachedEvent) -> Result<(), StorageError> {
         self.cache.apply(event)?;
         let applied = self.cache.last_event().cloned().expect("an event was just applied");
+        self.last_processed = applied.resource_version;
         let applied = Arc::new(applied);
-        self.watchers.retain(|_, slot| slot.input.try_send(Input::Event(applied.clone())).is_ok());
+        if self.bugs.has(Bug::WatcherResendsInitialEvents) {
+            self.undispatched.push_back(applied);
+        } else {
+            self.dispatch(applied);
+        }
         Ok(())
     }
 
-    /// Registers a watcher on generation `generation`; `None` if the cache was re-initialized since (the
-    /// watch then ends at once, as upstream's immediate-close watcher).
-    pub(super) fn register(
+    /// Dispatches what was applied but not yet dispatched (see [`CacherState::apply`]).
+    pub(super) fn dispatch_undispatched(&mut self) {
+        while let Some(event) = self.undispatched.pop_front() {
+            self.dispatch(event);
+        }
+    }
+
+    fn dispatch(&mut self, event: Arc<CachedEvent>) {
+        self.watchers.retain(|_, slot| slot.input.try_send(Input::Event(event.clone())).is_ok());
+    }
+
+    /// A progress notification from etcd: every event up to `rv` has been applied.
+    pub(super) fn progress(&mut self, rv: ResourceVersion) {
+        self.cache.progress(rv);
+        self.last_processed = self.cache.resource_version();
+    }
+
+    /// Starts a watch that checked readiness in generation `generation`, in one critical section: its
+    /// initial events, where it starts, and its registration. `Ok(None)` if the cache was re-initialized
+    /// since (the watch ends at once, as upstream's immediate-close watcher); `Err` if the cache cannot
+    /// serve `start` (410).
+    ///
+    /// With `watcher-resends-initial-events`, a watch from N starts at N, and one from "0" at 0, as before
+    /// kubernetes PR #73845 (the watcher then does not move past its initial events either).
+    pub(super) fn start_watch(
         &mut self,
         generation: u64,
+        start: Start,
         input: mpsc::Sender<Input>,
         next_bookmark: Option<Instant>,
-    ) -> Option<u64> {
-        if !self.is_ready() || generation != self.generation {
+    ) -> Result<Option<Started>, StorageError> {
+        let cache_rv = self.cache.resource_version();
+        let (initial, position) = match start {
+            Start::State => (self.cache.current_state(), cache_rv),
+            Start::Now => (Vec::new(), cache_rv),
+            Start::After(rv) => {
+                let from_requested = rv.0 != 0 || self.bugs.has(Bug::WatcherResendsInitialEvents);
+                (self.cache.events_after(rv)?, if from_requested { rv } else { cache_rv })
+            }
+        };
+        if self.register(generation, input, next_bookmark).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Started { initial, position, cache_rv }))
+    }
+
+    /// Registers a watcher on generation `generation`; `None` if the cache was re-initialized since.
+    ///
+    /// With `watch-registers-on-old-generation`, the code before kubernetes PR #116172: the watcher is
+    /// registered whether or not the cache is still ready and on that generation.
+    fn register(&mut self, generation: u64, input: mpsc::Sender<Input>, next_bookmark: Option<Instant>) -> Option<u64> {
+        let current = self.is_ready() && generation == self.generation;
+        if !current && !self.bugs.has(Bug::WatchRegistersOnOldGeneration) {
             return None;
         }
         let id = self.next_watcher;
@@ -144,8 +248,19 @@ impl CacherState {
 
     /// Hands a bookmark at the cache's resourceVersion to every watcher whose bookmark is due at `now`, and
     /// schedules its next one `frequency` later. A full queue just skips the bookmark.
+    ///
+    /// With `bookmarks-from-zero-after-init` the bookmark's resourceVersion is the last processed one, which
+    /// stays 0 after the first list until an event or a progress notification arrives (upstream's dispatcher
+    /// did not learn the list's resourceVersion before its fix of kubernetes #125288), and no watcher gets a
+    /// bookmark while it is 0.
     pub(super) fn dispatch_bookmarks(&mut self, now: Instant, frequency: Duration) {
-        let rv = self.cache.resource_version();
+        // A bookmark must not overtake an event still waiting for dispatch.
+        self.dispatch_undispatched();
+        let rv = if self.bugs.has(Bug::BookmarksFromZeroAfterInit) {
+            self.last_processed
+        } else {
+            self.cache.resource_version()
+        };
         if rv.0 == 0 || !self.is_ready() {
             return;
         }

@@ -10,13 +10,21 @@
 //! (sendInitialEvents with bookmarks) ends its initial events with a bookmark annotated
 //! `k8s.io/initial-events-end` at the cache's resourceVersion (B3, B6), and needs etcd's
 //! `RequestWatchProgress` (B5).
+//!
+//! Between the readiness check and the registration sits the failpoint
+//! `crate::failpoint::Point::CacherWatchBetweenReadyAndRegister`, where a harness holds a watch while the
+//! cache re-initializes (kubernetes #116122). The bug switches that concern a new watch are read here and
+//! in `state` and `cache_watcher`: `watcher-resends-initial-events`, `watch-registers-on-old-generation`,
+//! `bookmarks-from-zero-after-init` and `no-initial-events-end-bookmark` (`crate::bug`).
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::cache_watcher::CacheWatcher;
-use super::state::WATCHER_INPUT_CAPACITY;
+use super::state::{Start, WATCHER_INPUT_CAPACITY};
 use super::Cacher;
+use crate::bug::Bug;
+use crate::failpoint::{Injected, Point};
 use crate::storage::error::StorageError;
 use crate::storage::options::ListOptions;
 use crate::storage::resource_version::ResourceVersion;
@@ -30,15 +38,22 @@ const OUT_BUFFER: usize = 100;
 impl Cacher {
     pub(super) async fn watch_objects(&self, key: &str, opts: &ListOptions) -> Result<Watcher, StorageError> {
         let shared = &self.shared;
+        let config = &shared.config;
         let requested = ResourceVersion::parse(&opts.resource_version)?;
         let generation = shared.lock().ready_generation(Instant::now())?;
         let fail = |e: StorageError| {
-            let status = e.to_status(Operation::Watch, &shared.config.resource, "");
+            let status = e.to_status(Operation::Watch, &config.resource, "");
             Ok(Watcher::failed(WatchEvent::Error(Box::new(status))))
         };
+        let point = Point::CacherWatchBetweenReadyAndRegister;
+        match config.failpoints.eval(point).await {
+            Ok(()) => {}
+            Err(Injected::Drop) => return Ok(closed_watcher()),
+            Err(Injected::Error) => return Err(StorageError::Internal(point.message())),
+        }
         let send_initial_events = opts.send_initial_events == Some(true);
         let watch_list = send_initial_events && opts.allow_watch_bookmarks;
-        if watch_list && !shared.config.request_watch_progress {
+        if watch_list && !config.requests_watch_progress() {
             return fail(StorageError::FeatureDisabled("RequestWatchProgress".into()));
         }
         let required = if !opts.resource_version.is_empty() || opts.send_initial_events.is_none() {
@@ -50,50 +65,52 @@ impl Cacher {
             }
         };
         if send_initial_events {
-            if let Err(e) = shared.wait_until_fresh(required, shared.config.request_watch_progress).await {
+            if let Err(e) = shared.wait_until_fresh(required, config.requests_watch_progress()).await {
                 return fail(e);
             }
         }
-        let (input_tx, input) = mpsc::channel(WATCHER_INPUT_CAPACITY);
-        let (out, events) = mpsc::channel(OUT_BUFFER);
-        let (initial, position, initial_end) = {
-            let mut state = shared.lock();
-            let cache_rv = state.cache.resource_version();
-            let initial = if send_initial_events {
-                Ok((state.cache.current_state(), cache_rv))
-            } else if requested.0 == 0 && opts.send_initial_events == Some(false) {
-                // "Start at any": from where the cache is, without its state.
-                Ok((Vec::new(), cache_rv))
-            } else {
-                let position = if required.0 == 0 { cache_rv } else { required };
-                state.cache.events_after(required).map(|events| (events, position))
-            };
-            let (initial, position) = match initial {
-                Ok(found) => found,
-                Err(e) => {
-                    drop(state);
-                    return fail(e);
-                }
-            };
-            let next_bookmark = opts.allow_watch_bookmarks.then(|| Instant::now() + shared.config.bookmark_frequency);
-            if state.register(generation, input_tx, next_bookmark).is_none() {
-                // Re-initialized since the readiness check: the watch ends at once.
-                drop(state);
-                let (_, closed) = mpsc::channel(1);
-                let (progress, _) = mpsc::unbounded_channel();
-                return Ok(Watcher::new(closed, progress));
-            }
-            (initial, position, watch_list.then_some(cache_rv))
+        let start = if send_initial_events {
+            Start::State
+        } else if requested.0 == 0 && opts.send_initial_events == Some(false) {
+            Start::Now
+        } else {
+            Start::After(required)
         };
+        // Before kubernetes PR #127012 the dispatcher sent a watch-list request's end bookmark, at its next
+        // tick: such a watcher's bookmark is due at once.
+        let end_from_dispatcher = watch_list && config.bugs.has(Bug::BookmarksFromZeroAfterInit);
+        let now = Instant::now();
+        let next_bookmark =
+            opts.allow_watch_bookmarks.then(|| if end_from_dispatcher { now } else { now + config.bookmark_frequency });
+        let (input_tx, input) = mpsc::channel(WATCHER_INPUT_CAPACITY);
+        let started = shared.lock().start_watch(generation, start, input_tx, next_bookmark);
+        let started = match started {
+            Ok(Some(started)) => started,
+            // Re-initialized since the readiness check: the watch ends at once.
+            Ok(None) => return Ok(closed_watcher()),
+            Err(e) => return fail(e),
+        };
+        let end = watch_list.then_some(started.cache_rv).filter(|_| !config.bugs.has(Bug::NoInitialEventsEndBookmark));
+        let (initial_end, end_on_bookmark) = if end_from_dispatcher { (None, end) } else { (end, None) };
+        let (out, events) = mpsc::channel(OUT_BUFFER);
         let watcher = CacheWatcher {
             key_prefix: format!("{}/", key.trim_end_matches('/')),
             predicate: opts.predicate.clone(),
             allow_bookmarks: opts.allow_watch_bookmarks,
-            position,
+            position: started.position,
+            advance_past_initial: !config.bugs.has(Bug::WatcherResendsInitialEvents),
+            end_on_bookmark,
             out,
         };
-        tokio::spawn(watcher.run(initial, initial_end, input));
+        tokio::spawn(watcher.run(started.initial, initial_end, input));
         let (progress, _) = mpsc::unbounded_channel();
         Ok(Watcher::new(events, progress))
     }
+}
+
+/// A watch that ends at once, without events (upstream's immediate-close watcher).
+fn closed_watcher() -> Watcher {
+    let (_, closed) = mpsc::channel(1);
+    let (progress, _) = mpsc::unbounded_channel();
+    Watcher::new(closed, progress)
 }

@@ -5,7 +5,8 @@
 //! resourceVersion above N; from 0, the current state as ADDED events; from a resourceVersion older than
 //! the history holds, 410 Expired `too old resource version: N (M)` with M the oldest servable version − 1.
 //! Right after a (re)list at X, X itself is still servable (nothing was evicted since), even though no
-//! event at X is in the buffer.
+//! event at X is in the buffer, and X − 1 is not: the change at X is in no event the cache could send
+//! (kubernetes #49956, fixed; [`WatchCacheConfig::empty_history_accepts_older_rv`] puts the bug back).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -33,10 +34,23 @@ pub struct CachedEvent {
     pub resource_version: ResourceVersion,
 }
 
+/// How a watch cache is set up: its size, and the historical bugs it can put back (each off by default; the
+/// Cacher hands them in from `CacherConfig::bugs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WatchCacheConfig {
+    /// Events the history keeps (at least one).
+    pub capacity: usize,
+    /// kubernetes #49956, before PR #49992: with an empty history, the oldest event the cache can still
+    /// deliver is taken to be at its current resourceVersion rather than after it, so a watch from one below
+    /// is accepted and never gets the change at that resourceVersion. See [`WatchCache::events_after`].
+    pub empty_history_accepts_older_rv: bool,
+}
+
 /// The watch cache's state. Not thread-safe by design: its shell owns it.
 #[derive(Debug)]
 pub struct WatchCache {
     capacity: usize,
+    empty_history_accepts_older_rv: bool,
     events: VecDeque<CachedEvent>,
     objects: BTreeMap<String, SharedObject>,
     /// Everything up to here has been applied (events or progress notifications).
@@ -50,8 +64,14 @@ pub struct WatchCache {
 impl WatchCache {
     /// An empty, uninitialized cache that keeps at most `capacity` events (at least one).
     pub fn new(capacity: usize) -> WatchCache {
+        WatchCache::with_config(WatchCacheConfig { capacity, empty_history_accepts_older_rv: false })
+    }
+
+    /// An empty, uninitialized cache set up as `config` says.
+    pub fn with_config(config: WatchCacheConfig) -> WatchCache {
         WatchCache {
-            capacity: capacity.max(1),
+            capacity: config.capacity.max(1),
+            empty_history_accepts_older_rv: config.empty_history_accepts_older_rv,
             events: VecDeque::new(),
             objects: BTreeMap::new(),
             resource_version: ResourceVersion(0),
@@ -144,8 +164,14 @@ impl WatchCache {
 
     /// The events a watch from `rv` starts with: from 0 the current state as ADDED (in key order), else
     /// every buffered event above `rv` (none yet if `rv` is in the future: the watch waits).
+    ///
+    /// With [`WatchCacheConfig::empty_history_accepts_older_rv`], the code before kubernetes PR #49992: an
+    /// empty history's oldest deliverable event is taken to be at the cache's resourceVersion, so a watch
+    /// from one below it is served, with nothing for the change at it.
     pub fn events_after(&self, rv: ResourceVersion) -> Result<Vec<CachedEvent>, StorageError> {
-        let oldest = if self.list_resource_version.0 > 0 && !self.evicted_since_list {
+        let oldest = if self.empty_history_accepts_older_rv && self.events.is_empty() && self.resource_version.0 > 0 {
+            self.resource_version
+        } else if self.list_resource_version.0 > 0 && !self.evicted_since_list {
             ResourceVersion(self.list_resource_version.0 + 1)
         } else if let Some(first) = self.events.front() {
             first.resource_version
@@ -214,6 +240,34 @@ mod tests {
         let status = err.to_status(Operation::Watch, &GroupResource::new("", "pods"), "");
         assert_eq!((status.code, status.reason.as_deref()), (Some(410), Some("Expired")));
         assert_eq!(status.message.as_deref(), Some("too old resource version: 10 (11)"));
+    }
+
+    /// `empty-history-accepts-older-rv` (kubernetes #49956): the cache lists at 11, which includes a create
+    /// at 11; a client whose own list was at 10 watches from 10. Fixed, that is 410 (the create is in no event
+    /// the cache holds); with the switch on, it is accepted with no events, so the client never sees the
+    /// create. From 9 it is 410 either way, and once an event is buffered the switch changes nothing.
+    #[test]
+    fn empty_history_accepts_older_rv_switch() {
+        for bug in [false, true] {
+            let mut cache =
+                WatchCache::with_config(WatchCacheConfig { capacity: 10, empty_history_accepts_older_rv: bug });
+            cache.replace(vec![("/pods/ns/bob".into(), json!({"bob": 11}))], ResourceVersion(11));
+            let from_10 = cache.events_after(ResourceVersion(10));
+            if bug {
+                assert_eq!(from_10, Ok(vec![]), "accepted, and nothing for the create at 11");
+            } else {
+                assert_eq!(from_10, Err(StorageError::TooOldResourceVersion { requested: 10, oldest_servable: 11 }));
+            }
+            let from_9 = cache.events_after(ResourceVersion(9)).unwrap_err();
+            assert!(
+                matches!(from_9, StorageError::TooOldResourceVersion { requested: 9, .. }),
+                "switch {bug}: {from_9:?}"
+            );
+            assert_eq!(rvs(&cache.events_after(ResourceVersion(11)).unwrap()), Vec::<u64>::new(), "switch {bug}");
+            cache.apply(event(EventKind::Added, "a", 12)).unwrap();
+            let err = cache.events_after(ResourceVersion(10)).unwrap_err();
+            assert_eq!(err, StorageError::TooOldResourceVersion { requested: 10, oldest_servable: 11 }, "switch {bug}");
+        }
     }
 
     #[test]
