@@ -12,7 +12,7 @@ use crate::error::EtcdError;
 use crate::raft::ReadState;
 use crate::types::LogIndex;
 
-/// The linearizable reads waiting at their barrier, by the context their ReadIndex request carried.
+/// The linearizable reads waiting at their barrier, by the sequence number their ReadIndex context carried.
 #[derive(Default)]
 pub(super) struct ReadWaiters {
     /// Reads waiting for the leader's read index.
@@ -34,7 +34,8 @@ impl ReadWaiters {
 
     /// Raft answered a ReadIndex request: the read may go ahead once `rs.index` is applied.
     pub(super) fn index_known(&mut self, rs: ReadState) {
-        let Ok(bytes) = <[u8; 8]>::try_from(rs.request_ctx.as_slice()) else { return };
+        // The context is the asking member's id and its sequence number (`Replica::read_ctx`).
+        let Some(Ok(bytes)) = rs.request_ctx.get(8..).map(<[u8; 8]>::try_from) else { return };
         self.known.push((LogIndex(rs.index), u64::from_be_bytes(bytes)));
     }
 
@@ -61,9 +62,9 @@ impl Member {
     pub async fn read_barrier(&self) -> Result<(), EtcdError> {
         let (ctx, rx) = {
             let mut st = self.lock();
-            let ctx = st.raft.next_seq();
+            let (ctx, bytes) = st.raft.read_ctx();
             let rx = st.reads.wait(ctx);
-            st.raft.node.read_index(ctx.to_be_bytes().to_vec());
+            st.raft.node.read_index(bytes);
             st.drive(self);
             (ctx, rx)
         };

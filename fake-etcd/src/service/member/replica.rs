@@ -73,6 +73,17 @@ impl Replica {
         self.next_seq
     }
 
+    /// A ReadIndex request's context: this member's id, then the next number of its sequence. The leader
+    /// keeps one pending read per context, so a context must be unique across the cluster and not only on
+    /// this member: two followers asking with the same bare sequence number at once would have one of
+    /// them never answered (etcd's request ids carry the member id for the same reason).
+    pub(super) fn read_ctx(&mut self) -> (u64, Vec<u8>) {
+        let seq = self.next_seq();
+        let mut ctx = self.me.0.to_be_bytes().to_vec();
+        ctx.extend_from_slice(&seq.to_be_bytes());
+        (seq, ctx)
+    }
+
     pub(super) fn proposal_id(&self, seq: u64) -> ProposalId {
         ProposalId { member: self.me, seq }
     }
