@@ -27,7 +27,8 @@ use crate::workload::{run_client, Workload};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FailpointSpec {
     pub node: String,
-    /// The point's name as fake-etcd spells it (`before-watch-response-send`); checked before the run.
+    /// The point's name as the node's component spells it (fake-etcd's `before-watch-response-send` on a
+    /// member, the apiserver's `before-cacher-dispatch` on an apiserver); checked before the run.
     pub point: String,
     pub arm: Arm,
 }
@@ -220,10 +221,15 @@ pub(crate) fn prepare(cluster: &Cluster, failpoints: &[FailpointSpec], trace: &T
         observe(&m.name, &m.events, trace, history);
     }
     for fp in failpoints {
-        let point: Point = fp.point.parse().expect("validated before the run");
-        let member = cluster.member(&fp.node).expect("validated before the run");
-        trace.event(&fp.node, format_args!("arm {point} {}{}", fp.arm.action, describe_arm(&fp.arm)));
-        member.failpoints.arm(point, fp.arm.clone());
+        trace.event(&fp.node, format_args!("arm {} {}{}", fp.point, fp.arm.action, describe_arm(&fp.arm)));
+        if let Some(member) = cluster.member(&fp.node) {
+            let point: Point = fp.point.parse().expect("validated before the run");
+            member.failpoints.arm(point, fp.arm.clone());
+        } else {
+            let apiserver = cluster.apiserver(&fp.node).expect("validated before the run");
+            let point: apiserver::failpoint::Point = fp.point.parse().expect("validated before the run");
+            apiserver.failpoints.arm(point, fp.arm.clone());
+        }
     }
 }
 
@@ -233,6 +239,11 @@ pub(crate) async fn finish(cluster: &Cluster, trace: &Trace) {
     for m in &cluster.members {
         for &p in Point::ALL {
             m.failpoints.disarm(p);
+        }
+    }
+    for a in &cluster.apiservers {
+        for &p in apiserver::failpoint::Point::ALL {
+            a.failpoints.disarm(p);
         }
     }
     cluster.wait_for_restarts().await;

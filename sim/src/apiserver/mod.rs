@@ -136,7 +136,11 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     // The apiserver starts once etcd has a leader, as an operator starts kube-apiserver against a healthy
     // etcd: its first requests would otherwise wait out etcd's request timeout.
     let c = cluster.clone();
-    cluster.control.spawn(async move { wait_for_leader(&c).await }).await.expect("waiting for a leader panicked");
+    cluster
+        .control
+        .spawn(async move { crate::cluster::leader_elected(&c.endpoints(), Duration::MAX).await })
+        .await
+        .expect("waiting for a leader panicked");
     let node = Handle::current().create_node().name("apiserver").ip(node::APISERVER_ADDR.ip()).build();
     let up = Arc::new(AtomicBool::new(false));
     let _apiserver = node.spawn(node::run_apiserver(config.clone(), endpoint, failpoints.clone(), seeds, up.clone()));
@@ -164,23 +168,6 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
     let mut history = recorder.take();
     (history.changes, history.changes_through) = reference.take();
     ApiRun { seed: config.seed, trace: trace.take(), history }
-}
-
-/// Waits until some member reports a leader (etcd's Status), the named condition the apiserver starts on.
-async fn wait_for_leader(cluster: &Cluster) {
-    loop {
-        for endpoint in cluster.endpoints() {
-            let mut maintenance =
-                etcd_proto::etcdserverpb::maintenance_client::MaintenanceClient::new(crate::client::channel(&endpoint));
-            let status = maintenance.status(pb::StatusRequest {});
-            if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_millis(200), status).await {
-                if r.into_inner().leader != 0 {
-                    return;
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Waits (at most 20 simulated seconds) until the reference record reaches etcd's current revision, and

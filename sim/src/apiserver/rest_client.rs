@@ -69,7 +69,7 @@ impl KubeClient {
         Ok(send)
     }
 
-    fn request(method: Method, path: &str, body: Option<&Value>) -> Request<Full<Bytes>> {
+    fn request(method: Method, path: &str, body: Option<&Value>, content_type: &str) -> Request<Full<Bytes>> {
         let mut builder = Request::builder()
             .method(method)
             .uri(path)
@@ -77,7 +77,7 @@ impl KubeClient {
             .header("Accept", "application/json");
         let bytes = match body {
             Some(body) => {
-                builder = builder.header("Content-Type", "application/json");
+                builder = builder.header("Content-Type", content_type);
                 Bytes::from(serde_json::to_vec(body).expect("JSON values serialize"))
             }
             None => Bytes::new(),
@@ -87,13 +87,31 @@ impl KubeClient {
 
     /// Sends a request and reads the answer: the object, or the `Status` of an error.
     pub async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, ClientError> {
+        let (code, value) = self.exchange(method, path, body, "application/json").await?;
+        if (200..300).contains(&code) {
+            Ok(value)
+        } else {
+            let status: Status = serde_json::from_value(value).map_err(|e| ClientError::Transport(e.to_string()))?;
+            Err(ClientError::Status(Box::new(status)))
+        }
+    }
+
+    /// Sends a request with a body of `content_type` and reads the whole answer: its status code and its
+    /// JSON (an object, a list, or a `Status`). Only a request that got no answer is an error.
+    pub async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        content_type: &str,
+    ) -> Result<(u16, Value), ClientError> {
         let idle = self.idle.lock().expect("the connection slot is never poisoned").take();
         let mut conn = match idle {
             Some(conn) if !conn.is_closed() => conn,
             _ => self.connect().await?,
         };
         let response = conn
-            .send_request(Self::request(method, path, body))
+            .send_request(Self::request(method, path, body, content_type))
             .await
             .map_err(|e| ClientError::Transport(format!("request: {e}")))?;
         let status = response.status();
@@ -106,19 +124,14 @@ impl KubeClient {
         *self.idle.lock().expect("the connection slot is never poisoned") = Some(conn);
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| ClientError::Transport(format!("an answer that is not JSON ({status}): {e}")))?;
-        if status.is_success() {
-            Ok(value)
-        } else {
-            let status: Status = serde_json::from_value(value).map_err(|e| ClientError::Transport(e.to_string()))?;
-            Err(ClientError::Status(Box::new(status)))
-        }
+        Ok((status.as_u16(), value))
     }
 
     /// Opens a watch on a connection of its own; the stream yields its events.
     pub async fn watch(&self, path: &str) -> Result<WatchStream, ClientError> {
         let mut conn = self.connect().await?;
         let response = conn
-            .send_request(Self::request(Method::GET, path, None))
+            .send_request(Self::request(Method::GET, path, None, "application/json"))
             .await
             .map_err(|e| ClientError::Transport(format!("watch: {e}")))?;
         if response.status() != StatusCode::OK {

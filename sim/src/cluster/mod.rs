@@ -1,10 +1,10 @@
-//! The cluster builder: N fake-etcd members and K clients as madsim nodes with stable names and addresses.
-//! Each member serves its gRPC API over the simulated network through the same `serve` as the real build.
+//! The cluster builder: N fake-etcd members, M apiservers and K clients as madsim nodes with stable names
+//! and addresses. Each member serves its gRPC API over the simulated network through the same `serve` as the
+//! real build; each apiserver ([`apiserver`]) serves HTTP through the real binary's server.
 //!
-//! Naming and addressing: members are `etcd-1..N` at `10.0.0.i:2379`, clients `c1..cK` at `10.0.1.i`, and a
-//! `control` node at `10.0.9.1` runs the harness's own tasks (nemesis, restarts), so that killing a member
-//! or a client never kills the harness. Nothing here assumes one member: the member list is what the Raft
-//! work will turn into a real cluster (peer URLs are already distinct per member).
+//! Naming and addressing: members are `etcd-1..N` at `10.0.0.i:2379`, apiservers `apiserver-1..M` at
+//! `10.0.2.i:6443`, clients `c1..cK` at `10.0.1.i`, and a `control` node at `10.0.9.1` runs the harness's own
+//! tasks (nemesis, restarts), so that killing a member, an apiserver or a client never kills the harness.
 //!
 //! Members form one Raft cluster: peers are addressed like the client endpoints (`10.0.0.i:2380`). Each
 //! member's disk (`DurableDisk`) is kept here, outside the node, so that a madsim kill and restart re-runs the
@@ -12,6 +12,7 @@
 //! log. Each (re)start draws the member's election timeout from the seed, in `[election_tick,
 //! 2 * election_tick)`. Role changes become trace lines ("leader term=3", "stepped down term=4").
 
+pub mod apiserver;
 pub mod seeds;
 
 use std::future::pending;
@@ -28,6 +29,9 @@ use madsim::task::NodeId;
 use rand::Rng;
 
 use crate::bugs::Bugs;
+
+use self::apiserver::build_apiserver;
+pub use self::apiserver::{apiserver_name, ApiserverNode, ApiserverSpec};
 use crate::error::SimError;
 use crate::history::ClientId;
 use crate::trace::Trace;
@@ -48,6 +52,11 @@ pub struct ClusterSpec {
     pub bugs: Bugs,
     /// Client names (a scenario's); empty means `c1..cK`. When given, there is one per client.
     pub client_labels: Vec<String>,
+    /// The apiservers, `apiserver-1..N`, each on its own node (none: an etcd-only cluster).
+    pub apiservers: Vec<ApiserverSpec>,
+    /// The resources the apiservers serve besides namespaces (`configmaps`, `deployments.apps`); empty
+    /// serves every built-in resource.
+    pub api_resources: Vec<String>,
 }
 
 impl ClusterSpec {
@@ -59,6 +68,8 @@ impl ClusterSpec {
             snapshot_count: None,
             bugs: Bugs::default(),
             client_labels: Vec::new(),
+            apiservers: Vec::new(),
+            api_resources: Vec::new(),
         }
     }
 
@@ -81,6 +92,13 @@ impl ClusterSpec {
                 what: "the client names".into(),
                 value: format!("{} names for {} clients", self.client_labels.len(), self.clients),
                 allowed: "one name per client".into(),
+            });
+        }
+        if let Some(api) = self.apiservers.iter().find(|a| a.member == 0 || a.member > self.members) {
+            return Err(SimError::OutOfRange {
+                what: "an apiserver's etcd member".into(),
+                value: api.member.to_string(),
+                allowed: format!("1 to {}", self.members),
             });
         }
         if self.progress_notify_interval_ms == 0 {
@@ -109,9 +127,14 @@ impl ClusterSpec {
         }
     }
 
-    /// Every node a fault may name, members first.
+    pub fn apiserver_names(&self) -> Vec<String> {
+        (1..=self.apiservers.len()).map(apiserver_name).collect()
+    }
+
+    /// Every node a fault may name: members, apiservers, clients.
     pub fn node_names(&self) -> Vec<String> {
         let mut names = self.member_names();
+        names.extend(self.apiserver_names());
         names.extend(self.client_names());
         names
     }
@@ -126,11 +149,32 @@ impl ClusterSpec {
     }
 }
 
+/// Waits until one of `endpoints` reports a leader in etcd's Status (the named condition a control plane
+/// starts on, as kubeadm waits for a healthy etcd before kube-apiserver), asking each in turn every 50ms
+/// of simulated time; `false` if none has within `limit` (`Duration::MAX`: no limit).
+pub async fn leader_elected(endpoints: &[String], limit: Duration) -> bool {
+    use etcd_proto::etcdserverpb::{maintenance_client::MaintenanceClient, StatusRequest};
+    let deadline = madsim::time::Instant::now().checked_add(limit);
+    loop {
+        for endpoint in endpoints {
+            let mut maintenance = MaintenanceClient::new(crate::client::channel(endpoint));
+            let status = madsim::time::timeout(Duration::from_millis(100), maintenance.status(StatusRequest {})).await;
+            if matches!(status, Ok(Ok(s)) if s.get_ref().leader != 0) {
+                return true;
+            }
+        }
+        if deadline.is_some_and(|d| madsim::time::Instant::now() >= d) {
+            return false;
+        }
+        madsim::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 pub fn member_name(i: usize) -> String {
     format!("etcd-{i}")
 }
 
-fn member_ip(i: usize) -> IpAddr {
+pub(crate) fn member_ip(i: usize) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 0, 0, i as u8))
 }
 
@@ -173,6 +217,8 @@ pub struct ClientNode {
 /// The nodes of a running simulation.
 pub struct Cluster {
     pub members: Vec<MemberNode>,
+    /// The apiservers, in order (`apiserver-1` first).
+    pub apiservers: Vec<ApiserverNode>,
     pub clients: Vec<ClientNode>,
     /// The harness's own node (nemesis, restarts): never faulted.
     pub control: NodeHandle,
@@ -191,6 +237,8 @@ impl Cluster {
         let control = handle.create_node().name("control").ip(IpAddr::V4(Ipv4Addr::new(10, 0, 9, 1))).build();
         let panics: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
         let members = (1..=spec.members).map(|i| build_member(&handle, spec, i, trace, seeds, &panics)).collect();
+        let apiservers =
+            (1..=spec.apiservers.len()).map(|i| build_apiserver(&handle, spec, i, trace, seeds, &panics)).collect();
         let clients = (1..=spec.clients)
             .map(|i| {
                 let name = spec.client_name(i);
@@ -198,8 +246,15 @@ impl Cluster {
                 ClientNode { name, client: ClientId(i as u32), id: node.id(), node }
             })
             .collect();
-        let cluster =
-            Cluster { members, clients, control, trace: trace.clone(), pending_restarts: Arc::default(), panics };
+        let cluster = Cluster {
+            members,
+            apiservers,
+            clients,
+            control,
+            trace: trace.clone(),
+            pending_restarts: Arc::default(),
+            panics,
+        };
         cluster.install_crash_hooks();
         cluster
     }
@@ -209,10 +264,23 @@ impl Cluster {
         self.members.iter().map(|m| format!("http://{}", m.addr)).collect()
     }
 
-    /// The madsim node id of the member or client called `name`.
+    /// The madsim node id of the member, apiserver or client called `name`.
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
         let member = self.members.iter().find(|m| m.name == name).map(|m| m.id);
-        member.or_else(|| self.clients.iter().find(|c| c.name == name).map(|c| c.id))
+        let apiserver = || self.apiservers.iter().find(|a| a.name == name).map(|a| a.id);
+        member.or_else(apiserver).or_else(|| self.clients.iter().find(|c| c.name == name).map(|c| c.id))
+    }
+
+    pub fn apiserver(&self, name: &str) -> Option<&ApiserverNode> {
+        self.apiservers.iter().find(|a| a.name == name)
+    }
+
+    /// Waits until every apiserver is ready (caches listed, system namespaces created): the named
+    /// condition a scenario's Kubernetes clients start on.
+    pub async fn wait_for_apiservers(&self) {
+        while !self.apiservers.iter().all(ApiserverNode::is_ready) {
+            madsim::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     pub fn member(&self, name: &str) -> Option<&MemberNode> {
@@ -240,6 +308,23 @@ impl Cluster {
             });
             let (name, trace) = (m.name.clone(), self.trace.clone());
             m.failpoints.set_observer(move |point, action| trace.event(&name, format!("failpoint {point} {action}")));
+        }
+        for a in &self.apiservers {
+            let (id, name, trace, control) = (a.id, a.name.clone(), self.trace.clone(), self.control.clone());
+            let pending = self.pending_restarts.clone();
+            let node = a.restarter();
+            a.failpoints.set_crash_hook(move || {
+                trace.event(&name, "crash");
+                Handle::current().kill(id);
+                let (trace, name, pending, node) = (trace.clone(), name.clone(), pending.clone(), node.clone());
+                pending.fetch_add(1, Ordering::SeqCst);
+                control.spawn(async move {
+                    madsim::time::sleep(Duration::from_secs(1)).await;
+                    trace.event(&name, "restart");
+                    node();
+                    pending.fetch_sub(1, Ordering::SeqCst);
+                });
+            });
         }
     }
 }
@@ -336,9 +421,10 @@ impl Cluster {
         }
     }
 
-    /// Every member and client node, members first.
+    /// Every member, apiserver and client node, in that order.
     pub fn all_node_ids(&self) -> Vec<NodeId> {
-        self.members.iter().map(|m| m.id).chain(self.clients.iter().map(|c| c.id)).collect()
+        let apiservers = self.apiservers.iter().map(|a| a.id);
+        self.members.iter().map(|m| m.id).chain(apiservers).chain(self.clients.iter().map(|c| c.id)).collect()
     }
 
     pub fn member_names(&self) -> Vec<String> {

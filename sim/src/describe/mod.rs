@@ -13,6 +13,8 @@
 //! - Key-values ([`kv`]): `/a=1 create=2 mod=3 ver=2`.
 //! - Watches ([`watch`], [`watch_request`]) and their events ([`event`]): `watch#2 (c1, /a* from rev=5)`,
 //!   `put /a rev=3`, `delete /a rev=4`, `canceled compact_revision=3 reason=""`.
+//! - Kubernetes requests and answers ([`KubeRequest`], [`KubeAnswer`], [`kube_event`]): `create configmaps
+//!   default/a`, `list configmaps default limit=2`, `201 rv=12`, `409 Conflict`, `ADDED a rv=5`.
 //!
 //! Each has a short form, the one the trace writes, and some a full form ([`outcome_in_full`],
 //! [`event_in_full`]) for readers that must compare two answers: it adds what the short form leaves out
@@ -23,6 +25,7 @@
 //! shows requests whose numbers are still names (`rev_of(create)`); the grammar's pieces ([`Range`],
 //! [`write_put`], [`write_compare`], [`write_txn`], [`WatchTarget`] and the other `write_` functions) take any displayable value for that.
 
+mod kube;
 mod outcome;
 mod request;
 mod text;
@@ -30,6 +33,7 @@ mod watch;
 
 use std::fmt::{self, Display, Formatter};
 
+pub use kube::{kube_event, KubeAnswer, KubeRequest};
 pub use outcome::{error, outcome, outcome_in_full, response_in_full, DescribeOutcome};
 pub use request::{
     compare_op, request, write_compact, write_compare, write_del, write_lease_grant, write_lease_keep_alive,

@@ -189,16 +189,18 @@ impl Fault {
             }
             Fault::Latency { min_ms, max_ms } => net.update_config(|c| c.send_latency = ms(*min_ms)..ms(*max_ms)),
             Fault::Kill(n) => Handle::current().kill(id(n)),
-            Fault::Restart(n) => match cluster.member(n) {
-                Some(m) => m.restart(),
-                None => Handle::current().restart(id(n)),
+            Fault::Restart(n) => match (cluster.member(n), cluster.apiserver(n)) {
+                (Some(m), _) => m.restart(),
+                (None, Some(a)) => a.restart(),
+                (None, None) => Handle::current().restart(id(n)),
             },
             Fault::Pause(n) => Handle::current().pause(id(n)),
             Fault::Resume(n) => Handle::current().resume(id(n)),
-            Fault::Release { node, point } => {
-                let member = cluster.member(node).unwrap_or_else(|| panic!("release names unknown member {node}"));
-                member.failpoints.release(point.parse().expect("validated before the run"));
-            }
+            Fault::Release { node, point } => match (cluster.member(node), cluster.apiserver(node)) {
+                (Some(m), _) => m.failpoints.release(point.parse().expect("validated before the run")),
+                (None, Some(a)) => a.failpoints.release(point.parse().expect("validated before the run")),
+                (None, None) => panic!("release names {node}, which has no failpoints"),
+            },
         }
     }
 }

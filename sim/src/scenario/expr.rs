@@ -2,7 +2,8 @@
 //! `">= rev_of(create-a) + 1"` is any number at least one above the revision step `create-a` returned.
 //!
 //! Grammar: `[op] term [(+|-) integer]`, with `op` one of `== != >= <= > <` (default `==`) and `term` an
-//! integer or `rev_of(step)`. Where a scenario *gives* a number (a read revision, a watch's start
+//! integer, `rev_of(step)` or `rv_of(step)` (the same number under its Kubernetes name: a `kube` step's
+//! resourceVersion is the etcd revision it was served at). Where a scenario *gives* a number (a read revision, a watch's start
 //! revision) only the equality form is allowed, since there is nothing to compare.
 
 use std::fmt;
@@ -47,6 +48,8 @@ pub enum Term {
     Literal(i64),
     /// The header revision of the named step's response (for a watch step, of its created response).
     RevOf(String),
+    /// `rev_of` as Kubernetes scenarios spell it: the resourceVersion of a `kube` step's answer.
+    RvOf(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +67,7 @@ impl Expr {
     /// The step this expression reads, if any.
     pub fn step(&self) -> Option<&str> {
         match &self.term {
-            Term::RevOf(s) => Some(s),
+            Term::RevOf(s) | Term::RvOf(s) => Some(s),
             Term::Literal(_) => None,
         }
     }
@@ -73,8 +76,8 @@ impl Expr {
     pub fn value(&self, env: &dyn Fn(&str) -> Option<i64>) -> Result<i64, String> {
         let base = match &self.term {
             Term::Literal(n) => *n,
-            Term::RevOf(step) => {
-                env(step).ok_or_else(|| format!("rev_of({step}) is unknown: step {step} has no response revision"))?
+            Term::RevOf(step) | Term::RvOf(step) => {
+                env(step).ok_or_else(|| format!("{self} is unknown: step {step} has no response revision"))?
             }
         };
         Ok(base + self.offset)
@@ -87,20 +90,23 @@ impl Expr {
 
     /// Parses the text form; the error says what was expected.
     pub fn parse(text: &str) -> Result<Expr, String> {
-        let expected = "expected `[== != >= <= > <] (integer | rev_of(step)) [+|- integer]`";
+        let expected = "expected `[== != >= <= > <] (integer | rev_of(step) | rv_of(step)) [+|- integer]`";
         let s = text.trim();
         let (rel, rest) =
             [("==", Rel::Eq), ("!=", Rel::Ne), (">=", Rel::Ge), ("<=", Rel::Le), (">", Rel::Gt), ("<", Rel::Lt)]
                 .iter()
                 .find_map(|(sym, rel)| s.strip_prefix(sym).map(|rest| (*rel, rest.trim_start())))
                 .unwrap_or((Rel::Eq, s));
-        let (term, rest) = if let Some(after) = rest.strip_prefix("rev_of(") {
-            let close = after.find(')').ok_or_else(|| format!("{text:?}: unclosed `rev_of(`; {expected}"))?;
+        let call = [("rev_of", Term::RevOf as fn(String) -> Term), ("rv_of", Term::RvOf)].into_iter().find_map(
+            |(word, make)| rest.strip_prefix(word).and_then(|r| r.strip_prefix('(')).map(|r| (word, make, r)),
+        );
+        let (term, rest) = if let Some((word, make, after)) = call {
+            let close = after.find(')').ok_or_else(|| format!("{text:?}: unclosed `{word}(`; {expected}"))?;
             let name = after[..close].trim();
             if name.is_empty() {
-                return Err(format!("{text:?}: `rev_of()` needs a step name; {expected}"));
+                return Err(format!("{text:?}: `{word}()` needs a step name; {expected}"));
             }
-            (Term::RevOf(name.to_string()), after[close + 1..].trim_start())
+            (make(name.to_string()), after[close + 1..].trim_start())
         } else {
             let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(rest.len());
             let n = rest[..end].parse::<i64>().map_err(|_| format!("{text:?}: {expected}"))?;
@@ -128,6 +134,7 @@ impl fmt::Display for Expr {
         match &self.term {
             Term::Literal(n) => write!(f, "{n}")?,
             Term::RevOf(s) => write!(f, "rev_of({s})")?,
+            Term::RvOf(s) => write!(f, "rv_of({s})")?,
         }
         match self.offset {
             0 => Ok(()),
@@ -151,6 +158,8 @@ mod tests {
             (">= 5", 5, true),
             ("> 5", 5, false),
             ("rev_of(create)", 7, true),
+            ("> rv_of(create)", 8, true),
+            ("rv_of(create) - 1", 7, false),
             ("== rev_of(create) + 1", 8, true),
             (">=rev_of( create )-2", 5, true),
             ("< rev_of(create)", 7, false),

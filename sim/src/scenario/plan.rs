@@ -12,7 +12,9 @@ use crate::run::FailpointSpec;
 use crate::workload::Workload;
 
 use super::expr::Expr;
-use super::syntax::{self, CompareOp, CompareTarget, EventType, ExpectOutcome, SortOrder, SortTarget};
+use super::syntax::{
+    self, CompareOp, CompareTarget, EventType, ExpectOutcome, PatchType, Routing, SortOrder, SortTarget, Verb,
+};
 
 /// A scenario ready to run.
 #[derive(Clone, Debug)]
@@ -52,9 +54,99 @@ impl Scenario {
 #[derive(Clone, Debug)]
 pub struct ClientScript {
     pub name: String,
-    /// The member it talks to.
+    /// The member it talks to (an etcd client), or "" (a Kubernetes client).
     pub member: String,
+    /// A Kubernetes client: the apiservers it may reach and how it picks one per request.
+    pub kube: Option<KubeTarget>,
     pub steps: Vec<StepPlan>,
+}
+
+/// Where a Kubernetes client's requests go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeTarget {
+    /// The apiservers, by name, in the order routing walks them.
+    pub pool: Vec<String>,
+    /// `None`: always the one apiserver of the pool.
+    pub routing: Option<Routing>,
+}
+
+impl std::fmt::Display for KubeTarget {
+    /// `api-0`, or `api-0,api-1 round-robin`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.pool.join(","))?;
+        match self.routing {
+            None => Ok(()),
+            Some(Routing::RoundRobin) => f.write_str(" round-robin"),
+            Some(Routing::Sticky) => f.write_str(" sticky"),
+            Some(Routing::Failover) => f.write_str(" failover"),
+        }
+    }
+}
+
+/// A `kube` step: one request to an apiserver.
+#[derive(Clone, Debug)]
+pub struct KubePlan {
+    pub verb: Verb,
+    /// The request path up to the resource (`/apis/apps/v1/namespaces/default/deployments`).
+    pub collection: String,
+    /// The resource as the file names it (`deployments.apps`), for the trace.
+    pub resource: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+    /// The kind and apiVersion a body gets when it names none.
+    pub kind: String,
+    pub api_version: String,
+    pub object: Option<serde_json::Value>,
+    pub patch: Option<(PatchType, serde_json::Value)>,
+    /// get, list, watch: the `resourceVersion` parameter; update: the body's optimistic lock.
+    pub resource_version: Option<KubeRv>,
+    pub resource_version_match: Option<String>,
+    pub limit: Option<i64>,
+    /// The list step whose continue token this list continues.
+    pub continue_from: Option<String>,
+    pub label_selector: Option<String>,
+    pub field_selector: Option<String>,
+    pub send_initial_events: bool,
+    pub allow_watch_bookmarks: bool,
+    pub timeout_s: Option<u64>,
+    pub open_for_ms: Option<u64>,
+    pub dry_run: bool,
+    pub precondition_rv: Option<Expr>,
+    pub grace_period_s: Option<i64>,
+    pub propagation_policy: Option<String>,
+}
+
+/// A resourceVersion a step sends: as written (`"0"`, `""`), or a number an expression gives.
+#[derive(Clone, Debug)]
+pub enum KubeRv {
+    Text(String),
+    Number(Expr),
+}
+
+/// What a `kube` step's client must observe; `None` fields are not checked.
+#[derive(Clone, Debug, Default)]
+pub struct KubeExpect {
+    /// The code, or the codes one of which it must be.
+    pub code: Option<Vec<u16>>,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    /// JSON pointer and the value it must hold.
+    pub fields: Vec<(String, serde_json::Value)>,
+    pub rv: Option<Expr>,
+    pub items: Option<Vec<String>>,
+    pub watch_events: Option<Vec<WatchEventExpect>>,
+}
+
+/// One event a `kube` watch must deliver.
+#[derive(Clone, Debug)]
+pub struct WatchEventExpect {
+    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
+    pub kind: String,
+    pub name: Option<String>,
+    pub rv: Option<Expr>,
+    pub initial_events_end: Option<bool>,
+    pub code: Option<u16>,
 }
 
 #[derive(Clone, Debug)]
@@ -87,6 +179,7 @@ pub enum Op {
     WatchCancel { watch: String },
     Sleep { ms: u64 },
     Wait(WaitPlan),
+    Kube(Box<KubePlan>),
 }
 
 impl Op {
@@ -108,6 +201,7 @@ impl Op {
             Op::WatchCancel { .. } => "watch_cancel",
             Op::Sleep { .. } => "sleep_ms",
             Op::Wait(_) => "wait",
+            Op::Kube(_) => "kube",
         }
     }
 
@@ -123,6 +217,7 @@ impl Op {
                 | Op::LeaseGrant { .. }
                 | Op::LeaseRevoke { .. }
                 | Op::Watch(_)
+                | Op::Kube(_)
         )
     }
 }
@@ -237,6 +332,8 @@ pub struct Expectations {
     pub cancel_reason: Option<String>,
     pub progress_count: Option<Expr>,
     pub progress_revision: Option<Expr>,
+    /// A `kube` step's expectations.
+    pub kube: KubeExpect,
 }
 
 /// What a response must hold: a step's own, or one operation's in a txn branch; `None` fields are not

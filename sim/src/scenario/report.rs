@@ -5,9 +5,9 @@
 
 use std::fmt::Write;
 
-use super::execute::{Observed, ScenarioRun};
+use super::execute::{kube, KubeResult, Observed, ScenarioRun};
 use super::judge::{shown_leases, Judgement};
-use super::plan::Scenario;
+use super::plan::{Op, Scenario};
 use crate::describe;
 use crate::history::{Bytes, ClientId, Outcome, ResponseBody, TxnOpResult};
 
@@ -17,10 +17,15 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
     let w = &mut out;
     let _ = writeln!(w, "# {}", scenario.summary);
     let _ = writeln!(w, "scenario {} seed {}", scenario.name, run.seed);
-    for client in &run.clients {
+    for (script, client) in scenario.clients.iter().zip(&run.clients) {
         let _ = writeln!(w, "\nclient {} -> {}", client.name, client.member);
-        for step in &client.steps {
+        for (plan, step) in script.steps.iter().zip(&client.steps) {
+            let result = match (&step.observed, &plan.op) {
+                (Observed::Kube(r), Op::Kube(k)) => format!("{}: {}", r.apiserver, kube::show(k, &r.answer)),
+                _ => String::new(),
+            };
             let result = match &step.observed {
+                Observed::Kube(_) => result,
                 Observed::Kv(o) => describe::outcome(o).to_string(),
                 Observed::Ttl(Ok((ttl, keys))) if keys.is_empty() => format!("ok ttl={ttl}"),
                 Observed::Ttl(Ok((ttl, keys))) => {
@@ -60,6 +65,9 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
                     }
                     _ => {}
                 }
+            }
+            if let Observed::Kube(r) = &step.observed {
+                kube_details(w, r);
             }
             if let Observed::Watch(Ok(id)) = &step.observed {
                 for r in &run.history.watches[id.0].responses {
@@ -124,4 +132,20 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
     }
     let _ = writeln!(w, "\nverdict {}", if judgement.passed() { "pass" } else { "FAIL" });
     out
+}
+
+/// What a `kube` step's answer held beyond its code: a list's names in order, a watch's events.
+fn kube_details(w: &mut String, r: &KubeResult) {
+    if let Ok((_, body)) = &r.answer {
+        if let Some(items) = body.get("items").and_then(serde_json::Value::as_array) {
+            let names: Vec<&str> = items
+                .iter()
+                .map(|i| i.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("?"))
+                .collect();
+            let _ = writeln!(w, "      items [{}]", names.join(", "));
+        }
+    }
+    for e in &r.events {
+        let _ = writeln!(w, "      {}", e.describe());
+    }
 }

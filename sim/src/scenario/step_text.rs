@@ -8,8 +8,9 @@ use std::fmt::{self, Display, Formatter};
 
 use super::expr::Expr;
 use super::plan::{
-    ComparePlan, CompareValue, GetPlan, Op, PutPlan, StepPlan, TxnOpPlan, TxnPlan, WaitPlan, WatchCondition,
+    ComparePlan, CompareValue, GetPlan, KubePlan, KubeRv, Op, PutPlan, StepPlan, TxnOpPlan, TxnPlan, WaitPlan, WatchCondition,
 };
+use super::execute::kube::params as kube_params;
 use super::request::{self, Known};
 use super::syntax::{CompareOp, CompareTarget};
 use crate::describe::{self, FromFn, Range, Text, WatchTarget};
@@ -35,6 +36,7 @@ fn op(f: &mut Formatter<'_>, op: &Op) -> fmt::Result {
         Op::LeaseKeepAlive { lease } => describe::write_lease_keep_alive(f, lease),
         Op::LeaseTimeToLive { lease, keys } => describe::write_lease_time_to_live(f, lease, *keys),
         Op::LeaseLeases => f.write_str(describe::LEASE_LEASES),
+        Op::Kube(k) => kube(f, k),
         Op::Watch(w) => {
             let from = w.start_revision.as_ref().map(Named).filter(|n| !n.is_zero());
             write!(f, "watch {}", WatchTarget { span: &w.span, from: from.as_ref().map(|n| n as &dyn Display) })
@@ -119,6 +121,30 @@ fn named(e: &Option<Expr>) -> Option<Named<'_>> {
 /// The name if there is one, else what the request sent.
 fn either<'a>(name: &'a Option<Named<'a>>, sent: Option<&'a dyn Display>) -> Option<&'a dyn Display> {
     name.as_ref().map(|n| n as &dyn Display).or(sent)
+}
+
+/// A `kube` request as the trace shows it, its resourceVersion by the step it names (`rv=rev_of(create)`).
+fn kube(f: &mut Formatter<'_>, k: &KubePlan) -> fmt::Result {
+    let rv: Option<Box<dyn Display + '_>> = match &k.resource_version {
+        None => None,
+        Some(KubeRv::Text(t)) if t.is_empty() => Some(Box::new("\"\"")),
+        Some(KubeRv::Text(t)) => Some(Box::new(t.as_str())),
+        Some(KubeRv::Number(e)) => Some(Box::new(Named(e))),
+    };
+    let mut params = kube_params(k);
+    if let Some(e) = &k.precondition_rv {
+        params.insert(0, format!("if-rv={}", Named(e)));
+    }
+    let request = describe::KubeRequest {
+        verb: k.verb.word(),
+        resource: &k.resource,
+        namespace: k.namespace.as_deref(),
+        name: k.name.as_deref(),
+        subresource: k.subresource.as_deref(),
+        rv: rv.as_deref(),
+        params,
+    };
+    write!(f, "{request}")
 }
 
 fn put(f: &mut Formatter<'_>, p: &PutPlan) -> fmt::Result {

@@ -34,7 +34,7 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("after a missing step", "[[client.step]]\nafter = [\"nope\"]\nsleep_ms = 1\n", "5:10", "names step \"nope\", which no client has"),
     ("rev_of a missing step", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { revision = \"rev_of(nope)\" }\n", "6:23", "`rev_of` names step \"nope\""),
     ("rev_of a step without a revision", "[[client.step]]\nname = \"nap\"\nsleep_ms = 1\n[[client.step]]\nget = { key = \"/a\", revision = \"rev_of(nap)\" }\n", "8:32", "has no response revision"),
-    ("bad expression", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { revision = \">= two\" }\n", "6:23", "expected `[== != >= <= > <] (integer | rev_of(step))"),
+    ("bad expression", "[[client.step]]\nget = { key = \"/a\" }\nexpect = { revision = \">= two\" }\n", "6:23", "expected `[== != >= <= > <] (integer | rev_of(step) | rv_of(step))"),
     ("relation where a value is given", "[[client.step]]\nname = \"w\"\nwatch = { key = \"/a\", start_revision = \">= 3\" }\n", "6:40", "this value is given, not compared"),
     ("lease names a non-lease step", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nput = { key = \"/b\", value = \"1\", lease = \"p\" }\n", "8:42", "not a `lease_grant` step"),
     ("wait on a non-watch step", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nwait = { watch = \"p\", events = 1 }\n", "8:18", "not a `watch` step"),
@@ -66,12 +66,54 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("a guarantee both held and failed", "[checks]\nhold = [\"Reliable\"]\nfail = [\"Reliable\"]\n", "1:1", "both in `hold` and in `fail`"),
 ];
 
+/// A head with two apiservers and a Kubernetes client on the first, for `KUBE_BAD`.
+const KUBE_HEAD: &str = "# case\n[cluster]\napiservers = 2\n[[client]]\nname = \"k\"\napiserver = \"apiserver-1\"\n";
+
+/// Bad Kubernetes parts of a file, after `KUBE_HEAD` (or `HEAD` where a case starts with `# etcd`).
+const KUBE_BAD: &[(&str, &str, &str, &str)] = &[
+    ("kube step without apiservers", "# etcd\n[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\n", "3:8", "has no apiservers"),
+    ("client on a missing apiserver", "[[client]]\nname = \"b\"\napiserver = \"apiserver-3\"\n", "9:13", "no apiserver is named \"apiserver-3\""),
+    ("client with a member and an apiserver", "[[client]]\nname = \"b\"\nmember = \"etcd-1\"\napiserver = \"apiserver-1\"\n", "9:10", "a member or to apiservers, not both"),
+    ("routing with one apiserver named", "[[client]]\nname = \"b\"\napiserver = \"apiserver-1\"\nrouting = \"sticky\"\n", "9:13", "`routing` picks among all"),
+    ("unknown routing", "[[client]]\nname = \"b\"\nrouting = \"random\"\n", "9:11", "expected one of `round-robin`, `sticky`, `failover`"),
+    ("kube step on an etcd client", "[[client]]\nname = \"b\"\nmember = \"etcd-1\"\n[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\n", "10:1", "a `kube` step needs a Kubernetes client"),
+    ("etcd step on a kube client", "[[client.step]]\nget = { key = \"/a\" }\n", "7:1", "sends `kube` steps, not `get`"),
+    ("unknown verb", "[[client.step]]\nkube = { verb = \"apply\", resource = \"configmaps\" }\n", "8:17", "unknown variant `apply`"),
+    ("unknown resource", "[[client.step]]\nkube = { verb = \"list\", resource = \"configmapz\" }\n", "8:36", "no resource is called \"configmapz\""),
+    ("a parameter the verb does not take", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\", limit = 5 }\n", "8:8", "`limit` is not a parameter of get"),
+    ("get without a name", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\" }\n", "8:8", "expected `name`"),
+    ("namespace of a cluster-scoped resource", "[[client.step]]\nkube = { verb = \"list\", resource = \"namespaces\", namespace = \"default\" }\n", "8:62", "cluster-scoped: it takes no `namespace`"),
+    ("unknown subresource", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\", subresource = \"scale\" }\n", "8:75", "no subresource \"scale\"; it has none"),
+    ("create without an object", "[[client.step]]\nkube = { verb = \"create\", resource = \"configmaps\" }\n", "8:8", "expected `object`"),
+    ("unknown resourceVersionMatch", "[[client.step]]\nkube = { verb = \"list\", resource = \"configmaps\", resource_version = \"0\", resource_version_match = \"Latest\" }\n", "8:99", "expected Exact or NotOlderThan"),
+    ("continue from a step that is no list", "[[client.step]]\nname = \"g\"\nsleep_ms = 1\n[[client.step]]\nkube = { verb = \"list\", resource = \"configmaps\", continue_from = \"g\" }\n", "11:66", "which is not a `kube` list"),
+    ("code out of range", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { code = 700 }\n", "9:19", "700 is not an HTTP code"),
+    ("fields key that is no pointer", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { fields = { \"data.k\" = \"v\" } }\n", "9:21", "not a JSON pointer"),
+    ("items on a get", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { items = [\"x\"] }\n", "9:20", "`expect.items` does not apply"),
+    ("etcd expectation on a kube step", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { revision = 3 }\n", "9:23", "`expect.revision` does not apply to a `kube` step"),
+    ("unknown watch event type", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\" }\nexpect.watch_events = [{ type = \"CHANGED\" }]\n", "9:33", "event type \"CHANGED\""),
+    ("bookmark the watch did not ask for", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\" }\nexpect.watch_events = [{ type = \"BOOKMARK\" }]\n", "9:24", "`allow_watch_bookmarks = true`"),
+    ("initial-events-end without sendInitialEvents", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\", allow_watch_bookmarks = true }\nexpect.watch_events = [{ type = \"BOOKMARK\", initial_events_end = true }]\n", "9:24", "`send_initial_events = true`"),
+    ("apiserver settings for a missing apiserver", "[[apiserver]]\nname = \"apiserver-5\"\nwatch_cache = false\n", "8:8", "no apiserver is named \"apiserver-5\"; expected one of"),
+    ("unknown apiserver failpoint", "[[failpoint]]\nnode = \"apiserver-1\"\npoint = \"before-compact\"\naction = \"drop\"\n", "7:1", "no failpoint is named \"before-compact\""),
+];
+
 #[test]
 fn every_bad_file_gets_one_located_error() {
     let mut wrong = Vec::new();
-    for (what, body, at, words) in BAD {
+    let kube = KUBE_BAD.iter().map(|(what, body, at, words)| {
+        let text = match body.strip_prefix("# etcd\n") {
+            Some(rest) => format!("{HEAD}{rest}"),
+            None => format!("{KUBE_HEAD}{body}"),
+        };
+        (what, text, at, words)
+    });
+    let etcd = BAD.iter().map(|(what, body, at, words)| {
         // A case that starts with its own head replaces the default one.
         let text = if body.starts_with("# x") { body.to_string() } else { format!("{HEAD}{body}") };
+        (what, text, at, words)
+    });
+    for (what, text, at, words) in etcd.chain(kube) {
         match parse("bad.toml", &text) {
             Ok(_) => wrong.push(format!("{what}: parsed, but should fail")),
             Err(e) => {
@@ -83,7 +125,8 @@ fn every_bad_file_gets_one_located_error() {
             }
         }
     }
-    assert!(wrong.is_empty(), "{} of {} cases wrong:\n{}", wrong.len(), BAD.len(), wrong.join("\n"));
+    let total = BAD.len() + KUBE_BAD.len();
+    assert!(wrong.is_empty(), "{} of {total} cases wrong:\n{}", wrong.len(), wrong.join("\n"));
 }
 
 #[test]

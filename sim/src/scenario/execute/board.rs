@@ -17,6 +17,8 @@ pub(super) struct BoardState {
     pub(super) revisions: BTreeMap<String, i64>,
     pub(super) leases: BTreeMap<String, i64>,
     pub(super) watches: BTreeMap<String, OpenWatch>,
+    /// The continue token each named `kube` list step got, for `continue_from`.
+    pub(super) continues: BTreeMap<String, String>,
 }
 
 pub(super) struct OpenWatch {
@@ -57,6 +59,14 @@ impl Board {
             }
         }
         self.changed.notify_waiters();
+    }
+
+    pub(super) fn set_continue(&self, step: &str, token: &str) {
+        self.lock().continues.insert(step.to_string(), token.to_string());
+    }
+
+    pub(super) fn continue_token(&self, step: &str) -> Option<String> {
+        self.lock().continues.get(step).cloned()
     }
 
     pub(super) async fn wait_done(&self, steps: &[String]) {

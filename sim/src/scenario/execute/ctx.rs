@@ -18,6 +18,8 @@ pub(super) struct Ctx {
     pub(super) endpoints: Vec<String>,
     pub(super) request_timeout: Duration,
     pub(super) watch_tasks: Arc<Mutex<Vec<madsim::task::JoinHandle<()>>>>,
+    /// The watches `kube` steps opened, and their collecting tasks.
+    pub(super) kube_watches: Mutex<super::kube::KubeWatches>,
 }
 
 /// What a step ended with: what was observed, the revision `rev_of` gets, the lease a grant got.

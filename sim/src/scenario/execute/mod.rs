@@ -14,10 +14,13 @@
 
 mod board;
 mod ctx;
+pub mod kube;
 mod phases;
 mod script;
 mod wait;
 mod watch;
+
+pub use kube::{KubeEvent, KubeResult};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -70,6 +73,7 @@ impl ScenarioRun {
 #[derive(Clone, Debug)]
 pub struct ClientRecord {
     pub name: String,
+    /// The member an etcd client talks to; a Kubernetes client's apiservers and routing.
     pub member: String,
     pub steps: Vec<StepRecord>,
 }
@@ -96,6 +100,8 @@ pub enum Observed {
     Watch(Result<WatchId, String>),
     /// A wait's condition held, or the wait timed out.
     Waited(Result<(), String>),
+    /// A `kube` step's answer (a watch's events filled in when the run ends).
+    Kube(kube::KubeResult),
     /// A sleep, progress request or cancel: nothing comes back.
     Done,
     /// The step could not be sent (an unresolved reference), or the run ended before it.
@@ -123,9 +129,10 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         endpoints: cluster.endpoints(),
         request_timeout: Duration::from_millis(scenario.request_timeout_ms),
         watch_tasks: Arc::default(),
+        kube_watches: Mutex::default(),
     });
     let records: Records = Arc::new(Mutex::new(scenario.clients.iter().map(|_| Vec::new()).collect()));
-    let mut clients = phases::start_scripts(scenario, &cluster, &ctx, &records);
+    let mut clients = phases::start_scripts(scenario, &cluster, &ctx, &records, seeds);
     clients.extend(phases::start_workloads(scenario, &cluster, &ctx, seeds));
     let faults = Injector::new(cluster.clone());
     let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board);
@@ -136,9 +143,10 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     phases::stop_faults(&stop, nemesis, &scheduled).await;
     madsim::time::sleep(Duration::from_millis(scenario.settle_ms)).await;
     let watches = phases::close_watches(&ctx).await;
+    let kube_events = phases::close_kube_watches(&ctx).await;
     crate::run::finish(&cluster, &trace).await;
 
-    let clients = client_records(scenario, &records);
+    let clients = client_records(scenario, &records, &kube_events);
     let state = std::mem::take(&mut *ctx.board.lock());
     ScenarioRun {
         seed,
@@ -155,14 +163,24 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     }
 }
 
-/// What each scripted client's steps did, each step the run never reached marked so.
-fn client_records(scenario: &Scenario, records: &Records) -> Vec<ClientRecord> {
+/// What each scripted client's steps did, each step the run never reached marked so, each `kube` watch
+/// with the events it collected.
+fn client_records(
+    scenario: &Scenario,
+    records: &Records,
+    kube_events: &BTreeMap<String, Vec<kube::KubeEvent>>,
+) -> Vec<ClientRecord> {
     let records = std::mem::take(&mut *records.lock().expect("records lock"));
     scenario
         .clients
         .iter()
         .zip(records)
         .map(|(script, mut steps)| {
+            for step in &mut steps {
+                if let (Observed::Kube(result), Some(events)) = (&mut step.observed, kube_events.get(&step.label)) {
+                    result.events = events.clone();
+                }
+            }
             for step in script.steps.iter().skip(steps.len()) {
                 let reason = "the run ended before this step (time limit)".to_string();
                 steps.push(StepRecord {
@@ -171,7 +189,11 @@ fn client_records(scenario: &Scenario, records: &Records) -> Vec<ClientRecord> {
                     observed: Observed::NotRun(reason),
                 });
             }
-            ClientRecord { name: script.name.clone(), member: script.member.clone(), steps }
+            let member = match &script.kube {
+                Some(target) => target.to_string(),
+                None => script.member.clone(),
+            };
+            ClientRecord { name: script.name.clone(), member, steps }
         })
         .collect()
 }

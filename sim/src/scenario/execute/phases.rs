@@ -14,6 +14,7 @@ use madsim::task::JoinHandle;
 use super::board::Board;
 use super::ctx::Ctx;
 use super::script::run_script;
+use super::kube::{KubeConn, KubeEvent};
 use super::StepRecord;
 use crate::client::{RecordingClient, SharedHistory};
 use crate::cluster::{Cluster, Seeds};
@@ -47,6 +48,12 @@ pub(super) async fn start_cluster(
     );
     crate::run::prepare(&cluster, &scenario.failpoints, trace, history);
     madsim::time::sleep(Duration::from_millis(50)).await;
+    if !cluster.apiservers.is_empty() {
+        // Kubernetes clients start once every apiserver is ready (caches listed, system namespaces made), as
+        // they would behind a load balancer that checks /readyz.
+        cluster.wait_for_apiservers().await;
+        trace.event("sim", "apiservers ready");
+    }
     cluster
 }
 
@@ -57,12 +64,15 @@ pub(super) fn start_scripts(
     cluster: &Cluster,
     ctx: &Arc<Ctx>,
     records: &Records,
+    seeds: Seeds,
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
     for (i, script) in scenario.clients.iter().enumerate() {
         let node = &cluster.clients[i];
         debug_assert_eq!(node.name, script.name, "scripted clients come first, in file order");
-        let member = scenario.cluster.member_names().iter().position(|m| *m == script.member).expect("validated");
+        // A Kubernetes client has no member; its recording client (for waits and sleeps) names the first.
+        let member = scenario.cluster.member_names().iter().position(|m| *m == script.member).unwrap_or(0);
+        let kube = script.kube.as_ref().map(|t| KubeConn::new(&script.name, t, cluster, seeds));
         let client = RecordingClient::new(
             node.client,
             &ctx.endpoints[member],
@@ -72,7 +82,7 @@ pub(super) fn start_scripts(
         )
         .named(&script.name);
         let (ctx, script, records) = (ctx.clone(), script.clone(), records.clone());
-        tasks.push(node.node.spawn(async move { run_script(&ctx, client, &script, i, &records).await }));
+        tasks.push(node.node.spawn(async move { run_script(&ctx, client, kube, &script, i, &records).await }));
     }
     tasks
 }
@@ -171,6 +181,15 @@ pub(super) async fn stop_faults(stop: &AtomicBool, nemesis: Option<JoinHandle<()
     for s in scheduled {
         s.abort();
     }
+}
+
+/// Stops collecting the `kube` watches' events; each watch step's events, by step label.
+pub(super) async fn close_kube_watches(ctx: &Ctx) -> BTreeMap<String, Vec<KubeEvent>> {
+    let watches = std::mem::take(&mut *ctx.kube_watches.lock().expect("kube watches lock"));
+    for task in &watches.tasks {
+        task.abort();
+    }
+    watches.events.into_iter().map(|(label, events)| (label, events.lock().expect("events lock").clone())).collect()
 }
 
 /// Closes every watch still open; each ends at once (its closer is gone) and files nothing more. Each

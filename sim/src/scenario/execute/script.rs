@@ -7,6 +7,7 @@ use std::time::Duration;
 use etcd_proto::etcdserverpb as pb;
 
 use super::board::Board;
+use super::kube::{kube_step, KubeConn};
 use super::ctx::{not_run, Ctx, Finished};
 use super::{Observed, StepRecord};
 use crate::client::RecordingClient;
@@ -19,6 +20,7 @@ use crate::scenario::step_text::step_text;
 pub(super) async fn run_script(
     ctx: &Ctx,
     mut client: RecordingClient,
+    mut kube: Option<KubeConn>,
     script: &ClientScript,
     index: usize,
     records: &Mutex<Vec<Vec<StepRecord>>>,
@@ -32,7 +34,10 @@ pub(super) async fn run_script(
                 madsim::time::sleep(at - now).await;
             }
         }
-        let (observed, revision, lease) = run_step(ctx, &mut client, step).await;
+        let (observed, revision, lease) = match (&step.op, &mut kube) {
+            (Op::Kube(plan), Some(conn)) => kube_step(ctx, conn, &script.name, step, plan).await,
+            _ => run_step(ctx, &mut client, step).await,
+        };
         let record = StepRecord { label: step.label.clone(), request: step_text(step), observed };
         records.lock().expect("records lock")[index].push(record);
         ctx.board.finish(step.name.as_deref(), revision, lease);
@@ -57,6 +62,7 @@ async fn run_step(ctx: &Ctx, client: &mut RecordingClient, step: &StepPlan) -> F
             madsim::time::sleep(Duration::from_millis(*ms)).await;
             (Observed::Done, None, None)
         }
+        Op::Kube(_) => unreachable!("validated: only Kubernetes clients send kube steps"),
         Op::Wait(plan) => {
             let result = super::wait::wait(ctx, plan).await;
             match &result {

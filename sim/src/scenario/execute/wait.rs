@@ -3,11 +3,7 @@
 
 use std::time::Duration;
 
-use etcd_proto::etcdserverpb as pb;
-use etcd_proto::etcdserverpb::maintenance_client::MaintenanceClient;
-
 use super::ctx::Ctx;
-use crate::client::channel;
 use crate::scenario::plan::{WaitPlan, WatchCondition};
 use crate::scenario::request::Known;
 
@@ -28,22 +24,10 @@ pub(super) async fn poll<T>(timeout: Duration, mut condition: impl FnMut() -> Op
 pub(super) async fn wait(ctx: &Ctx, plan: &WaitPlan) -> Result<(), String> {
     match plan {
         WaitPlan::Leader { timeout_ms } => {
-            let deadline = madsim::time::Instant::now() + Duration::from_millis(*timeout_ms);
-            loop {
-                for endpoint in &ctx.endpoints {
-                    let mut m = MaintenanceClient::new(channel(endpoint));
-                    let status =
-                        madsim::time::timeout(Duration::from_millis(100), m.status(pb::StatusRequest {})).await;
-                    if let Ok(Ok(s)) = status {
-                        if s.get_ref().leader != 0 {
-                            return Ok(());
-                        }
-                    }
-                }
-                if madsim::time::Instant::now() >= deadline {
-                    return Err(format!("timed out after {timeout_ms}ms: no member reported a leader"));
-                }
-                madsim::time::sleep(Duration::from_millis(50)).await;
+            if crate::cluster::leader_elected(&ctx.endpoints, Duration::from_millis(*timeout_ms)).await {
+                Ok(())
+            } else {
+                Err(format!("timed out after {timeout_ms}ms: no member reported a leader"))
             }
         }
         WaitPlan::Watch { watch, condition, timeout_ms } => {

@@ -38,6 +38,7 @@ fn allowed(op: &Op) -> &'static [&'static str] {
             "progress_revision",
         ],
         Op::WatchProgress { .. } | Op::WatchCancel { .. } | Op::Sleep { .. } | Op::Wait(_) => &[],
+        Op::Kube(k) => super::kube_expect::allowed(k.verb),
     }
 }
 
@@ -104,6 +105,10 @@ pub(super) fn expectations(src: &Source, names: &Names, op: &Op, e: &Spanned<syn
         cancel_reason: r.cancel_reason.as_ref().map(|c| c.get_ref().clone()),
         progress_count: expr(&r.progress_count)?,
         progress_revision: expr(&r.progress_revision)?,
+        kube: match op {
+            Op::Kube(k) => super::kube_expect::kube_expect(src, names, k, r)?,
+            _ => Default::default(),
+        },
     })
 }
 
@@ -129,6 +134,13 @@ fn check_keys_apply(src: &Source, op: &Op, r: &syntax::Expect) -> Result<()> {
         ("cancel_reason", r.cancel_reason.as_ref().map(Spanned::span)),
         ("progress_count", r.progress_count.as_ref().map(Spanned::span)),
         ("progress_revision", r.progress_revision.as_ref().map(Spanned::span)),
+        ("code", r.code.as_ref().map(Spanned::span)),
+        ("reason", r.reason.as_ref().map(Spanned::span)),
+        ("message", r.message.as_ref().map(Spanned::span)),
+        ("fields", r.fields.as_ref().map(Spanned::span)),
+        ("rv", r.rv.as_ref().map(Spanned::span)),
+        ("items", r.items.as_ref().map(Spanned::span)),
+        ("watch_events", r.watch_events.as_ref().map(Spanned::span)),
     ];
     let ok = allowed(op);
     for (key, span) in &present {
@@ -174,6 +186,10 @@ fn outcome_expect(
         }
         (Some(o), _) => Some(*o.get_ref()),
         (None, Some(_)) => Some(ExpectOutcome::Error),
+        (None, None) if matches!(op, Op::Kube(_)) && super::kube_expect::expects_refusal(r) => {
+            Some(ExpectOutcome::Error)
+        }
+        (None, None) if matches!(op, Op::Kube(_)) && super::kube_expect::accepts_both(r) => None,
         (None, None) if !matches!(op, Op::Watch(_)) => Some(ExpectOutcome::Ok),
         (None, None) => None,
     })

@@ -1,5 +1,6 @@
 //! Faults and failpoints: each `[[fault]]` with its one action, the nodes it names and when it applies;
-//! each `[[failpoint]]` on a member with its action; and the `[nemesis]`'s patterns and quiet times.
+//! each `[[failpoint]]` on a member or an apiserver with its action; and the `[nemesis]`'s patterns and
+//! quiet times.
 
 use fake_etcd::failpoint::{Action, Arm, Point};
 use toml::Spanned;
@@ -13,18 +14,23 @@ use crate::run::FailpointSpec;
 use crate::scenario::plan::{FaultPlan, When};
 use crate::scenario::syntax;
 
-/// The nodes a fault may name: the members, then every client.
+/// The nodes a fault may name: the members, the apiservers, then every client.
 pub(super) struct Nodes<'a> {
     pub(super) members: &'a [String],
+    pub(super) apiservers: &'a [String],
     pub(super) clients: &'a [String],
 }
 
 impl Nodes<'_> {
+    fn all(&self) -> impl Iterator<Item = &String> {
+        self.members.iter().chain(self.apiservers).chain(self.clients)
+    }
+
     fn check(&self, src: &Source, node: &str, span: std::ops::Range<usize>, what: &str) -> Result<()> {
-        if self.members.iter().chain(self.clients).any(|n| n == node) {
+        if self.all().any(|n| n == node) {
             return Ok(());
         }
-        let known: Vec<&str> = self.members.iter().chain(self.clients).map(String::as_str).collect();
+        let known: Vec<&str> = self.all().map(String::as_str).collect();
         Err(src.err(
             span,
             format!(
@@ -50,13 +56,7 @@ pub(super) fn faults(
             nodes.check(src, n, f.span(), "the fault")?;
         }
         if let Fault::Release { node, point } = &fault {
-            if !nodes.members.contains(node) {
-                return Err(src.err(
-                    f.span(),
-                    format!("`release` names {node:?}; failpoints live in members ({})", nodes.members.join(", ")),
-                ));
-            }
-            point.parse::<Point>().map_err(|e| src.err(f.span(), e.to_string()))?;
+            check_point(src, f.span(), node, point, nodes, "`release`")?;
         }
         fault.validate(spec).map_err(|e| src.err(f.span(), e.to_string()))?;
         faults.push(FaultPlan { when: when(src, names, f)?, fault });
@@ -82,22 +82,34 @@ fn when(src: &Source, names: &Names, f: &Spanned<syntax::Fault>) -> Result<When>
     }
 }
 
+/// That `point` is a failpoint of `node`: fake-etcd's on a member, the apiserver's on an apiserver.
+fn check_point(
+    src: &Source,
+    span: std::ops::Range<usize>,
+    node: &str,
+    point: &str,
+    nodes: &Nodes,
+    what: &str,
+) -> Result<()> {
+    if nodes.members.iter().any(|m| m == node) {
+        point.parse::<Point>().map(drop).map_err(|e| src.err(span, e.to_string()))
+    } else if nodes.apiservers.iter().any(|a| a == node) {
+        point.parse::<apiserver::failpoint::Point>().map(drop).map_err(|e| src.err(span, e.to_string()))
+    } else {
+        let known: Vec<&str> = nodes.members.iter().chain(nodes.apiservers).map(String::as_str).collect();
+        Err(src.err(
+            span,
+            format!("{what} names {node:?}: failpoints live in members and apiservers; expected one of {}", known.join(", ")),
+        ))
+    }
+}
+
 /// Every `[[failpoint]]`, in file order.
-pub(super) fn failpoints(src: &Source, file: &syntax::File, members: &[String]) -> Result<Vec<FailpointSpec>> {
+pub(super) fn failpoints(src: &Source, file: &syntax::File, nodes: &Nodes) -> Result<Vec<FailpointSpec>> {
     let mut failpoints = Vec::new();
     for fp in &file.failpoints {
         let r = fp.get_ref();
-        if !members.contains(&r.node) {
-            return Err(src.err(
-                fp.span(),
-                format!(
-                    "failpoint on {:?}: failpoints live in members; expected one of {}",
-                    r.node,
-                    members.join(", ")
-                ),
-            ));
-        }
-        r.point.parse::<Point>().map_err(|e| src.err(fp.span(), e.to_string()))?;
+        check_point(src, fp.span(), &r.node, &r.point, nodes, "the failpoint")?;
         let action = match (r.action, r.delay_ms) {
             (syntax::FailpointAction::Delay, Some(ms)) => Action::Delay(std::time::Duration::from_millis(ms)),
             (syntax::FailpointAction::Delay, None) => {

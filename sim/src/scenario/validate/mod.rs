@@ -4,7 +4,7 @@
 //! run in the order of the file's tables:
 //!
 //! - [`cluster`]: the scenario-wide numbers, the cluster with its bug switches, the clients' names and the
-//!   workloads;
+//!   workloads; [`kube`]: the apiservers, where Kubernetes clients send, and each `kube` step's request;
 //! - [`names`]: the steps' names, and the expressions and references that use them;
 //! - [`steps`]: each scripted client and its steps, with [`ops`] for the requests a step sends and
 //!   [`expect`] for what it expects; [`order`] refuses `after` chains that can never start;
@@ -15,6 +15,8 @@ mod checks;
 mod cluster;
 mod expect;
 mod faults;
+mod kube;
+mod kube_expect;
 mod names;
 mod ops;
 mod order;
@@ -50,19 +52,24 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     let src = Source { path, text };
     cluster::check_settings(&src, &file)?;
     let mut spec = cluster::spec(&src, &file.cluster)?;
+    kube::apiservers(&src, &file, &mut spec)?;
+    let catalog = kube::catalog();
+    spec.api_resources = kube::served(&src, &file, &catalog)?;
     let members = spec.member_names();
-    let (client_names, workloads) = cluster::clients(&src, &file, &members)?;
+    let apiservers = spec.apiserver_names();
+    let servers: Vec<String> = members.iter().chain(&apiservers).cloned().collect();
+    let (client_names, workloads) = cluster::clients(&src, &file, &servers)?;
     spec.clients = client_names.len();
     spec.client_labels = client_names.clone();
 
     let steps = names::steps(&src, &file)?;
     let names = Names { steps: &steps };
-    let clients = steps::scripts(&src, &names, &file, &members)?;
+    let clients = steps::scripts(&src, &names, &file, &spec, &catalog)?;
     order::check_no_deadlock(&src, &file, &clients)?;
 
-    let nodes = faults::Nodes { members: &members, clients: &client_names };
+    let nodes = faults::Nodes { members: &members, apiservers: &apiservers, clients: &client_names };
     let faults = faults::faults(&src, &names, &file, &spec, &nodes)?;
-    let failpoints = faults::failpoints(&src, &file, &members)?;
+    let failpoints = faults::failpoints(&src, &file, &nodes)?;
     let nemesis = match &file.nemesis {
         Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref())?),
         _ => None,

@@ -9,7 +9,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use super::{Result, Source};
-use crate::scenario::expr::{Expr, Rel};
+use crate::scenario::expr::{Expr, Rel, Term};
 use crate::scenario::syntax::{self, Value};
 
 /// Every named step, with where its name is and what kind of step it is.
@@ -38,11 +38,16 @@ pub(super) enum StepKind {
     Watch,
     /// Has a response revision for `rev_of`.
     Revisioned,
+    /// A `kube` step: `rev_of` reads the resourceVersion of its answer (an object's or a list's), and a list
+    /// can be continued (`continue_from`).
+    Kube,
     Other,
 }
 
 fn step_kind(s: &syntax::Step) -> StepKind {
-    if s.lease_grant.is_some() {
+    if s.kube.is_some() {
+        StepKind::Kube
+    } else if s.lease_grant.is_some() {
         StepKind::LeaseGrant
     } else if s.watch.is_some() {
         StepKind::Watch
@@ -112,9 +117,10 @@ impl Names<'_> {
             Value::Text(t) => Expr::parse(t).map_err(|m| src.err(value.span(), m))?,
         };
         if let Some(step) = e.step() {
-            let kind = self.step(src, &Spanned::new(value.span(), step.to_string()), "`rev_of`")?;
+            let word = if matches!(e.term, Term::RvOf(_)) { "rv_of" } else { "rev_of" };
+            let kind = self.step(src, &Spanned::new(value.span(), step.to_string()), &format!("`{word}`"))?;
             if kind == StepKind::Other {
-                return Err(src.err(value.span(), format!("`rev_of({step})`: step {step:?} has no response revision (only get, put, delete, txn, compact, lease_grant, lease_revoke and watch steps do)")));
+                return Err(src.err(value.span(), format!("`{word}({step})`: step {step:?} has no response revision (only get, put, delete, txn, compact, lease_grant, lease_revoke, watch and kube steps do)")));
             }
         }
         Ok(e)

@@ -8,7 +8,9 @@ use super::names::Names;
 use super::ops::{delete_plan, get_plan, put_plan, span_of, txn_plan};
 use super::{Result, Source};
 use crate::scenario::plan::{ClientScript, Op, StepPlan, WaitPlan, WatchCondition, WatchPlan};
+use crate::cluster::ClusterSpec;
 use crate::scenario::syntax;
+use apiserver::apis::Catalog;
 
 /// An operation with the key that gave it, for the error of a step with several.
 type Keyed = (&'static str, Op);
@@ -18,11 +20,15 @@ pub(super) fn scripts(
     src: &Source,
     names: &Names,
     file: &syntax::File,
-    members: &[String],
+    spec: &ClusterSpec,
+    catalog: &Catalog,
 ) -> Result<Vec<ClientScript>> {
+    let members = spec.member_names();
     let mut clients = Vec::new();
     for client in &file.clients {
+        let kube = super::kube::target(src, client, spec)?;
         let member = match &client.member {
+            None if kube.is_some() => String::new(),
             None => members[0].clone(),
             Some(m) => {
                 if !members.contains(m.get_ref()) {
@@ -36,22 +42,40 @@ pub(super) fn scripts(
         };
         let mut plans = Vec::new();
         for (i, step) in client.steps.iter().enumerate() {
-            plans.push(step_plan(src, names, client.name.get_ref(), i, step)?);
+            let plan = step_plan(src, names, catalog, client.name.get_ref(), i, step)?;
+            check_client_kind(src, step, &plan.op, kube.is_some())?;
+            plans.push(plan);
         }
-        clients.push(ClientScript { name: client.name.get_ref().clone(), member, steps: plans });
+        clients.push(ClientScript { name: client.name.get_ref().clone(), member, kube, steps: plans });
     }
     Ok(clients)
+}
+
+/// A Kubernetes client sends `kube` steps, an etcd client etcd requests; waits and sleeps are either's.
+fn check_client_kind(src: &Source, step: &Spanned<syntax::Step>, op: &Op, kube_client: bool) -> Result<()> {
+    let neutral = matches!(op, Op::Sleep { .. } | Op::Wait(_));
+    match (op, kube_client) {
+        (Op::Kube(_), false) => {
+            Err(src.err(step.span(), "a `kube` step needs a Kubernetes client: give the client `apiserver` or `routing`"))
+        }
+        (_, true) if !neutral && !matches!(op, Op::Kube(_)) => Err(src.err(
+            step.span(),
+            format!("a Kubernetes client sends `kube` steps, not `{}`; etcd requests need a client of a member", op.keyword()),
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn step_plan(
     src: &Source,
     names: &Names,
+    catalog: &Catalog,
     client: &str,
     index: usize,
     step: &Spanned<syntax::Step>,
 ) -> Result<StepPlan> {
     let s = step.get_ref();
-    let op = step_op(src, names, step)?;
+    let op = step_op(src, names, catalog, step)?;
     let mut after = Vec::new();
     for a in &s.after {
         names.step(src, a, "`after`")?;
@@ -74,9 +98,12 @@ fn step_plan(
 }
 
 /// The step's one operation, whichever key gives it.
-fn step_op(src: &Source, names: &Names, step: &Spanned<syntax::Step>) -> Result<Op> {
+fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax::Step>) -> Result<Op> {
     let s = step.get_ref();
     let mut ops: Vec<Keyed> = Vec::new();
+    if let Some(k) = &s.kube {
+        ops.push(("kube", Op::Kube(Box::new(super::kube::kube_plan(src, names, catalog, k)?))));
+    }
     kv_ops(src, names, s, &mut ops)?;
     lease_ops(src, names, s, &mut ops)?;
     watch_ops(src, names, step, &mut ops)?;
@@ -87,7 +114,7 @@ fn step_op(src: &Source, names: &Names, step: &Spanned<syntax::Step>) -> Result<
         ops.push(("wait", Op::Wait(wait_plan(src, names, w)?)));
     }
     const ALL: &str = "get, put, delete, txn, compact, lease_grant, lease_revoke, lease_keep_alive, \
-                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait";
+                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube";
     match ops.len() {
         1 => Ok(ops.pop().expect("one").1),
         0 => Err(src.err(step.span(), format!("the step has no operation; expected exactly one of: {ALL}"))),

@@ -5,6 +5,8 @@
 //! what was seen; for a watch's event sequence a failing finding lists both sequences side by side, with
 //! the differing positions marked, which is what a reader needs to see at once.
 
+mod kube;
+
 use std::collections::BTreeMap;
 
 use super::execute::{Observed, ScenarioRun};
@@ -99,6 +101,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
                 (Observed::Ttl(ttl), Some(e)) => j.ttl(ttl, e),
                 (Observed::Leases(ids), Some(e)) => j.leases(ids, e),
                 (Observed::Watch(Ok(id)), Some(e)) => j.watch(&run.history.watches[id.0], e),
+                (Observed::Kube(result), Some(e)) => j.kube(result, e),
                 (Observed::Waited(Ok(())) | Observed::Done, Some(_)) => {}
             }
         }
@@ -336,7 +339,7 @@ impl StepJudge<'_> {
         if let Some(e) = e {
             let value = e.value(self.env).map(|v| format!("{v}")).unwrap_or_else(|_| "?".into());
             let written = e.to_string().replace(' ', "");
-            match (e.rel == super::expr::Rel::Eq, e.step().is_some()) {
+            match (e.rel == crate::scenario::expr::Rel::Eq, e.step().is_some()) {
                 (true, false) => s.push_str(&format!(" {name}={value}")),
                 (true, true) => s.push_str(&format!(" {name}={written}(={value})")),
                 (false, false) => s.push_str(&format!(" {name}{written}")),
@@ -544,7 +547,7 @@ fn has_body_expectations(e: &Expectations) -> bool {
 /// An expression as the report shows it: relations spelled out, a bare number as `== n`.
 fn shown(e: &Expr) -> String {
     let s = e.to_string();
-    if e.rel == super::expr::Rel::Eq {
+    if e.rel == crate::scenario::expr::Rel::Eq {
         format!("== {s}")
     } else {
         s

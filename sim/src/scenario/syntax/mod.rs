@@ -12,6 +12,13 @@ use toml::Spanned;
 
 use crate::checker::Guarantee;
 
+mod kube;
+
+mod expect;
+
+pub use expect::{Codes, EventType, Expect, ExpectError, ExpectEvent, ExpectKv, ExpectOutcome, ExpectResponse};
+pub use kube::{Apiserver, ExpectWatchEvent, Kube, PatchType, Routing, Verb};
+
 /// A whole scenario file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -20,6 +27,8 @@ pub struct File {
     pub scenario: Settings,
     #[serde(default)]
     pub cluster: Cluster,
+    #[serde(default, rename = "apiserver", skip_serializing_if = "Vec::is_empty")]
+    pub apiservers: Vec<Apiserver>,
     #[serde(default, rename = "client", skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<Client>,
     #[serde(default, rename = "workload", skip_serializing_if = "Vec::is_empty")]
@@ -95,6 +104,13 @@ pub struct Cluster {
     /// `txn-ranges-checked-only-where-served`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bugs: Vec<Spanned<String>>,
+    /// Apiservers, `apiserver-1..N`, each on its own node with its own watch cache (`[[apiserver]]` tunes one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apiservers: Option<Spanned<usize>>,
+    /// The resources they serve besides namespaces (`configmaps`, `deployments.apps`); default: those the
+    /// scenario's `kube` steps name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Spanned<String>>,
 }
 
 fn default_members() -> Spanned<usize> {
@@ -115,6 +131,8 @@ impl Default for Cluster {
             request_timeout_ms: default_request_timeout_ms(),
             snapshot_count: None,
             bugs: Vec::new(),
+            apiservers: None,
+            resources: Vec::new(),
         }
     }
 }
@@ -127,6 +145,12 @@ pub struct Client {
     /// The member this client talks to (default: the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Spanned<String>>,
+    /// A Kubernetes client: the apiserver it talks to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apiserver: Option<Spanned<String>>,
+    /// A Kubernetes client behind a load balancer: how it picks among every apiserver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<Spanned<Routing>>,
     #[serde(default, rename = "step", skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Spanned<Step>>,
 }
@@ -175,6 +199,9 @@ pub struct Step {
     pub sleep_ms: Option<Spanned<u64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<Spanned<Wait>>,
+    /// A request to an apiserver (a Kubernetes client's step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube: Option<Spanned<Kube>>,
 
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<Spanned<Expect>>,
@@ -184,7 +211,7 @@ pub struct Step {
 /// key; with `prefix = true`, every key under it; with `range_end`, `[key, range_end)`; with
 /// `from_key = true`, every key from `key` on. They are spelled out in each table (no serde `flatten`,
 /// which would lose toml's error locations); [`super::validate`] reads them through [`KeyFields`].
-fn is_false(b: &bool) -> bool {
+pub(super) fn is_false(b: &bool) -> bool {
     !*b
 }
 
@@ -448,149 +475,6 @@ pub struct Wait {
     pub progress: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
-}
-
-/// What the step's client must observe. Every key is optional; what is left out is not checked.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expect {
-    /// `ok`, `error`, `unknown` (no answer, or an availability error such as a connection reset, which
-    /// leaves the outcome unknown), `not-sent`, or `ok-or-unknown`. Default: `ok`, or `error` when `error`
-    /// is given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Spanned<ExpectOutcome>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<Spanned<ExpectError>>,
-    /// The response header's revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revision: Option<Spanned<Value>>,
-    /// get: the exact list of key-values returned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kvs: Option<Spanned<Vec<ExpectKv>>>,
-    /// get: the count; delete: the number deleted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub more: Option<Spanned<bool>>,
-    /// txn: which branch ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub succeeded: Option<Spanned<bool>>,
-    /// put/delete with prev_kv: the previous value (`""` for none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prev_value: Option<Spanned<String>>,
-    /// lease_grant, lease_keep_alive, lease_time_to_live: the TTL in the answer (-1: the lease is gone).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_s: Option<Spanned<Value>>,
-    /// lease_time_to_live with `keys = true`: the keys attached to the lease, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keys: Option<Spanned<Vec<String>>>,
-    /// lease_leases: the leases listed, by their `lease_grant` steps (in any order; every lease listed must
-    /// be one of these, and each of these must be listed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leases: Option<Spanned<Vec<Spanned<String>>>>,
-    /// txn: what each operation of the branch that ran returned, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub responses: Option<Spanned<Vec<Spanned<ExpectResponse>>>>,
-    /// watch: the exact sequence of events delivered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<Spanned<Vec<Spanned<ExpectEvent>>>>,
-    /// watch: whether the server canceled it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub canceled: Option<Spanned<bool>>,
-    /// watch: the compact revision it was canceled with (implies `canceled = true`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compact_revision: Option<Spanned<Value>>,
-    /// watch: the cancel reason text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel_reason: Option<Spanned<String>>,
-    /// watch: how many progress notifications arrived.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress_count: Option<Spanned<Value>>,
-    /// watch: what each progress notification's revision must satisfy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub progress_revision: Option<Spanned<Value>>,
-}
-
-/// One entry of a txn's `responses`: what one operation of the branch that ran returned. Each key is
-/// optional, as in `expect`, and must fit the operation at its position.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectResponse {
-    /// get: the exact list of key-values returned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kvs: Option<Spanned<Vec<ExpectKv>>>,
-    /// get: the count; delete: the number deleted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub more: Option<Spanned<bool>>,
-    /// put/delete with prev_kv: the previous value (`""` for none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prev_value: Option<Spanned<String>>,
-    /// A nested txn: which branch ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub succeeded: Option<Spanned<bool>>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ExpectOutcome {
-    Ok,
-    Error,
-    Unknown,
-    NotSent,
-    OkOrUnknown,
-}
-
-/// `error = { code = "OutOfRange", message = "etcdserver: mvcc: required revision has been compacted" }`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectError {
-    pub code: Spanned<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectKv {
-    pub key: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create_revision: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mod_revision: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<Spanned<Value>>,
-    /// The `lease_grant` step whose lease the key must carry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease: Option<Spanned<String>>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectEvent {
-    #[serde(rename = "type")]
-    pub kind: EventType,
-    pub key: Spanned<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mod_revision: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create_revision: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prev_value: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventType {
-    Put,
-    Delete,
 }
 
 /// A number, or text: an expression (`">= rev_of(create) + 1"`) where a number is expected, plain text
