@@ -25,7 +25,7 @@ use std::path::Path;
 
 pub use error::ScenarioError;
 pub use execute::{run, ScenarioRun};
-pub use plan::Scenario;
+pub use plan::{Scenario, ZooEntry};
 
 /// Reads and validates the scenario at `path`.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {

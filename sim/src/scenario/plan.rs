@@ -41,9 +41,33 @@ pub struct Scenario {
     /// Guarantees that must pass, and those that must fail.
     pub hold: BTreeSet<Guarantee>,
     pub fail: BTreeSet<Guarantee>,
+    /// The bug zoo entry this scenario is, if any.
+    pub zoo: Option<ZooEntry>,
+}
+
+/// A scenario of the bug zoo: a historical race and the switch that puts it back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZooEntry {
+    /// The bug switch (`crate::bugs`), off unless turned on.
+    pub bug: String,
+    /// The race, in a few words.
+    pub race: String,
 }
 
 impl Scenario {
+    /// Turns on a bug switch for this scenario's runs, whatever its file says.
+    pub fn turn_on(&mut self, bug: &str) -> Result<(), crate::bugs::UnknownSwitch> {
+        self.cluster.bugs.turn_on(bug)
+    }
+
+    /// Turns on the switch of the zoo entry this scenario is; `false` if it is none.
+    pub fn turn_on_zoo_bug(&mut self) -> bool {
+        match self.zoo.as_ref().map(|z| z.bug.clone()) {
+            Some(bug) => self.turn_on(&bug).is_ok(),
+            None => false,
+        }
+    }
+
     /// The default seeds, `1..=seeds`.
     pub fn default_seeds(&self) -> std::ops::RangeInclusive<u64> {
         1..=self.seeds

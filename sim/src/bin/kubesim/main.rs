@@ -32,6 +32,8 @@ mod sweep_cmd;
 mod sweep_html;
 #[cfg(madsim)]
 mod sweep_summary;
+#[cfg(madsim)]
+mod zoo_cmd;
 
 #[cfg(madsim)]
 mod cli {
@@ -100,6 +102,9 @@ mod cli {
         /// seed with its replay command, and (--json) a summary that shards merge with --merge.
         /// Exit code 0 all pass, 1 some failed, 2 invalid scenario.
         Sweep(crate::sweep_cmd::SweepArgs),
+        /// The bug zoo's catch rates: each zoo scenario over seeds 1..=N with its switch on, as the
+        /// README's Markdown table. Exit code 0 every entry caught on some seed, 1 one never caught.
+        Zoo(crate::zoo_cmd::ZooArgs),
         /// Runs one seed twice in separate processes and compares the trace hashes; on a difference, shows
         /// the first differing trace line. Exit code 0 deterministic, 1 not.
         CheckDeterminism(crate::determinism_cmd::CheckDeterminism),
@@ -171,6 +176,7 @@ mod cli {
             }
             Command::Run(args) => crate::scenario_cmd::run(&args),
             Command::Sweep(args) => crate::sweep_cmd::run(&args),
+            Command::Zoo(args) => crate::zoo_cmd::run(&args),
             Command::CheckDeterminism(args) => crate::determinism_cmd::run(&args),
             Command::Shrink(args) => crate::shrink_cmd::run(&args),
             Command::Traffic { args, hash_only, quiet, report: outputs } => {

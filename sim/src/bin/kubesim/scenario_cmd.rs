@@ -33,6 +33,41 @@ pub struct RunScenario {
     pub json: bool,
     #[command(flatten)]
     pub report: crate::report_out::ReportArgs,
+    #[command(flatten)]
+    pub switches: BugFlags,
+}
+
+/// Bug switches turned on from the command line, over what the file says.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct BugFlags {
+    /// Turn on this bug switch (`kubesim bugs` lists them); repeatable.
+    #[arg(long = "bug", value_name = "SWITCH")]
+    pub bugs: Vec<String>,
+    /// Turn on the switch of the bug zoo entry the scenario is (its `[scenario] bug`).
+    #[arg(long)]
+    pub zoo: bool,
+}
+
+impl BugFlags {
+    /// Turns the switches on in `scenario`; the error says which name is wrong or which file is no zoo entry.
+    pub fn apply(&self, scenario: &mut Scenario) -> Result<(), String> {
+        for bug in &self.bugs {
+            scenario.turn_on(bug).map_err(|e| e.to_string())?;
+        }
+        if self.zoo && !scenario.turn_on_zoo_bug() {
+            return Err(format!("--zoo: {} is no bug zoo entry (it has no `[scenario] bug`)", scenario.path));
+        }
+        Ok(())
+    }
+
+    /// The flags as arguments again, for a child process or a replay command.
+    pub fn args(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.bugs.iter().flat_map(|b| ["--bug".to_string(), b.clone()]).collect();
+        if self.zoo {
+            out.push("--zoo".into());
+        }
+        out
+    }
 }
 
 /// The one-line summary of a run.
@@ -48,9 +83,14 @@ pub struct Summary {
     pub sim_time_ms: u64,
 }
 
-/// The command that replays `seed` of the scenario at `file`.
-pub fn replay_command(file: &Path, seed: u64) -> String {
-    format!("cargo kubesim run {} --seed {seed}", file.display())
+/// The command that replays `seed` of the scenario at `file`, with the bug switch flags `flags` it ran with.
+pub fn replay_command(file: &Path, seed: u64, flags: &[String]) -> String {
+    let mut cmd = format!("cargo kubesim run {} --seed {seed}", file.display());
+    for f in flags {
+        cmd.push(' ');
+        cmd.push_str(f);
+    }
+    cmd
 }
 
 /// Loads a scenario, printing the error and giving exit code 2 if it is invalid.
@@ -113,12 +153,17 @@ fn first_line(s: &str) -> &str {
 }
 
 pub fn run(args: &RunScenario) -> ExitCode {
-    let scenario = match load(&args.file) {
+    let mut scenario = match load(&args.file) {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Err(e) = args.switches.apply(&mut scenario) {
+        eprintln!("kubesim: {e}");
+        return ExitCode::from(2);
+    }
     let seed = args.seed.unwrap_or(scenario.canonical_seed);
-    let source = replay_command(&args.file, seed);
+    let flags = args.switches.args();
+    let source = replay_command(&args.file, seed, &flags);
     let run = if args.report.wanted() {
         crate::report_out::start_capture();
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scenario::run(&scenario, seed))) {
@@ -174,7 +219,7 @@ pub fn run(args: &RunScenario) -> ExitCode {
     if passed {
         ExitCode::SUCCESS
     } else {
-        eprintln!("kubesim: the scenario failed; replay with `{}`", replay_command(&args.file, seed));
+        eprintln!("kubesim: the scenario failed; replay with `{source}`");
         ExitCode::FAILURE
     }
 }

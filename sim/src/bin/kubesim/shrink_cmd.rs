@@ -102,7 +102,10 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     );
     match confirm(&shown, &text, &out, found) {
         Ok(hash) => {
-            println!("confirmed in a fresh process (trace hash {hash}); replay with `{}`", replay_command(&out, found));
+            println!(
+                "confirmed in a fresh process (trace hash {hash}); replay with `{}`",
+                replay_command(&out, found, &[])
+            );
             match &args.html {
                 Some(html) => report(&out, found, html),
                 None => ExitCode::SUCCESS,

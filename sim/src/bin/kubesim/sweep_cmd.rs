@@ -47,6 +47,8 @@ pub struct SweepArgs {
     /// Write an HTML report of every failing seed, and an index page, into this directory.
     #[arg(long, value_name = "DIR", conflicts_with = "merge")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub switches: crate::scenario_cmd::BugFlags,
 }
 
 /// Shard `index` of `count`, 1-based.
@@ -102,10 +104,13 @@ pub fn run(args: &SweepArgs) -> ExitCode {
     let mut scenarios = Vec::new();
     let mut invalid = 0;
     for file in &files {
-        match scenario::load(file) {
+        match scenario::load(file).map_err(|e| format!("invalid scenario: {e}")).and_then(|mut s| {
+            args.switches.apply(&mut s)?;
+            Ok(s)
+        }) {
             Ok(s) => scenarios.push((file.clone(), s)),
             Err(e) => {
-                eprintln!("kubesim: invalid scenario: {e}");
+                eprintln!("kubesim: {e}");
                 invalid += 1;
             }
         }
@@ -124,7 +129,8 @@ pub fn run(args: &SweepArgs) -> ExitCode {
         .collect();
 
     let started = Instant::now();
-    let results = run_all(&scenarios, queue, jobs);
+    let flags = args.switches.args();
+    let results = run_all(&scenarios, queue, jobs, &flags);
     let summary = SweepSummary {
         shards: vec![ShardRun {
             shard: format!("{}/{}", shard.index, shard.count),
@@ -137,6 +143,7 @@ pub fn run(args: &SweepArgs) -> ExitCode {
             .map(|((file, s), seeds)| ScenarioSeeds {
                 scenario: s.name.clone(),
                 file: file.display().to_string(),
+                flags: flags.clone(),
                 seeds,
             })
             .collect(),
@@ -175,7 +182,12 @@ struct InFlight {
 }
 
 /// Runs every (scenario, seed) of `queue`, `jobs` processes at a time; the results per scenario, by seed.
-fn run_all(scenarios: &[(PathBuf, Scenario)], mut queue: VecDeque<(usize, u64)>, jobs: usize) -> Vec<Vec<SeedResult>> {
+pub fn run_all(
+    scenarios: &[(PathBuf, Scenario)],
+    mut queue: VecDeque<(usize, u64)>,
+    jobs: usize,
+    flags: &[String],
+) -> Vec<Vec<SeedResult>> {
     let bar = progress_bar(queue.len() as u64);
     let mut results: Vec<Vec<SeedResult>> = vec![Vec::new(); scenarios.len()];
     let mut running: Vec<InFlight> = Vec::new();
@@ -191,7 +203,7 @@ fn run_all(scenarios: &[(PathBuf, Scenario)], mut queue: VecDeque<(usize, u64)>,
                 "--json".into(),
             ];
             let started = Instant::now();
-            match child::spawn(args) {
+            match child::spawn(args.into_iter().chain(flags.iter().map(OsString::from))) {
                 Ok(child) => running.push(InFlight { scenario: i, seed, started, child }),
                 Err(e) => results[i].push(crashed(seed, format!("could not start: {e}"), 0)),
             }

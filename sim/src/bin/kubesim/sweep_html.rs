@@ -32,7 +32,7 @@ pub fn write(summary: &SweepSummary, dir: &Path, jobs: usize) -> bool {
                 seed: r.seed,
                 report: Some(name),
                 first_failure: r.failures.first().and_then(|f| f.lines().next()).unwrap_or("").to_string(),
-                replay: replay_command(Path::new(&s.file), r.seed),
+                replay: replay_command(Path::new(&s.file), r.seed, &s.flags),
             });
         }
         rows.push(ScenarioRow { scenario: s.scenario.clone(), file: s.file.clone(), seeds: s.seeds.len(), failed });
@@ -51,7 +51,8 @@ pub fn write(summary: &SweepSummary, dir: &Path, jobs: usize) -> bool {
                     "--html".into(),
                     dir.join(name).into(),
                 ];
-                child::spawn(args)
+                let flags = summary.scenarios[*si].flags.iter().map(OsString::from);
+                child::spawn(args.into_iter().chain(flags))
             })
             .collect();
         for ((si, fi, name), r) in batch.iter().zip(running) {

@@ -34,6 +34,9 @@ pub struct ShardRun {
 pub struct ScenarioSeeds {
     pub scenario: String,
     pub file: String,
+    /// The bug switch flags its seeds ran with (`--bug NAME`, `--zoo`), for the replay commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
     pub seeds: Vec<SeedResult>,
 }
 
@@ -122,7 +125,7 @@ impl SweepSummary {
                             let _ = writeln!(t, "      {}", clip(line, 200));
                         }
                     }
-                    let _ = writeln!(t, "    replay: {}", replay_command(Path::new(&s.file), r.seed));
+                    let _ = writeln!(t, "    replay: {}", replay_command(Path::new(&s.file), r.seed, &s.flags));
                 }
             }
         }

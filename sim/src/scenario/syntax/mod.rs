@@ -59,6 +59,13 @@ pub struct Settings {
     /// Quiet time after the last client step, before open watches are closed and checked.
     #[serde(default = "default_settle_ms")]
     pub settle_ms: u64,
+    /// A bug zoo entry: the bug switch whose race this scenario catches (off in its own runs, which must
+    /// pass; `kubesim zoo` and `--zoo` turn it on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bug: Option<Spanned<String>>,
+    /// A bug zoo entry: the race, in a few words, for the zoo's table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<Spanned<String>>,
 }
 
 fn default_seeds() -> Spanned<u64> {
@@ -81,6 +88,8 @@ impl Default for Settings {
             canonical_seed: default_canonical_seed(),
             time_limit_s: default_time_limit_s(),
             settle_ms: default_settle_ms(),
+            bug: None,
+            race: None,
         }
     }
 }

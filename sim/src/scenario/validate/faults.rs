@@ -99,7 +99,10 @@ fn check_point(
         let known: Vec<&str> = nodes.members.iter().chain(nodes.apiservers).map(String::as_str).collect();
         Err(src.err(
             span,
-            format!("{what} names {node:?}: failpoints live in members and apiservers; expected one of {}", known.join(", ")),
+            format!(
+                "{what} names {node:?}: failpoints live in members and apiservers; expected one of {}",
+                known.join(", ")
+            ),
         ))
     }
 }

@@ -86,7 +86,9 @@ fn watch_event(
         return Err(src.err(e.span(), "`initial_events_end` is a bookmark's"));
     }
     if x.initial_events_end == Some(true) && !plan.send_initial_events {
-        return Err(src.err(e.span(), "only a watch with `send_initial_events = true` gets the initial-events-end bookmark"));
+        return Err(
+            src.err(e.span(), "only a watch with `send_initial_events = true` gets the initial-events-end bookmark")
+        );
     }
     if kind == "BOOKMARK" && !plan.allow_watch_bookmarks {
         return Err(src.err(e.span(), "bookmarks come only to a watch with `allow_watch_bookmarks = true`"));

@@ -25,7 +25,7 @@ mod steps;
 use std::ops::Range;
 
 use super::error::ScenarioError;
-use super::plan::Scenario;
+use super::plan::{Scenario, ZooEntry};
 use super::syntax;
 use names::Names;
 
@@ -79,6 +79,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     let summary =
         text.lines().next().and_then(|l| l.strip_prefix('#')).map(|l| l.trim().to_string()).unwrap_or_default();
     let (s, c) = (&file.scenario, &file.cluster);
+    let zoo = zoo_entry(&src, s)?;
     Ok(Scenario {
         name: name.to_string(),
         path: path.to_string(),
@@ -96,6 +97,24 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         nemesis,
         hold,
         fail,
+        zoo,
         file,
     })
+}
+
+/// `[scenario] bug` and `race`: both or neither, and the switch must exist.
+fn zoo_entry(src: &Source, s: &syntax::Settings) -> Result<Option<ZooEntry>> {
+    match (&s.bug, &s.race) {
+        (None, None) => Ok(None),
+        (Some(bug), None) => {
+            Err(src.err(bug.span(), "a bug zoo entry names its race too: expected `race = \"...\"` beside `bug`"))
+        }
+        (None, Some(race)) => {
+            Err(src.err(race.span(), "`race` belongs to a bug zoo entry: expected `bug = \"<switch>\"` beside it"))
+        }
+        (Some(bug), Some(race)) => {
+            crate::bugs::Bugs::default().turn_on(bug.get_ref()).map_err(|e| src.err(bug.span(), e.to_string()))?;
+            Ok(Some(ZooEntry { bug: bug.get_ref().clone(), race: race.get_ref().clone() }))
+        }
+    }
 }

@@ -7,8 +7,8 @@ use super::expect::expectations;
 use super::names::Names;
 use super::ops::{delete_plan, get_plan, put_plan, span_of, txn_plan};
 use super::{Result, Source};
-use crate::scenario::plan::{ClientScript, Op, StepPlan, WaitPlan, WatchCondition, WatchPlan};
 use crate::cluster::ClusterSpec;
+use crate::scenario::plan::{ClientScript, Op, StepPlan, WaitPlan, WatchCondition, WatchPlan};
 use crate::scenario::syntax;
 use apiserver::apis::Catalog;
 
@@ -56,11 +56,15 @@ fn check_client_kind(src: &Source, step: &Spanned<syntax::Step>, op: &Op, kube_c
     let neutral = matches!(op, Op::Sleep { .. } | Op::Wait(_));
     match (op, kube_client) {
         (Op::Kube(_), false) => {
-            Err(src.err(step.span(), "a `kube` step needs a Kubernetes client: give the client `apiserver` or `routing`"))
+            Err(src
+                .err(step.span(), "a `kube` step needs a Kubernetes client: give the client `apiserver` or `routing`"))
         }
         (_, true) if !neutral && !matches!(op, Op::Kube(_)) => Err(src.err(
             step.span(),
-            format!("a Kubernetes client sends `kube` steps, not `{}`; etcd requests need a client of a member", op.keyword()),
+            format!(
+                "a Kubernetes client sends `kube` steps, not `{}`; etcd requests need a client of a member",
+                op.keyword()
+            ),
         )),
         _ => Ok(()),
     }
