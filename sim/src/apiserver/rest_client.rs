@@ -56,6 +56,11 @@ impl KubeClient {
         KubeClient { addr, idle: Mutex::new(None) }
     }
 
+    /// The apiserver's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, ClientError> {
         let stream = tokio::net::TcpStream::connect(self.addr)
             .await

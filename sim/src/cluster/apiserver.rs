@@ -91,7 +91,7 @@ impl ApiserverNode {
     /// Restarts the node (kill and re-run its init): the caches rebuild from a relist.
     pub fn restart(&self) {
         self.expected_starts.fetch_add(1, Ordering::SeqCst);
-        Handle::current().restart(self.id);
+        super::restart_node(self.id);
     }
 
     pub fn is_ready(&self) -> bool {
@@ -103,7 +103,7 @@ impl ApiserverNode {
         let (id, expected) = (self.id, self.expected_starts.clone());
         Arc::new(move || {
             expected.fetch_add(1, Ordering::SeqCst);
-            Handle::current().restart(id);
+            super::restart_node(id);
         })
     }
 }

@@ -202,7 +202,7 @@ impl MemberNode {
     /// did not ask for is madsim restarting a node that panicked, which the run reports as a bug.
     pub fn restart(&self) {
         self.expected_starts.fetch_add(1, Ordering::SeqCst);
-        Handle::current().restart(self.id);
+        restart_node(self.id);
     }
 }
 
@@ -327,6 +327,14 @@ impl Cluster {
             });
         }
     }
+}
+
+/// Restarts a node as a process restart does: its sockets close, then its first task runs again. madsim's
+/// `restart` alone keeps the old life's sockets bound (only `kill` resets the node's network), so the new
+/// life could not bind its ports.
+pub fn restart_node(id: NodeId) {
+    Handle::current().kill(id);
+    Handle::current().restart(id);
 }
 
 fn peer_url(i: usize) -> String {

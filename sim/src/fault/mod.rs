@@ -192,7 +192,7 @@ impl Fault {
             Fault::Restart(n) => match (cluster.member(n), cluster.apiserver(n)) {
                 (Some(m), _) => m.restart(),
                 (None, Some(a)) => a.restart(),
-                (None, None) => Handle::current().restart(id(n)),
+                (None, None) => crate::cluster::restart_node(id(n)),
             },
             Fault::Pause(n) => Handle::current().pause(id(n)),
             Fault::Resume(n) => Handle::current().resume(id(n)),

@@ -139,6 +139,9 @@ pub struct KubePlan {
     pub precondition_rv: Option<Expr>,
     pub grace_period_s: Option<i64>,
     pub propagation_policy: Option<String>,
+    /// Where the resource's objects in the request's namespace live in etcd (`/registry/configmaps/default/`):
+    /// what an informer's store must equal at quiescence.
+    pub etcd_prefix: String,
 }
 
 /// A resourceVersion a step sends: as written (`"0"`, `""`), or a number an expression gives.
@@ -204,6 +207,8 @@ pub enum Op {
     Sleep { ms: u64 },
     Wait(WaitPlan),
     Kube(Box<KubePlan>),
+    /// An informer: its list request (verb list), which its relists repeat.
+    Informer(Box<KubePlan>),
 }
 
 impl Op {
@@ -226,6 +231,7 @@ impl Op {
             Op::Sleep { .. } => "sleep_ms",
             Op::Wait(_) => "wait",
             Op::Kube(_) => "kube",
+            Op::Informer(_) => "informer",
         }
     }
 
@@ -242,6 +248,7 @@ impl Op {
                 | Op::LeaseRevoke { .. }
                 | Op::Watch(_)
                 | Op::Kube(_)
+                | Op::Informer(_)
         )
     }
 }

@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use super::execute::informer::BeliefKind;
 use super::execute::{kube, KubeResult, Observed, ScenarioRun};
 use super::judge::{shown_leases, Judgement};
 use super::plan::{Op, Scenario};
@@ -22,6 +23,10 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
         for (plan, step) in script.steps.iter().zip(&client.steps) {
             let result = match (&step.observed, &plan.op) {
                 (Observed::Kube(r), Op::Kube(k)) => format!("{}: {}", r.apiserver, kube::show(k, &r.answer)),
+                (Observed::Kube(r), Op::Informer(_)) => match &r.answer {
+                    Ok((_, body)) => format!("{}: synced rv={}", r.apiserver, kube::answer_rv(body).unwrap_or(0)),
+                    Err(why) => why.clone(),
+                },
                 _ => String::new(),
             };
             let result = match &step.observed {
@@ -136,6 +141,21 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
 
 /// What a `kube` step's answer held beyond its code: a list's names in order, a watch's events.
 fn kube_details(w: &mut String, r: &KubeResult) {
+    if let Some(log) = &r.informer {
+        // What the informer was told, bookmarks aside (they only move its resourceVersion), then its store.
+        let mut bookmarks = 0;
+        for b in &log.beliefs {
+            match &b.what {
+                BeliefKind::Event(e) if e.kind == "BOOKMARK" => bookmarks += 1,
+                _ => {
+                    let _ = writeln!(w, "      {b}");
+                }
+            }
+        }
+        let store: Vec<String> = log.store.iter().map(|(name, rv)| format!("{name}@{rv}")).collect();
+        let _ = writeln!(w, "      {bookmarks} bookmarks, {} relists; store [{}]", log.relists, store.join(", "));
+        return;
+    }
     if let Ok((_, body)) = &r.answer {
         if let Some(items) = body.get("items").and_then(serde_json::Value::as_array) {
             let names: Vec<&str> = items

@@ -37,6 +37,13 @@ fn op(f: &mut Formatter<'_>, op: &Op) -> fmt::Result {
         Op::LeaseTimeToLive { lease, keys } => describe::write_lease_time_to_live(f, lease, *keys),
         Op::LeaseLeases => f.write_str(describe::LEASE_LEASES),
         Op::Kube(k) => kube(f, k),
+        Op::Informer(k) => {
+            write!(f, "informer {}", k.resource)?;
+            match &k.namespace {
+                Some(ns) => write!(f, " {ns}"),
+                None => Ok(()),
+            }
+        }
         Op::Watch(w) => {
             let from = w.start_revision.as_ref().map(Named).filter(|n| !n.is_zero());
             write!(f, "watch {}", WatchTarget { span: &w.span, from: from.as_ref().map(|n| n as &dyn Display) })

@@ -20,6 +20,8 @@ pub(super) struct Ctx {
     pub(super) watch_tasks: Arc<Mutex<Vec<madsim::task::JoinHandle<()>>>>,
     /// The watches `kube` steps opened, and their collecting tasks.
     pub(super) kube_watches: Mutex<super::kube::KubeWatches>,
+    /// The informers `informer` steps started.
+    pub(super) informers: Mutex<super::informer::Informers>,
 }
 
 /// What a step ended with: what was observed, the revision `rev_of` gets, the lease a grant got.

@@ -31,6 +31,8 @@ pub struct KubeResult {
     pub answer: Result<(u16, Value), String>,
     /// A watch's events, in order (filled in when the run ends).
     pub events: Vec<KubeEvent>,
+    /// An informer step's log (filled in when the run ends).
+    pub informer: Option<super::informer::InformerLog>,
 }
 
 /// One event a Kubernetes watch delivered.
@@ -46,7 +48,7 @@ pub struct KubeEvent {
 }
 
 impl KubeEvent {
-    fn of(e: &StreamEvent) -> KubeEvent {
+    pub(super) fn of(e: &StreamEvent) -> KubeEvent {
         let meta = |f: &str| e.object.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("");
         let end = e.object.pointer("/metadata/annotations/k8s.io~1initial-events-end").and_then(Value::as_str);
         KubeEvent {
@@ -86,7 +88,9 @@ impl KubeConn {
         // A sticky client's apiserver, and where a round-robin balancer stands at the client's first
         // request, are the seed's.
         let next = match target.routing {
-            Some(Routing::Sticky | Routing::RoundRobin) => seeds.rng(&format!("kube/{client}")).random_range(0..pool.len()),
+            Some(Routing::Sticky | Routing::RoundRobin) => {
+                seeds.rng(&format!("kube/{client}")).random_range(0..pool.len())
+            }
             _ => 0,
         };
         KubeConn { pool, routing: target.routing, next }
@@ -99,6 +103,27 @@ impl KubeConn {
             self.next = (self.next + 1) % self.pool.len();
         }
         i
+    }
+
+    /// The same apiservers and routing over connections of its own (an informer's, beside its client's
+    /// steps), starting where this one stands.
+    pub(super) fn fork(&self) -> KubeConn {
+        let pool = self.pool.iter().map(|(name, c)| (name.clone(), KubeClient::new(c.addr()))).collect();
+        KubeConn { pool, routing: self.routing, next: self.next }
+    }
+
+    /// [`Self::pick`], with the apiserver's name.
+    pub(super) fn pick_named(&mut self) -> (usize, String) {
+        let i = self.pick();
+        (i, self.pool[i].0.clone())
+    }
+
+    pub(super) fn client(&self, i: usize) -> &KubeClient {
+        &self.pool[i].1
+    }
+
+    pub(super) fn failed_at(&mut self, i: usize) {
+        self.failed(i);
     }
 
     /// A request to apiserver `i` failed as a load balancer sees failures: a failover client moves on.
@@ -117,7 +142,13 @@ pub(super) struct KubeWatches {
 }
 
 /// Runs one `kube` step.
-pub(super) async fn kube_step(ctx: &Ctx, conn: &mut KubeConn, client: &str, step: &StepPlan, plan: &KubePlan) -> Finished {
+pub(super) async fn kube_step(
+    ctx: &Ctx,
+    conn: &mut KubeConn,
+    client: &str,
+    step: &StepPlan,
+    plan: &KubePlan,
+) -> Finished {
     let request = match Built::new(plan, &ctx.board) {
         Ok(r) => r,
         Err(reason) => {
@@ -157,7 +188,7 @@ pub(super) async fn kube_step(ctx: &Ctx, conn: &mut KubeConn, client: &str, step
             ctx.board.set_continue(name, token);
         }
     }
-    let result = KubeResult { apiserver, answer, events: Vec::new() };
+    let result = KubeResult { apiserver, answer, events: Vec::new(), informer: None };
     (Observed::Kube(result), rv, None)
 }
 
@@ -271,7 +302,8 @@ impl Built {
             Verb::List => {
                 list_query(plan, rv.as_ref(), &mut query);
                 if let Some(from) = &plan.continue_from {
-                    let token = board.continue_token(from).ok_or_else(|| format!("list step {from} left no continue token"))?;
+                    let token =
+                        board.continue_token(from).ok_or_else(|| format!("list step {from} left no continue token"))?;
                     query.push(("continue", token));
                 }
                 (Method::GET, plan.collection.clone(), None, JSON)

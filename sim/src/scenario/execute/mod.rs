@@ -14,6 +14,7 @@
 
 mod board;
 mod ctx;
+pub mod informer;
 pub mod kube;
 mod phases;
 mod script;
@@ -130,6 +131,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         request_timeout: Duration::from_millis(scenario.request_timeout_ms),
         watch_tasks: Arc::default(),
         kube_watches: Mutex::default(),
+        informers: Mutex::default(),
     });
     let records: Records = Arc::new(Mutex::new(scenario.clients.iter().map(|_| Vec::new()).collect()));
     let mut clients = phases::start_scripts(scenario, &cluster, &ctx, &records, seeds);
@@ -142,11 +144,12 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let timed_out = phases::wait_for_clients(scenario, &mut clients, &trace).await;
     phases::stop_faults(&stop, nemesis, &scheduled).await;
     madsim::time::sleep(Duration::from_millis(scenario.settle_ms)).await;
+    let informers = informer::close(&ctx, &cluster).await;
     let watches = phases::close_watches(&ctx).await;
     let kube_events = phases::close_kube_watches(&ctx).await;
     crate::run::finish(&cluster, &trace).await;
 
-    let clients = client_records(scenario, &records, &kube_events);
+    let clients = client_records(scenario, &records, &kube_events, &informers);
     let state = std::mem::take(&mut *ctx.board.lock());
     ScenarioRun {
         seed,
@@ -169,6 +172,7 @@ fn client_records(
     scenario: &Scenario,
     records: &Records,
     kube_events: &BTreeMap<String, Vec<kube::KubeEvent>>,
+    informers: &BTreeMap<String, informer::InformerLog>,
 ) -> Vec<ClientRecord> {
     let records = std::mem::take(&mut *records.lock().expect("records lock"));
     scenario
@@ -179,6 +183,9 @@ fn client_records(
             for step in &mut steps {
                 if let (Observed::Kube(result), Some(events)) = (&mut step.observed, kube_events.get(&step.label)) {
                     result.events = events.clone();
+                }
+                if let (Observed::Kube(result), Some(log)) = (&mut step.observed, informers.get(&step.label)) {
+                    result.informer = Some(log.clone());
                 }
             }
             for step in script.steps.iter().skip(steps.len()) {

@@ -13,8 +13,8 @@ use madsim::task::JoinHandle;
 
 use super::board::Board;
 use super::ctx::Ctx;
-use super::script::run_script;
 use super::kube::{KubeConn, KubeEvent};
+use super::script::run_script;
 use super::StepRecord;
 use crate::client::{RecordingClient, SharedHistory};
 use crate::cluster::{Cluster, Seeds};

@@ -7,8 +7,9 @@ use std::time::Duration;
 use etcd_proto::etcdserverpb as pb;
 
 use super::board::Board;
-use super::kube::{kube_step, KubeConn};
 use super::ctx::{not_run, Ctx, Finished};
+use super::informer::informer_step;
+use super::kube::{kube_step, KubeConn};
 use super::{Observed, StepRecord};
 use crate::client::RecordingClient;
 use crate::history::{self as h, Outcome, ResponseBody};
@@ -36,6 +37,7 @@ pub(super) async fn run_script(
         }
         let (observed, revision, lease) = match (&step.op, &mut kube) {
             (Op::Kube(plan), Some(conn)) => kube_step(ctx, conn, &script.name, step, plan).await,
+            (Op::Informer(plan), Some(conn)) => informer_step(ctx, conn, &script.name, step, plan).await,
             _ => run_step(ctx, &mut client, step).await,
         };
         let record = StepRecord { label: step.label.clone(), request: step_text(step), observed };
@@ -62,7 +64,7 @@ async fn run_step(ctx: &Ctx, client: &mut RecordingClient, step: &StepPlan) -> F
             madsim::time::sleep(Duration::from_millis(*ms)).await;
             (Observed::Done, None, None)
         }
-        Op::Kube(_) => unreachable!("validated: only Kubernetes clients send kube steps"),
+        Op::Kube(_) | Op::Informer(_) => unreachable!("validated: only Kubernetes clients send kube steps"),
         Op::Wait(plan) => {
             let result = super::wait::wait(ctx, plan).await;
             match &result {

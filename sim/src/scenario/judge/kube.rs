@@ -88,9 +88,9 @@ impl StepJudge<'_> {
     }
 
     fn watch_event_matches(&self, x: &WatchEventExpect, ev: &KubeEvent) -> bool {
-        let rv_ok = x.rv.as_ref().is_none_or(|e| {
-            ev.rv.parse::<i64>().ok().is_some_and(|rv| e.matches(rv, self.env).unwrap_or(false))
-        });
+        let rv_ok =
+            x.rv.as_ref()
+                .is_none_or(|e| ev.rv.parse::<i64>().ok().is_some_and(|rv| e.matches(rv, self.env).unwrap_or(false)));
         x.kind == ev.kind
             && x.name.as_ref().is_none_or(|n| *n == ev.name)
             && rv_ok

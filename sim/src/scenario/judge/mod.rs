@@ -5,13 +5,14 @@
 //! what was seen; for a watch's event sequence a failing finding lists both sequences side by side, with
 //! the differing positions marked, which is what a reader needs to see at once.
 
+pub mod informer;
 mod kube;
 
 use std::collections::BTreeMap;
 
-use super::execute::{Observed, ScenarioRun};
+use super::execute::{KubeResult, Observed, ScenarioRun};
 use super::expr::Expr;
-use super::plan::{EventExpect, Expectations, KvExpect, ResponseExpect, ResponseKind, Scenario};
+use super::plan::{EventExpect, Expectations, KvExpect, Op, ResponseExpect, ResponseKind, Scenario};
 use super::syntax::{EventType, ExpectOutcome};
 use crate::checker::model::Refusal;
 use crate::checker::{self, linearizable, Guarantee, Verdict};
@@ -92,6 +93,11 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
                 leases: &run.leases,
                 out: &mut findings,
             };
+            if let (Op::Informer(_), Observed::Kube(KubeResult { informer: Some(log), .. })) =
+                (&plan.op, &step.observed)
+            {
+                j.informer(log);
+            }
             match (&step.observed, &plan.expect) {
                 (Observed::Waited(Err(e)), _) => j.fail("wait", e.clone()),
                 (Observed::Watch(Err(e)), _) => j.fail("watch created", e.clone()),

@@ -161,3 +161,54 @@ pub struct ExpectWatchEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<u16>,
 }
+
+/// `informer = { resource = "configmaps", ... }`: client-go's reflector on one resource, in the background
+/// for the rest of the run: it lists, keeps a local store, watches from the list's resourceVersion with
+/// bookmarks, and relists after a 410 as client-go does. The step completes once the store has synced.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Informer {
+    /// The resource's plural, qualified by its group outside the core group (`deployments.apps`).
+    pub resource: Spanned<String>,
+    /// Default `default` for namespaced resources; cluster-scoped ones take none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_selector: Option<String>,
+    /// The page size of its lists (client-go's pager; default unpaged). Lists at resourceVersion "0" are
+    /// served whole from the watch cache whatever the limit, as upstream serves them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+}
+
+impl Informer {
+    /// The list request the informer starts with, as a `kube` step would write it.
+    pub fn as_list(&self) -> Kube {
+        Kube {
+            verb: Spanned::new(self.resource.span(), Verb::List),
+            resource: self.resource.clone(),
+            namespace: self.namespace.clone(),
+            name: None,
+            subresource: None,
+            object: None,
+            patch: None,
+            patch_type: None,
+            resource_version: None,
+            resource_version_match: None,
+            limit: self.limit,
+            continue_from: None,
+            label_selector: self.label_selector.clone(),
+            field_selector: self.field_selector.clone(),
+            send_initial_events: false,
+            allow_watch_bookmarks: false,
+            timeout_s: None,
+            open_for_ms: None,
+            dry_run: false,
+            precondition_rv: None,
+            grace_period_s: None,
+            propagation_policy: None,
+        }
+    }
+}

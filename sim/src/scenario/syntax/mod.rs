@@ -17,7 +17,7 @@ mod kube;
 mod expect;
 
 pub use expect::{Codes, EventType, Expect, ExpectError, ExpectEvent, ExpectKv, ExpectOutcome, ExpectResponse};
-pub use kube::{Apiserver, ExpectWatchEvent, Kube, PatchType, Routing, Verb};
+pub use kube::{Apiserver, ExpectWatchEvent, Informer, Kube, PatchType, Routing, Verb};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -211,6 +211,9 @@ pub struct Step {
     /// A request to an apiserver (a Kubernetes client's step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kube: Option<Spanned<Kube>>,
+    /// An informer on a resource (a Kubernetes client's step), running for the rest of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub informer: Option<Spanned<Informer>>,
 
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<Spanned<Expect>>,

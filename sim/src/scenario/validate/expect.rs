@@ -38,7 +38,7 @@ fn allowed(op: &Op) -> &'static [&'static str] {
             "progress_revision",
         ],
         Op::WatchProgress { .. } | Op::WatchCancel { .. } | Op::Sleep { .. } | Op::Wait(_) => &[],
-        Op::Kube(k) => super::kube_expect::allowed(k.verb),
+        Op::Kube(k) | Op::Informer(k) => super::kube_expect::allowed(k.verb),
     }
 }
 

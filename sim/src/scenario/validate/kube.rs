@@ -90,7 +90,8 @@ pub(super) fn target(src: &Source, client: &syntax::Client, spec: &ClusterSpec) 
         (None, None) => {
             // A client of `kube` steps with neither: the first apiserver, as kubectl with one server.
             // A client that names its member is an etcd client, whatever its steps say.
-            let kube = client.member.is_none() && client.steps.iter().any(|s| s.get_ref().kube.is_some());
+            let kube = client.member.is_none()
+                && client.steps.iter().any(|s| s.get_ref().kube.is_some() || s.get_ref().informer.is_some());
             match (kube, names.first()) {
                 (false, _) => Ok(None),
                 (true, Some(first)) => Ok(Some(KubeTarget { pool: vec![first.clone()], routing: None })),
@@ -274,7 +275,12 @@ pub(super) fn kube_plan(src: &Source, names: &Names, catalog: &Catalog, step: &S
         Some(ns) => format!("{prefix}/namespaces/{ns}/{}", r.plural),
         None => format!("{prefix}/{}", r.plural),
     };
+    let etcd_prefix = match &namespace {
+        Some(ns) => format!("/registry/{}/{ns}/", r.etcd_prefix),
+        None => format!("/registry/{}/", r.etcd_prefix),
+    };
     Ok(KubePlan {
+        etcd_prefix,
         verb,
         collection,
         resource: qualified(info),

@@ -45,7 +45,7 @@ pub(super) enum StepKind {
 }
 
 fn step_kind(s: &syntax::Step) -> StepKind {
-    if s.kube.is_some() {
+    if s.kube.is_some() || s.informer.is_some() {
         StepKind::Kube
     } else if s.lease_grant.is_some() {
         StepKind::LeaseGrant

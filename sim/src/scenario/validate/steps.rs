@@ -55,11 +55,11 @@ pub(super) fn scripts(
 fn check_client_kind(src: &Source, step: &Spanned<syntax::Step>, op: &Op, kube_client: bool) -> Result<()> {
     let neutral = matches!(op, Op::Sleep { .. } | Op::Wait(_));
     match (op, kube_client) {
-        (Op::Kube(_), false) => {
-            Err(src
-                .err(step.span(), "a `kube` step needs a Kubernetes client: give the client `apiserver` or `routing`"))
-        }
-        (_, true) if !neutral && !matches!(op, Op::Kube(_)) => Err(src.err(
+        (Op::Kube(_) | Op::Informer(_), false) => Err(src.err(
+            step.span(),
+            format!("a `{}` step needs a Kubernetes client: give the client `apiserver` or `routing`", op.keyword()),
+        )),
+        (_, true) if !neutral && !matches!(op, Op::Kube(_) | Op::Informer(_)) => Err(src.err(
             step.span(),
             format!(
                 "a Kubernetes client sends `kube` steps, not `{}`; etcd requests need a client of a member",
@@ -108,6 +108,10 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
     if let Some(k) = &s.kube {
         ops.push(("kube", Op::Kube(Box::new(super::kube::kube_plan(src, names, catalog, k)?))));
     }
+    if let Some(i) = &s.informer {
+        let list = Spanned::new(i.span(), i.get_ref().as_list());
+        ops.push(("informer", Op::Informer(Box::new(super::kube::kube_plan(src, names, catalog, &list)?))));
+    }
     kv_ops(src, names, s, &mut ops)?;
     lease_ops(src, names, s, &mut ops)?;
     watch_ops(src, names, step, &mut ops)?;
@@ -118,7 +122,7 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
         ops.push(("wait", Op::Wait(wait_plan(src, names, w)?)));
     }
     const ALL: &str = "get, put, delete, txn, compact, lease_grant, lease_revoke, lease_keep_alive, \
-                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube";
+                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube, informer";
     match ops.len() {
         1 => Ok(ops.pop().expect("one").1),
         0 => Err(src.err(step.span(), format!("the step has no operation; expected exactly one of: {ALL}"))),
