@@ -1,6 +1,7 @@
 //! Every bug switch of every component, in one place for the harness: the scenario language (`[cluster]
 //! bugs = [...]`), the CLI (`kubesim bugs`) and the README's table read this list, while each switch is
-//! declared once, beside the code it changes, in its component (`fake_etcd::bug`, `apiserver::bug`).
+//! declared once, beside the code it changes, in its component (`fake_etcd::bug`, `apiserver::bug`, the scenario
+//! informer's `crate::scenario::execute::informer::Bug`).
 //! [`Bugs`] is what a cluster description carries: one typed set per component, handed to each member's
 //! and each apiserver's configuration.
 
@@ -11,6 +12,8 @@ use kubesim_failpoints::Bug as _;
 pub struct Bugs {
     pub etcd: fake_etcd::bug::Bugs,
     pub apiserver: apiserver::bug::Bugs,
+    /// The scenario informers' (client-go's reflector, `crate::scenario::execute::informer`).
+    pub informer: crate::scenario::execute::informer::Bugs,
 }
 
 /// One switch, as listings show it.
@@ -37,7 +40,13 @@ pub fn all() -> Vec<Switch> {
         issue: b.issue(),
         what: b.what(),
     });
-    etcd.chain(apiserver).collect()
+    let informer = crate::scenario::execute::informer::Bug::ALL.iter().map(|b| Switch {
+        component: "informer",
+        name: b.name(),
+        issue: b.issue(),
+        what: b.what(),
+    });
+    etcd.chain(apiserver).chain(informer).collect()
 }
 
 /// The switches as a Markdown table (`kubesim bugs`, and the README's table, which a test holds equal).
@@ -67,6 +76,8 @@ impl Bugs {
             self.etcd.insert(bug);
         } else if let Ok(bug) = name.parse::<apiserver::bug::Bug>() {
             self.apiserver.insert(bug);
+        } else if let Ok(bug) = name.parse::<crate::scenario::execute::informer::Bug>() {
+            self.informer.insert(bug);
         } else {
             return Err(UnknownSwitch(name.to_string()));
         }
@@ -75,7 +86,8 @@ impl Bugs {
 
     /// The names of the switches on, component by component.
     pub fn names(&self) -> Vec<&'static str> {
-        self.etcd.iter().map(|b| b.name()).chain(self.apiserver.iter().map(|b| b.name())).collect()
+        let etcd = self.etcd.iter().map(|b| b.name());
+        etcd.chain(self.apiserver.iter().map(|b| b.name())).chain(self.informer.iter().map(|b| b.name())).collect()
     }
 }
 
@@ -93,7 +105,7 @@ mod tests {
         assert_eq!(bugs.names(), ["skip-sync", "stale-suggestion-trusted"]);
         let err = bugs.turn_on("skip-syncs").unwrap_err().to_string();
         assert!(err.starts_with("unknown bug \"skip-syncs\"; expected one of \"restore-lowers-watchers\""), "{err}");
-        assert!(err.ends_with("\"stale-suggestion-trusted\""), "{err}");
+        assert!(err.ends_with("\"relist-at-rv-zero\""), "{err}");
     }
 
     #[test]

@@ -136,6 +136,14 @@ impl Fault {
                 value: format!("{min_ms}..{max_ms}ms"),
                 allowed: "min below max".into(),
             }),
+            // A held request is let go where it is held: fake-etcd's points on a member, the apiserver's
+            // on an apiserver.
+            Fault::Release { node, point } if spec.apiserver_names().contains(node) => {
+                point.parse::<apiserver::failpoint::Point>().map(|_| ()).map_err(|e| SimError::UnknownFailpoint {
+                    name: e.name,
+                    known: apiserver::failpoint::Point::ALL.iter().map(|p| p.name().to_string()).collect(),
+                })
+            }
             Fault::Release { node, point } => {
                 if !spec.member_names().contains(node) {
                     return Err(SimError::FailpointOnClient { node: node.clone(), failpoint: point.clone() });

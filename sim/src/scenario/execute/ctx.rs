@@ -22,6 +22,8 @@ pub(super) struct Ctx {
     pub(super) kube_watches: Mutex<super::kube::KubeWatches>,
     /// The informers `informer` steps started.
     pub(super) informers: Mutex<super::informer::Informers>,
+    /// The informers' bug switches on.
+    pub(super) informer_bugs: super::informer::Bugs,
 }
 
 /// What a step ended with: what was observed, the revision `rev_of` gets, the lease a grant got.

@@ -29,8 +29,29 @@ use super::Observed;
 use crate::apiserver::rest_client::ClientError;
 use crate::scenario::plan::{KubePlan, StepPlan};
 
+kubesim_failpoints::bugs! {
+    /// A historical client-go reflector bug kubesim's informer can put back.
+    pub enum Bug {
+        /// Every list, relists included, asks for resourceVersion "0", as client-go's reflector did before
+        /// it learned to relist from the last resourceVersion it had synced to.
+        RelistAtRvZero => (
+            "relist-at-rv-zero",
+            "kubernetes #59848",
+            "an informer relists with resourceVersion \"0\", which any apiserver may answer from its watch cache however far behind, so after a broken watch an informer can go back in time to a lagging apiserver's state"
+        ),
+    }
+}
+
+/// The informer's switches on.
+pub type Bugs = kubesim_failpoints::BugSet<Bug>;
+
 /// How long client-go's reflector backs off before a relist (its backoff manager starts at 800 ms).
 const RELIST_BACKOFF: Duration = Duration::from_millis(800);
+/// How long a watch may stay silent before the informer takes its connection for dead: client-go's HTTP/2
+/// health check (a ping after 30 s without reading, failed after 15 s more). A killed apiserver's streams
+/// stall under madsim rather than reset, as a dead peer's do behind a lost network, so this is how an
+/// informer notices.
+const WATCH_IDLE_LIMIT: Duration = Duration::from_secs(45);
 /// How long a step waits for its informer's first sync before it reports that it never synced.
 const SYNC_LIMIT: Duration = Duration::from_secs(30);
 
@@ -87,7 +108,7 @@ pub(super) struct Informers {
 /// Starts the informer and waits for its first sync, as a controller's `WaitForCacheSync` does.
 pub(super) async fn informer_step(
     ctx: &Ctx,
-    conn: &KubeConn,
+    conn: &mut KubeConn,
     client: &str,
     step: &StepPlan,
     plan: &KubePlan,
@@ -101,6 +122,7 @@ pub(super) async fn informer_step(
         trace: ctx.trace.clone(),
         timeout: ctx.request_timeout,
         log: log.clone(),
+        bugs: ctx.informer_bugs.clone(),
     };
     let task = madsim::task::spawn(reflector.run(synced_tx));
     {
@@ -128,7 +150,8 @@ pub(super) async fn close(ctx: &Ctx, cluster: &crate::cluster::Cluster) -> BTree
     let mut out = BTreeMap::new();
     for (label, (prefix, log)) in informers.logs {
         let (endpoints, timeout) = (ctx.endpoints.clone(), ctx.request_timeout);
-        let etcd = cluster.control.spawn(async move { etcd_state(&endpoints, timeout, &prefix).await }).await.ok().flatten();
+        let etcd =
+            cluster.control.spawn(async move { etcd_state(&endpoints, timeout, &prefix).await }).await.ok().flatten();
         let mut log = log.lock().expect("informer log lock").clone();
         log.etcd = etcd;
         out.insert(label, log);
@@ -175,6 +198,7 @@ struct Reflector {
     trace: crate::trace::Trace,
     timeout: Duration,
     log: Arc<Mutex<InformerLog>>,
+    bugs: Bugs,
 }
 
 type Synced = tokio::sync::oneshot::Sender<(String, u16, Value)>;
@@ -185,7 +209,9 @@ impl Reflector {
         let mut last_sync_rv = String::new();
         let mut unavailable = false;
         loop {
-            let asked = if unavailable {
+            let asked = if self.bugs.has(Bug::RelistAtRvZero) {
+                "0".to_string()
+            } else if unavailable {
                 String::new()
             } else if last_sync_rv.is_empty() {
                 "0".to_string()
@@ -332,6 +358,9 @@ impl Reflector {
             Ok(Ok(stream)) => stream,
             Ok(Err(ClientError::Status(s))) => {
                 let code = s.code.unwrap_or(0);
+                if code == 429 || code >= 500 {
+                    self.conn.failed_at(i);
+                }
                 self.trace.event(&self.label, format_args!("watch rv={rv} -> {apiserver}: {code}"));
                 return WatchEnd::Relist { expired: code == 410 };
             }
@@ -343,7 +372,16 @@ impl Reflector {
         };
         let started_ms = now_ms();
         let mut events = 0;
-        while let Some(e) = stream.next().await {
+        loop {
+            let e = match tokio::time::timeout(WATCH_IDLE_LIMIT, stream.next()).await {
+                Ok(Some(e)) => e,
+                Ok(None) => break,
+                Err(_) => {
+                    let idle = WATCH_IDLE_LIMIT.as_secs();
+                    self.trace.event(&self.label, format_args!("watch from {apiserver}: silent for {idle}s, reopened"));
+                    return WatchEnd::Clean;
+                }
+            };
             let event = KubeEvent::of(&e);
             if event.kind == "ERROR" {
                 self.trace.event(&self.label, format_args!("watch from {apiserver}: {}", event.describe()));

@@ -106,10 +106,13 @@ impl KubeConn {
     }
 
     /// The same apiservers and routing over connections of its own (an informer's, beside its client's
-    /// steps), starting where this one stands.
-    pub(super) fn fork(&self) -> KubeConn {
+    /// steps), starting where this one stands; a round-robin balancer then moves this one on, as it would
+    /// for the next connection.
+    pub(super) fn fork(&mut self) -> KubeConn {
         let pool = self.pool.iter().map(|(name, c)| (name.clone(), KubeClient::new(c.addr()))).collect();
-        KubeConn { pool, routing: self.routing, next: self.next }
+        let forked = KubeConn { pool, routing: self.routing, next: self.next };
+        self.pick();
+        forked
     }
 
     /// [`Self::pick`], with the apiserver's name.

@@ -132,6 +132,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         watch_tasks: Arc::default(),
         kube_watches: Mutex::default(),
         informers: Mutex::default(),
+        informer_bugs: scenario.cluster.bugs.informer.clone(),
     });
     let records: Records = Arc::new(Mutex::new(scenario.clients.iter().map(|_| Vec::new()).collect()));
     let mut clients = phases::start_scripts(scenario, &cluster, &ctx, &records, seeds);
@@ -142,7 +143,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop);
 
     let timed_out = phases::wait_for_clients(scenario, &mut clients, &trace).await;
-    phases::stop_faults(&stop, nemesis, &scheduled).await;
+    phases::stop_faults(scenario, &trace, &stop, nemesis, &scheduled).await;
     madsim::time::sleep(Duration::from_millis(scenario.settle_ms)).await;
     let informers = informer::close(&ctx, &cluster).await;
     let watches = phases::close_watches(&ctx).await;

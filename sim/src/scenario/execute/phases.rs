@@ -126,7 +126,11 @@ pub(super) fn schedule_faults(
         let (faults, board) = (faults.clone(), board.clone());
         scheduled.push(cluster.control.spawn(async move {
             match &f.when {
-                When::At { ms } => madsim::time::sleep(Duration::from_millis(*ms)).await,
+                // Simulated time since the run began, as a step's `at_ms` counts it.
+                When::At { ms } => {
+                    let (at, now) = (Duration::from_millis(*ms), madsim::time::TimeHandle::current().elapsed());
+                    madsim::time::sleep(at.saturating_sub(now)).await;
+                }
                 When::After { step, delay_ms } => {
                     board.wait_done(std::slice::from_ref(step)).await;
                     madsim::time::sleep(Duration::from_millis(*delay_ms)).await;
@@ -173,12 +177,23 @@ pub(super) async fn wait_for_clients(scenario: &Scenario, clients: &mut [JoinHan
 }
 
 /// Stops the nemesis, which heals what it broke, and drops the faults scheduled past the clients' end.
-pub(super) async fn stop_faults(stop: &AtomicBool, nemesis: Option<JoinHandle<()>>, scheduled: &[JoinHandle<()>]) {
+/// Stops the nemesis and every scheduled fault not yet applied; the trace says which never were (a fault
+/// due after the last client step would otherwise vanish without a word).
+pub(super) async fn stop_faults(
+    scenario: &Scenario,
+    trace: &crate::trace::Trace,
+    stop: &AtomicBool,
+    nemesis: Option<JoinHandle<()>>,
+    scheduled: &[JoinHandle<()>],
+) {
     stop.store(true, Ordering::SeqCst);
     if let Some(n) = nemesis {
         n.await.expect("nemesis task panicked");
     }
-    for s in scheduled {
+    for (s, f) in scheduled.iter().zip(&scenario.faults) {
+        if !s.is_finished() {
+            trace.event("sim", format_args!("fault {} never applied: the clients finished first", f.fault));
+        }
         s.abort();
     }
 }
