@@ -61,8 +61,9 @@ if [ -n "$pending" ]; then
   exit 1
 fi
 
-echo "== determinism across processes: a scenario seed and a faulted traffic run, each twice"
+echo "== determinism across processes: scenario seeds (one of HA apiservers and informers) and a faulted traffic run, each twice"
 cargo kubesim check-determinism scenarios/crash-restart-member-mid-write.toml --seed 3
+cargo kubesim check-determinism scenarios/zoo/informer-relist-from-lagging-apiserver.toml --seed 3 --zoo
 a=$(cargo kubesim traffic --seed 3 --hash-only)
 b=$(cargo kubesim traffic --seed 3 --hash-only)
 if [ "$a" != "$b" ]; then

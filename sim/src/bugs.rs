@@ -1,7 +1,7 @@
 //! Every bug switch of every component, in one place for the harness: the scenario language (`[cluster]
 //! bugs = [...]`), the CLI (`kubesim bugs`) and the README's table read this list, while each switch is
 //! declared once, beside the code it changes, in its component (`fake_etcd::bug`, `apiserver::bug`, the scenario
-//! informer's `crate::scenario::execute::informer::Bug`).
+//! informers' `crate::kube::reflector::Bug`).
 //! [`Bugs`] is what a cluster description carries: one typed set per component, handed to each member's
 //! and each apiserver's configuration.
 
@@ -12,8 +12,8 @@ use kubesim_failpoints::Bug as _;
 pub struct Bugs {
     pub etcd: fake_etcd::bug::Bugs,
     pub apiserver: apiserver::bug::Bugs,
-    /// The scenario informers' (client-go's reflector, `crate::scenario::execute::informer`).
-    pub informer: crate::scenario::execute::informer::Bugs,
+    /// The scenario informers' (client-go's reflector, `crate::kube::reflector`).
+    pub informer: crate::kube::reflector::Bugs,
 }
 
 /// One switch, as listings show it.
@@ -40,7 +40,7 @@ pub fn all() -> Vec<Switch> {
         issue: b.issue(),
         what: b.what(),
     });
-    let informer = crate::scenario::execute::informer::Bug::ALL.iter().map(|b| Switch {
+    let informer = crate::kube::reflector::Bug::ALL.iter().map(|b| Switch {
         component: "informer",
         name: b.name(),
         issue: b.issue(),
@@ -76,7 +76,7 @@ impl Bugs {
             self.etcd.insert(bug);
         } else if let Ok(bug) = name.parse::<apiserver::bug::Bug>() {
             self.apiserver.insert(bug);
-        } else if let Ok(bug) = name.parse::<crate::scenario::execute::informer::Bug>() {
+        } else if let Ok(bug) = name.parse::<crate::kube::reflector::Bug>() {
             self.informer.insert(bug);
         } else {
             return Err(UnknownSwitch(name.to_string()));
@@ -105,7 +105,7 @@ mod tests {
         assert_eq!(bugs.names(), ["skip-sync", "stale-suggestion-trusted"]);
         let err = bugs.turn_on("skip-syncs").unwrap_err().to_string();
         assert!(err.starts_with("unknown bug \"skip-syncs\"; expected one of \"restore-lowers-watchers\""), "{err}");
-        assert!(err.ends_with("\"relist-at-rv-zero\""), "{err}");
+        assert!(err.ends_with("\"list-at-rv-zero\""), "{err}");
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub mod run;
 #[cfg(madsim)]
 pub mod scenario;
 #[cfg(madsim)]
+pub mod testing;
+#[cfg(madsim)]
 pub mod trace;
 #[cfg(madsim)]
 pub mod workload;

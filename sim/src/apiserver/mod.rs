@@ -14,7 +14,7 @@
 mod faults;
 mod node;
 pub mod record;
-mod reference;
+pub mod reference;
 pub mod rest_client;
 pub mod traffic;
 
@@ -172,7 +172,7 @@ async fn drive(config: &ApiRunConfig) -> ApiRun {
 
 /// Waits (at most 20 simulated seconds) until the reference record reaches etcd's current revision, and
 /// returns that revision (0 if no member answered).
-async fn catch_up(cluster: &Cluster, reference: &Reference) -> u64 {
+pub(crate) async fn catch_up(cluster: &Cluster, reference: &Reference) -> u64 {
     let mut current = 0;
     for _ in 0..100 {
         for endpoint in cluster.endpoints() {

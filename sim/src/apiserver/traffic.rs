@@ -88,7 +88,19 @@ async fn pause(rng: &mut ChaCha8Rng, max_ms: u64) {
 }
 
 /// One random client: `ops` requests on the shared configmaps, and the watches it opened, until all end.
-pub async fn random_client(name: String, client: Arc<KubeClient>, rec: Recorder, mut rng: ChaCha8Rng, ops: usize) {
+pub async fn random_client(name: String, client: Arc<KubeClient>, rec: Recorder, rng: ChaCha8Rng, ops: usize) {
+    random_client_in(SHARED, name, client, rec, rng, ops).await;
+}
+
+/// [`random_client`] on the configmaps `a`..`d` of `namespace` (which must exist).
+pub async fn random_client_in(
+    namespace: &str,
+    name: String,
+    client: Arc<KubeClient>,
+    rec: Recorder,
+    mut rng: ChaCha8Rng,
+    ops: usize,
+) {
     const NAMES: [&str; 4] = ["a", "b", "c", "d"];
     // The last resourceVersion seen for each name, and the last list's.
     let mut known: BTreeMap<&str, u64> = BTreeMap::new();
@@ -97,31 +109,31 @@ pub async fn random_client(name: String, client: Arc<KubeClient>, rec: Recorder,
     for i in 0..ops {
         pause(&mut rng, 40).await;
         let n = *NAMES.choose(&mut rng).expect("names");
-        let key = configmap_key(SHARED, n);
+        let key = configmap_key(namespace, n);
         let data = format!("{name}-{i}");
         let roll = rng.random_range(0..100);
         let outcome = if roll < 25 {
-            let obj = configmap(SHARED, n, &data, None);
-            rec.call(&name, ApiCall::Create { key }, create(&client, SHARED, obj)).await
+            let obj = configmap(namespace, n, &data, None);
+            rec.call(&name, ApiCall::Create { key }, create(&client, namespace, obj)).await
         } else if roll < 45 {
             let rv = known.get(n).copied();
-            let obj = configmap(SHARED, n, &data, rv);
-            rec.call(&name, ApiCall::Update { key, rv }, update(&client, SHARED, n, obj)).await
+            let obj = configmap(namespace, n, &data, rv);
+            rec.call(&name, ApiCall::Update { key, rv }, update(&client, namespace, n, obj)).await
         } else if roll < 55 {
             let rv = if rng.random_bool(0.5) { known.get(n).copied() } else { None };
-            rec.call(&name, ApiCall::Delete { key, rv }, delete(&client, SHARED, n, rv)).await
+            rec.call(&name, ApiCall::Delete { key, rv }, delete(&client, namespace, n, rv)).await
         } else if roll < 72 {
-            rec.call(&name, ApiCall::Get { key }, get(&client, SHARED, n)).await
+            rec.call(&name, ApiCall::Get { key }, get(&client, namespace, n)).await
         } else if roll < 88 {
-            let prefix = configmap_key(SHARED, "");
-            rec.call(&name, ApiCall::List { prefix }, list(&client, SHARED)).await
+            let prefix = configmap_key(namespace, "");
+            rec.call(&name, ApiCall::List { prefix }, list(&client, namespace)).await
         } else {
             let from = last_list.saturating_sub(rng.random_range(0..8)).max(1);
             let duration = Duration::from_millis(rng.random_range(300..2000));
-            let (client, rec, who) = (client.clone(), rec.clone(), name.clone());
+            let (client, rec, who, ns) = (client.clone(), rec.clone(), name.clone(), namespace.to_string());
             watches.push(tokio::spawn(async move {
-                let path = format!("{}?watch=true&resourceVersion={from}", path(SHARED, None));
-                rec.watch(&who, SHARED, from, client.watch(&path), duration).await;
+                let path = format!("{}?watch=true&resourceVersion={from}", path(&ns, None));
+                rec.watch(&who, &ns, from, client.watch(&path), duration).await;
             }));
             continue;
         };
@@ -136,7 +148,7 @@ pub async fn random_client(name: String, client: Arc<KubeClient>, rec: Recorder,
                 last_list = rv;
                 known.clear();
                 for n in NAMES {
-                    if let Some(rv) = items.get(&configmap_key(SHARED, n)) {
+                    if let Some(rv) = items.get(&configmap_key(namespace, n)) {
                         known.insert(n, *rv);
                     }
                 }

@@ -15,6 +15,34 @@
 //! [`RelistFrom::Zero`] is the bug switch of kubernetes #59848 (a restarted informer lists from "0" and
 //! may be served a lagging cache's past): the fix is to list consistently (streaming lists, `""`).
 
+kubesim_failpoints::bugs! {
+    /// A historical client-go reflector bug kubesim's informers can put back.
+    pub enum Bug {
+        /// A (re)started reflector's first list asks for "0" ([`RelistFrom::Zero`]) instead of reading
+        /// consistently.
+        ListAtRvZero => (
+            "list-at-rv-zero",
+            "kubernetes #59848",
+            "a (re)started informer's first list asks for resourceVersion \"0\", which any apiserver may answer from its watch cache however far behind, so an informer that restarts can believe an older state than it had already seen"
+        ),
+    }
+}
+
+/// The reflector's switches on.
+pub type Bugs = kubesim_failpoints::BugSet<Bug>;
+
+impl RelistFrom {
+    /// Where a reflector with `bugs` reads its first list from: consistently, unless the switch puts back
+    /// client-go's "0".
+    pub fn with(bugs: &Bugs) -> RelistFrom {
+        if bugs.has(Bug::ListAtRvZero) {
+            RelistFrom::Zero
+        } else {
+            RelistFrom::Consistent
+        }
+    }
+}
+
 /// What a list or a watch asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {

@@ -195,20 +195,54 @@ pub enum Op {
     Put(PutPlan),
     Delete(DeletePlan),
     Txn(TxnPlan),
-    Compact { revision: Expr, physical: bool },
-    LeaseGrant { ttl_s: i64, id: i64 },
-    LeaseRevoke { lease: String },
-    LeaseKeepAlive { lease: String },
-    LeaseTimeToLive { lease: String, keys: bool },
+    Compact {
+        revision: Expr,
+        physical: bool,
+    },
+    LeaseGrant {
+        ttl_s: i64,
+        id: i64,
+    },
+    LeaseRevoke {
+        lease: String,
+    },
+    LeaseKeepAlive {
+        lease: String,
+    },
+    LeaseTimeToLive {
+        lease: String,
+        keys: bool,
+    },
     LeaseLeases,
     Watch(WatchPlan),
-    WatchProgress { watch: String },
-    WatchCancel { watch: String },
-    Sleep { ms: u64 },
+    WatchProgress {
+        watch: String,
+    },
+    WatchCancel {
+        watch: String,
+    },
+    Sleep {
+        ms: u64,
+    },
     Wait(WaitPlan),
     Kube(Box<KubePlan>),
     /// An informer: its list request (verb list), which its relists repeat.
     Informer(Box<KubePlan>),
+    /// Restarts the informer of the named step.
+    InformerRestart {
+        informer: String,
+    },
+    /// A controller's read-modify-write of one object, read from the informer step's store.
+    Controller(Box<ControllerPlan>),
+}
+
+/// A `controller` step.
+#[derive(Clone, Debug)]
+pub struct ControllerPlan {
+    pub informer: String,
+    pub name: String,
+    /// The merge patch it applies to what it read.
+    pub set: serde_json::Value,
 }
 
 impl Op {
@@ -232,6 +266,8 @@ impl Op {
             Op::Wait(_) => "wait",
             Op::Kube(_) => "kube",
             Op::Informer(_) => "informer",
+            Op::InformerRestart { .. } => "informer_restart",
+            Op::Controller(_) => "controller",
         }
     }
 
@@ -249,6 +285,7 @@ impl Op {
                 | Op::Watch(_)
                 | Op::Kube(_)
                 | Op::Informer(_)
+                | Op::Controller(_)
         )
     }
 }
@@ -463,9 +500,45 @@ pub struct EventExpect {
 #[derive(Clone, Debug)]
 pub struct WorkloadPlan {
     pub name: String,
-    pub kind: Workload,
+    pub kind: WorkloadKind,
     pub clients: Vec<String>,
     pub ops: usize,
+    /// `file:line` of the `[[workload]]`, for findings about it.
+    pub at: String,
+}
+
+/// What a workload's clients send, and to whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// etcd requests straight to the members (`kubernetes`, `key-value`).
+    Etcd(Workload),
+    /// HTTP requests to the apiservers (`apiserver`): creates, gets, lists, updates and deletes with
+    /// resourceVersion preconditions, and watches, on ConfigMaps, recorded into an apiserver history.
+    Apiserver,
+}
+
+impl std::str::FromStr for WorkloadKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<WorkloadKind, String> {
+        match s {
+            "apiserver" => Ok(WorkloadKind::Apiserver),
+            other => other
+                .parse()
+                .map(WorkloadKind::Etcd)
+                .map_err(|_| format!("no workload is named {other:?} (known: kubernetes, key-value, apiserver)")),
+        }
+    }
+}
+
+impl std::fmt::Display for WorkloadKind {
+    /// As the report names it: `Kubernetes`, `KeyValue`, `Apiserver`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkloadKind::Etcd(w) => write!(f, "{w:?}"),
+            WorkloadKind::Apiserver => f.write_str("Apiserver"),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -3,13 +3,15 @@
 //! This is what a scenario's insta snapshot keeps, so it holds no simulated times, no trace hash and no
 //! scheduling detail: a refactor that keeps what clients saw keeps the snapshot.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::execute::informer::BeliefKind;
+use super::execute::records::BeliefKind;
 use super::execute::{kube, KubeResult, Observed, ScenarioRun};
 use super::judge::{shown_leases, Judgement};
-use super::plan::{Op, Scenario};
+use super::plan::{Op, Scenario, WorkloadKind, WorkloadPlan};
 use crate::describe;
+use crate::history::apiserver::{ApiHistory, ApiOutcome, Refusal, WatchEnd};
 use crate::history::{Bytes, ClientId, Outcome, ResponseBody, TxnOpResult};
 
 /// The outcome text for one run.
@@ -23,6 +25,16 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
         for (plan, step) in script.steps.iter().zip(&client.steps) {
             let result = match (&step.observed, &plan.op) {
                 (Observed::Kube(r), Op::Kube(k)) => format!("{}: {}", r.apiserver, kube::show(k, &r.answer)),
+                (Observed::Kube(r), Op::Controller(_)) => match &r.answer {
+                    Ok((code, body)) => {
+                        let status = body.get("reason").and_then(serde_json::Value::as_str).map(|s| format!(" {s}"));
+                        match kube::answer_rv(body) {
+                            Some(rv) if (200..300).contains(code) => format!("{}: {code} rv={rv}", r.apiserver),
+                            _ => format!("{}: {code}{}", r.apiserver, status.unwrap_or_default()),
+                        }
+                    }
+                    Err(why) => why.clone(),
+                },
                 (Observed::Kube(r), Op::Informer(_)) => match &r.answer {
                     Ok((_, body)) => format!("{}: synced rv={}", r.apiserver, kube::answer_rv(body).unwrap_or(0)),
                     Err(why) => why.clone(),
@@ -94,6 +106,10 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
     for wl in &scenario.workloads {
         let ids: Vec<ClientId> = (first..first + wl.clients.len()).map(|i| ClientId(i as u32)).collect();
         first += wl.clients.len();
+        if wl.kind == WorkloadKind::Apiserver {
+            api_workload_summary(w, wl, run.api_history.as_ref());
+            continue;
+        }
         let (mut ok, mut err, mut unknown) = (0, 0, 0);
         for op in run.history.ops.iter().filter(|o| ids.contains(&o.client)) {
             match op.outcome() {
@@ -105,7 +121,7 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
         let watches = run.history.watches.iter().filter(|x| ids.contains(&x.client)).count();
         let _ = writeln!(
             w,
-            "\nworkload {} ({:?}, {} clients): {} requests: {ok} ok, {err} errors, {unknown} unknown; {watches} watches",
+            "\nworkload {} ({}, {} clients): {} requests: {ok} ok, {err} errors, {unknown} unknown; {watches} watches",
             wl.name,
             wl.kind,
             wl.clients.len(),
@@ -137,6 +153,63 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
     }
     let _ = writeln!(w, "\nverdict {}", if judgement.passed() { "pass" } else { "FAIL" });
     out
+}
+
+/// An apiserver workload's line: its requests by outcome (refusals by reason, the status codes of the
+/// unavailable), and its watches by how they ended.
+fn api_workload_summary(w: &mut String, wl: &WorkloadPlan, history: Option<&ApiHistory>) {
+    let Some(h) = history else { return };
+    let ops: Vec<_> = h.ops.iter().filter(|o| wl.clients.contains(&o.client)).collect();
+    let (mut ok, mut unknown) = (0, 0);
+    let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+    for op in &ops {
+        match &op.outcome {
+            ApiOutcome::Written { .. }
+            | ApiOutcome::Deleted { .. }
+            | ApiOutcome::Found { .. }
+            | ApiOutcome::Listed { .. } => ok += 1,
+            ApiOutcome::Refused(r) => {
+                let code = match r {
+                    Refusal::NotFound => "404",
+                    Refusal::AlreadyExists | Refusal::Conflict => "409",
+                    Refusal::Invalid => "422",
+                };
+                *errors.entry(format!("{code} {r:?}")).or_default() += 1;
+            }
+            // The status code of an unavailability (`503 ...`); a transport failure shows as a 503 too.
+            ApiOutcome::Unavailable(why) => {
+                *errors.entry(why.split(' ').next().unwrap_or("?").to_string()).or_default() += 1;
+            }
+            ApiOutcome::Unknown => unknown += 1,
+        }
+    }
+    let err: usize = errors.values().sum();
+    let shown: Vec<String> = errors.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let watches: Vec<_> = h.watches.iter().filter(|x| wl.clients.contains(&x.client)).collect();
+    let mut ends: BTreeMap<&str, usize> = BTreeMap::new();
+    for x in &watches {
+        let end = match x.end {
+            WatchEnd::Expired => "410",
+            WatchEnd::Failed(_) => "failed",
+            WatchEnd::Closed => "closed",
+            WatchEnd::Stopped => "stopped",
+        };
+        *ends.entry(end).or_default() += 1;
+    }
+    let ends: Vec<String> = ends.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let events: usize = watches.iter().map(|x| x.events.len()).sum();
+    let _ = writeln!(
+        w,
+        "\nworkload {} ({}, {} clients): {} requests: {ok} ok, {err} errors ({}), {unknown} unknown; {} watches \
+         ({}), {events} events",
+        wl.name,
+        wl.kind,
+        wl.clients.len(),
+        ops.len(),
+        shown.join(", "),
+        watches.len(),
+        ends.join(", "),
+    );
 }
 
 /// What a `kube` step's answer held beyond its code: a list's names in order, a watch's events.

@@ -6,11 +6,12 @@
 
 use std::fmt::{self, Display, Formatter};
 
+use super::execute::kube::params as kube_params;
 use super::expr::Expr;
 use super::plan::{
-    ComparePlan, CompareValue, GetPlan, KubePlan, KubeRv, Op, PutPlan, StepPlan, TxnOpPlan, TxnPlan, WaitPlan, WatchCondition,
+    ComparePlan, CompareValue, GetPlan, KubePlan, KubeRv, Op, PutPlan, StepPlan, TxnOpPlan, TxnPlan, WaitPlan,
+    WatchCondition,
 };
-use super::execute::kube::params as kube_params;
 use super::request::{self, Known};
 use super::syntax::{CompareOp, CompareTarget};
 use crate::describe::{self, FromFn, Range, Text, WatchTarget};
@@ -37,6 +38,8 @@ fn op(f: &mut Formatter<'_>, op: &Op) -> fmt::Result {
         Op::LeaseTimeToLive { lease, keys } => describe::write_lease_time_to_live(f, lease, *keys),
         Op::LeaseLeases => f.write_str(describe::LEASE_LEASES),
         Op::Kube(k) => kube(f, k),
+        Op::InformerRestart { informer } => write!(f, "informer-restart {informer}"),
+        Op::Controller(c) => write!(f, "controller {} from {} set {}", c.name, c.informer, c.set),
         Op::Informer(k) => {
             write!(f, "informer {}", k.resource)?;
             match &k.namespace {

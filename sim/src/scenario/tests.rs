@@ -32,6 +32,7 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("zoo bug without its race", "[scenario]\nbug = \"skip-sync\"\n", "5:7", "expected `race = \"...\"` beside `bug`"),
     ("zoo race without its bug", "[scenario]\nrace = \"lost writes\"\n", "5:8", "`race` belongs to a bug zoo entry"),
     ("unknown zoo bug", "[scenario]\nbug = \"skip-synk\"\nrace = \"lost writes\"\n", "5:7", "unknown bug \"skip-synk\"; expected one of"),
+    ("apiservers out of range", "[cluster]\napiservers = 10\n", "5:14", "`apiservers` is 10; expected 0 to 9"),
     ("zero snapshot_count", "[cluster]\nsnapshot_count = 0\n", "5:18", "`snapshot_count` is 0; expected at least 1"),
     ("zero seeds", "[scenario]\nseeds = 0\n", "5:9", "`seeds` is 0"),
     ("after a missing step", "[[client.step]]\nafter = [\"nope\"]\nsleep_ms = 1\n", "5:10", "names step \"nope\", which no client has"),
@@ -97,7 +98,10 @@ const KUBE_BAD: &[(&str, &str, &str, &str)] = &[
     ("unknown watch event type", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\" }\nexpect.watch_events = [{ type = \"CHANGED\" }]\n", "9:33", "event type \"CHANGED\""),
     ("bookmark the watch did not ask for", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\" }\nexpect.watch_events = [{ type = \"BOOKMARK\" }]\n", "9:24", "`allow_watch_bookmarks = true`"),
     ("initial-events-end without sendInitialEvents", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\", allow_watch_bookmarks = true }\nexpect.watch_events = [{ type = \"BOOKMARK\", initial_events_end = true }]\n", "9:24", "`send_initial_events = true`"),
+    ("controller on a step that is no informer", "[[client.step]]\nname = \"g\"\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\n[[client.step]]\ncontroller = { informer = \"g\", name = \"x\", set = { data = { k = \"v\" } } }\n", "11:27", "which is not an `informer`"),
+    ("informer_restart of a missing step", "[[client.step]]\ninformer_restart = \"nope\"\n", "8:20", "`informer_restart` names step \"nope\", which no client has"),
     ("apiserver settings for a missing apiserver", "[[apiserver]]\nname = \"apiserver-5\"\nwatch_cache = false\n", "8:8", "no apiserver is named \"apiserver-5\"; expected one of"),
+    ("apiserver workload without apiservers", "# etcd\n[[workload]]\nname = \"t\"\nkind = \"apiserver\"\nclients = 1\nops = 5\n", "6:8", "the cluster has none; set `[cluster] apiservers`"),
     ("unknown apiserver failpoint", "[[failpoint]]\nnode = \"apiserver-1\"\npoint = \"before-compact\"\naction = \"drop\"\n", "7:1", "no failpoint is named \"before-compact\""),
 ];
 
@@ -282,4 +286,55 @@ fn the_compacted_txn_scenario_catches_the_replicas_diverging() {
         let linearizable = j.checks.iter().find(|c| c.guarantee == crate::checker::Guarantee::Linearizable);
         assert!(linearizable.is_some_and(|c| !c.pass()), "seed {seed}: the stale reads break Linearizable too");
     }
+}
+
+/// An apiserver workload over one apiserver with its watch cache, no faults: `{failpoint}` goes where the
+/// failpoints are.
+const API_WORKLOAD: &str = r#"# An apiserver workload.
+[scenario]
+seeds = 1
+
+[cluster]
+members = 3
+apiservers = 1
+request_timeout_ms = 4000
+
+[[workload]]
+name = "api"
+kind = "apiserver"
+clients = 3
+ops = 150
+{failpoint}"#;
+
+/// The apiserver workload's wiring can fail: a cacher that loses one event before dispatching it breaks
+/// some seed's watch, and the finding named after the guarantee says so; without the drop the same seeds
+/// pass both apiserver findings.
+#[test]
+fn a_dropped_cacher_dispatch_fails_the_apiserver_workload_watch_finding() {
+    let drop = "\n[[failpoint]]\nnode = \"apiserver-1\"\npoint = \"before-cacher-dispatch\"\naction = \"drop\"\n\
+                skip = 12\ntimes = 1\n";
+    let finding = |j: &judge::Judgement, what: &str| {
+        j.findings.iter().find(|f| f.who == "apiserver" && f.what == what).cloned().expect("the finding is there")
+    };
+    let clean = parse("api.toml", &API_WORKLOAD.replace("{failpoint}", "")).unwrap();
+    let dropped = parse("api.toml", &API_WORKLOAD.replace("{failpoint}", drop)).unwrap();
+    let mut caught = Vec::new();
+    for seed in 1..=5 {
+        let r = run(&clean, seed);
+        let j = judge::judge(&clean, &r);
+        assert!(j.passed(), "seed {seed} without the drop:\n{}", report::outcome(&clean, &r, &j));
+        let watched = finding(&j, "WatchFromResourceVersion");
+        assert!(!watched.detail.starts_with("0 watches"), "seed {seed}: nothing was watched: {watched:?}");
+        let r = run(&dropped, seed);
+        assert!(r.trace.iter().any(|l| l.contains("failpoint before-cacher-dispatch drop")), "seed {seed}: no drop");
+        let j = judge::judge(&dropped, &r);
+        let watched = finding(&j, "WatchFromResourceVersion");
+        if !watched.pass {
+            assert!(!j.passed(), "seed {seed}: a failing finding fails the run");
+            assert_eq!(watched.at, "api.toml:11", "the finding points at the workload");
+            caught.push(format!("seed {seed}: {}", watched.detail));
+        }
+    }
+    println!("{}", caught.join("\n"));
+    assert!(!caught.is_empty(), "no seed's WatchFromResourceVersion finding noticed the dropped event");
 }

@@ -19,13 +19,20 @@ pub struct CheckDeterminism {
     /// The seed to run twice (default: the scenario's canonical seed).
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub switches: scenario_cmd::BugFlags,
 }
 
 pub fn run(args: &CheckDeterminism) -> ExitCode {
-    let scenario = match scenario_cmd::load(&args.file) {
+    let mut scenario = match scenario_cmd::load(&args.file) {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Err(e) = args.switches.apply(&mut scenario) {
+        eprintln!("kubesim: {e}");
+        return ExitCode::from(2);
+    }
+    let flags = args.switches.args();
     let seed = args.seed.unwrap_or(scenario.canonical_seed);
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
@@ -47,7 +54,10 @@ pub fn run(args: &CheckDeterminism) -> ExitCode {
                 "--quiet".as_ref(),
                 "--trace".as_ref(),
                 t.as_os_str(),
-            ])
+            ]
+            .into_iter()
+            .map(std::ffi::OsStr::to_os_string)
+            .chain(flags.iter().map(std::ffi::OsString::from)))
         })
         .collect();
     let finished: Result<Vec<Finished>, _> = spawned.and_then(|s| s.into_iter().map(child::Running::finish).collect());

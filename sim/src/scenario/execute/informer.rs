@@ -1,19 +1,13 @@
-//! An `informer` step: client-go's reflector (`tools/cache/reflector.go`) over the simulated HTTP path, so
-//! that what informers believed, and from which apiserver, can be judged.
+//! An `informer` step: client-go's informer over the simulated HTTP path, so that what informers believed,
+//! and from which apiserver, can be judged. This file is the shell: it sends the requests the sans-IO
+//! [`Reflector`] asks for (list, paged; watch with bookmarks) through the client's routing, feeds the answers
+//! back, and keeps the [`Store`] a controller's lister would read. The reflector decides the rules (which
+//! resourceVersion a list asks for, what a failure makes it do next; `crate::kube::reflector`).
 //!
-//! It follows client-go's rules for which resourceVersion to ask for, because those rules are where the
-//! time-travel races live (kubernetes #59848, Sieve's A1):
-//! - the first list asks for resourceVersion "0" (any state the serving apiserver's cache has);
-//! - a relist asks for the last resourceVersion it synced to, so that a lagging cache must wait or refuse
-//!   rather than answer with the past; after a 410 Gone or a "too large resource version" it asks for ""
-//!   (a consistent read), because the last one is known to be unavailable;
-//! - the watch starts from the list's resourceVersion with bookmarks; a watch that ends cleanly is reopened
-//!   from the last resourceVersion seen, while an ERROR event, a refused or failed watch, or a watch that ended
-//!   within a second with no event sends it back to relist after a backoff.
-//!
-//! Every list and every event is filed as a [`Belief`] (what the informer held true from then on, and which
-//! apiserver told it); the store is what a controller's lister would read. Requests go through the client's
-//! routing, so behind a load balancer a relist may reach a different apiserver than the watch did.
+//! Every list, event and restart is filed as a [`Belief`] (what the informer held true from then on, and
+//! which apiserver told it), and every tombstone a relist produced; the judge reads them. Behind a load
+//! balancer a relist may reach a different apiserver than the watch did, which is where time travel lives
+//! (kubernetes #59848, Sieve's A1).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -24,29 +18,16 @@ use http::Method;
 use serde_json::Value;
 
 use super::ctx::{Ctx, Finished};
-use super::kube::{answer_rv, KubeConn, KubeEvent, KubeResult};
+use super::kube::{answer_rv, KubeConn};
+use super::records::{Belief, BeliefKind, InformerLog, KubeEvent, KubeResult};
 use super::Observed;
 use crate::apiserver::rest_client::ClientError;
+use crate::kube::reflector::{Failure, Reflector, RelistFrom, Request};
+use crate::kube::store::{Notice, Store};
 use crate::scenario::plan::{KubePlan, StepPlan};
 
-kubesim_failpoints::bugs! {
-    /// A historical client-go reflector bug kubesim's informer can put back.
-    pub enum Bug {
-        /// Every list, relists included, asks for resourceVersion "0", as client-go's reflector did before
-        /// it learned to relist from the last resourceVersion it had synced to.
-        RelistAtRvZero => (
-            "relist-at-rv-zero",
-            "kubernetes #59848",
-            "an informer relists with resourceVersion \"0\", which any apiserver may answer from its watch cache however far behind, so after a broken watch an informer can go back in time to a lagging apiserver's state"
-        ),
-    }
-}
-
-/// The informer's switches on.
-pub type Bugs = kubesim_failpoints::BugSet<Bug>;
-
-/// How long client-go's reflector backs off before a relist (its backoff manager starts at 800 ms).
-const RELIST_BACKOFF: Duration = Duration::from_millis(800);
+/// How long the reflector backs off after a failure (client-go's backoff manager starts at 800 ms).
+const BACKOFF: Duration = Duration::from_millis(800);
 /// How long a watch may stay silent before the informer takes its connection for dead: client-go's HTTP/2
 /// health check (a ping after 30 s without reading, failed after 15 s more). A killed apiserver's streams
 /// stall under madsim rather than reset, as a dead peer's do behind a lost network, so this is how an
@@ -54,56 +35,6 @@ const RELIST_BACKOFF: Duration = Duration::from_millis(800);
 const WATCH_IDLE_LIMIT: Duration = Duration::from_secs(45);
 /// How long a step waits for its informer's first sync before it reports that it never synced.
 const SYNC_LIMIT: Duration = Duration::from_secs(30);
-
-/// What an informer came to believe, in order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InformerLog {
-    pub beliefs: Vec<Belief>,
-    /// The store at the end of the run: name → resourceVersion.
-    pub store: BTreeMap<String, u64>,
-    /// Lists after the first.
-    pub relists: u32,
-    /// etcd's objects under the informer's prefix once the run had settled (name → mod revision), read
-    /// straight from a member: what the store must equal.
-    pub etcd: Option<BTreeMap<String, u64>>,
-}
-
-/// One thing an informer was told.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Belief {
-    pub at_ms: u64,
-    pub apiserver: String,
-    /// The resourceVersion it believed it was at from then on.
-    pub rv: u64,
-    pub what: BeliefKind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BeliefKind {
-    /// A list (the first, or a relist) replaced the store, asking with this resourceVersion.
-    Listed { asked: String, items: usize },
-    /// A watch event applied to the store.
-    Event(KubeEvent),
-}
-
-impl std::fmt::Display for Belief {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.what {
-            BeliefKind::Listed { asked, items } => {
-                let asked = if asked.is_empty() { "\"\"" } else { asked };
-                write!(f, "list rv={asked} from {}: {items} items at rv={}", self.apiserver, self.rv)
-            }
-            BeliefKind::Event(e) => write!(f, "{} from {}", e.describe(), self.apiserver),
-        }
-    }
-}
-
-/// The informers the run started, by step label: their logs, and the tasks running them.
-#[derive(Default)]
-pub(super) struct Informers {
-    pub(super) logs: BTreeMap<String, (String, Arc<Mutex<InformerLog>>)>,
-    pub(super) tasks: Vec<madsim::task::JoinHandle<()>>,
-}
 
 /// Starts the informer and waits for its first sync, as a controller's `WaitForCacheSync` does.
 pub(super) async fn informer_step(
@@ -115,19 +46,24 @@ pub(super) async fn informer_step(
 ) -> Finished {
     let log = Arc::new(Mutex::new(InformerLog::default()));
     let (synced_tx, synced_rx) = tokio::sync::oneshot::channel();
-    let reflector = Reflector {
+    let restart = Arc::new(tokio::sync::Notify::new());
+    let shell = Shell {
         conn: conn.fork(),
         plan: plan.clone(),
         label: step.label.clone(),
         trace: ctx.trace.clone(),
         timeout: ctx.request_timeout,
         log: log.clone(),
-        bugs: ctx.informer_bugs.clone(),
+        reflector: Reflector::new(RelistFrom::with(&ctx.informer_bugs)),
+        store: Arc::default(),
     };
-    let task = madsim::task::spawn(reflector.run(synced_tx));
+    let store = shell.store.clone();
+    let task = madsim::task::spawn(shell.run(synced_tx, restart.clone()));
     {
         let mut informers = ctx.informers.lock().expect("informers lock");
         informers.logs.insert(step.label.clone(), (plan.etcd_prefix.clone(), log));
+        informers.restarts.insert(step.label.clone(), restart);
+        informers.stores.insert(step.label.clone(), (plan.clone(), store));
         informers.tasks.push(task);
     }
     let (apiserver, answer) = match tokio::time::timeout(SYNC_LIMIT, synced_rx).await {
@@ -147,6 +83,9 @@ pub(super) async fn informer_step(
 /// takes every informer's log; the tasks end.
 pub(super) async fn close(ctx: &Ctx, cluster: &crate::cluster::Cluster) -> BTreeMap<String, InformerLog> {
     let informers = std::mem::take(&mut *ctx.informers.lock().expect("informers lock"));
+    for task in &informers.tasks {
+        task.abort();
+    }
     let mut out = BTreeMap::new();
     for (label, (prefix, log)) in informers.logs {
         let (endpoints, timeout) = (ctx.endpoints.clone(), ctx.request_timeout);
@@ -156,10 +95,19 @@ pub(super) async fn close(ctx: &Ctx, cluster: &crate::cluster::Cluster) -> BTree
         log.etcd = etcd;
         out.insert(label, log);
     }
-    for task in &informers.tasks {
-        task.abort();
-    }
     out
+}
+
+/// An `informer_restart` step: the informer's process restarts, as a controller crash-looping does.
+pub(super) fn restart(ctx: &Ctx, informer: &str) -> Result<(), String> {
+    let informers = ctx.informers.lock().expect("informers lock");
+    match informers.restarts.get(informer) {
+        Some(notify) => {
+            notify.notify_one();
+            Ok(())
+        }
+        None => Err(format!("informer {informer} has not started")),
+    }
 }
 
 /// The objects under `prefix` by name, with their mod revisions, from the first member that answers.
@@ -183,75 +131,82 @@ async fn etcd_state(endpoints: &[String], timeout: Duration, prefix: &str) -> Op
     None
 }
 
-/// Why a watch sent the reflector back to relist, or ended cleanly.
-enum WatchEnd {
-    /// The stream closed after events: reopen from the last resourceVersion.
-    Clean,
-    /// Relist; `expired` means the last resourceVersion is unavailable (410), so ask for "".
-    Relist { expired: bool },
-}
-
-struct Reflector {
+/// The shell around one informer's reflector and store.
+struct Shell {
     conn: KubeConn,
     plan: KubePlan,
     label: String,
     trace: crate::trace::Trace,
     timeout: Duration,
     log: Arc<Mutex<InformerLog>>,
-    bugs: Bugs,
+    reflector: Reflector,
+    /// Shared with `controller` steps, which read it as a controller reads its lister.
+    store: Arc<Mutex<Store>>,
 }
 
 type Synced = tokio::sync::oneshot::Sender<(String, u16, Value)>;
 
-impl Reflector {
-    async fn run(mut self, synced: Synced) {
+impl Shell {
+    /// Does what the reflector asks, forever (the run aborts the task); a restart request starts over.
+    async fn run(mut self, synced: Synced, restart: Arc<tokio::sync::Notify>) {
         let mut synced = Some(synced);
-        let mut last_sync_rv = String::new();
-        let mut unavailable = false;
         loop {
-            let asked = if self.bugs.has(Bug::RelistAtRvZero) {
-                "0".to_string()
-            } else if unavailable {
-                String::new()
-            } else if last_sync_rv.is_empty() {
-                "0".to_string()
-            } else {
-                last_sync_rv.clone()
+            let step = async {
+                match self.reflector.next() {
+                    Request::List { resource_version } => self.list_step(&resource_version, &mut synced).await,
+                    Request::Watch { resource_version } => self.watch_step(&resource_version).await,
+                }
             };
-            match self.list(&asked).await {
-                Ok((apiserver, code, body)) => {
-                    last_sync_rv = body
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    self.replace(&apiserver, &asked, &body, synced.is_none());
-                    if let Some(tx) = synced.take() {
-                        let _ = tx.send((apiserver, code, body));
-                    }
-                }
-                Err(expired) => {
-                    unavailable |= expired;
-                    tokio::time::sleep(RELIST_BACKOFF).await;
-                    continue;
-                }
+            let restarted = tokio::select! {
+                biased;
+                () = restart.notified() => true,
+                () = step => false,
+            };
+            if restarted {
+                self.restart();
             }
-            loop {
-                match self.watch(&mut last_sync_rv).await {
-                    WatchEnd::Clean => continue,
-                    WatchEnd::Relist { expired } => {
-                        unavailable = expired;
-                        break;
-                    }
-                }
-            }
-            tokio::time::sleep(RELIST_BACKOFF).await;
         }
     }
 
-    /// One list, all its pages: the apiserver of the first page, the code, and the whole list. An error is
-    /// `true` when it says the asked resourceVersion is unavailable (410, or 504 "too large").
-    async fn list(&mut self, asked: &str) -> Result<(String, u16, Value), bool> {
+    async fn list_step(&mut self, asked: &str, synced: &mut Option<Synced>) {
+        match self.list(asked).await {
+            Ok((apiserver, code, body)) => {
+                let rv = body.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or_default();
+                self.reflector.listed(rv);
+                self.replace(&apiserver, asked, &body, synced.is_none());
+                if let Some(tx) = synced.take() {
+                    let _ = tx.send((apiserver, code, body));
+                }
+            }
+            Err(failure) => {
+                self.reflector.list_failed(&failure);
+                tokio::time::sleep(BACKOFF).await;
+            }
+        }
+    }
+
+    async fn watch_step(&mut self, from: &str) {
+        let failure = self.watch(from).await;
+        if failure.is_some() {
+            tokio::time::sleep(BACKOFF).await;
+        }
+        self.reflector.watch_ended(failure.as_ref());
+    }
+
+    /// The process restarted: a new reflector and an empty store, as a crashed controller comes back.
+    fn restart(&mut self) {
+        self.reflector.restart();
+        *self.store.lock().expect("store lock") = Store::default();
+        let mut log = self.log.lock().expect("informer log lock");
+        log.restarts += 1;
+        log.store.clear();
+        let rv = log.beliefs.last().map_or(0, |b| b.rv);
+        self.trace.event(&self.label, "restarted");
+        log.beliefs.push(Belief { at_ms: now_ms(), apiserver: String::new(), rv, what: BeliefKind::Restarted });
+    }
+
+    /// One list, all its pages: the apiserver of the first page, the code, and the whole list.
+    async fn list(&mut self, asked: &str) -> Result<(String, u16, Value), Failure> {
         let mut items: Vec<Value> = Vec::new();
         let mut cont: Option<String> = None;
         let mut first: Option<(String, u16, Value)> = None;
@@ -266,7 +221,7 @@ impl Reflector {
                 Ok(Err(ClientError::Transport(_))) | Err(_) => {
                     self.conn.failed_at(i);
                     self.trace.event(&self.label, format_args!("list rv={} -> {apiserver}: no answer", shown(asked)));
-                    return Err(false);
+                    return Err(Failure::Other);
                 }
             };
             if !(200..300).contains(&code) {
@@ -275,9 +230,7 @@ impl Reflector {
                 }
                 let reason = body.get("reason").and_then(Value::as_str).unwrap_or("");
                 self.trace.event(&self.label, format_args!("list rv={} -> {apiserver}: {code} {reason}", shown(asked)));
-                let too_large =
-                    body.pointer("/details/causes/0/reason").and_then(Value::as_str) == Some("ResourceVersionTooLarge");
-                return Err(code == 410 || too_large);
+                return Err(failure_of(code, &body));
             }
             items.extend(body.get("items").and_then(Value::as_array).cloned().unwrap_or_default());
             cont = body
@@ -320,34 +273,34 @@ impl Reflector {
         }
     }
 
-    /// Replaces the store with a list's items and files the belief.
-    fn replace(&self, apiserver: &str, asked: &str, body: &Value, relist: bool) {
+    /// Replaces the store with a list's items, files the belief and any tombstones.
+    fn replace(&mut self, apiserver: &str, asked: &str, body: &Value, relist: bool) {
         let rv = answer_rv(body).unwrap_or(0) as u64;
         let items = body.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+        let count = items.len();
+        let mut store = self.store.lock().expect("store lock");
+        let notices = store.replace(items);
         let mut log = self.log.lock().expect("informer log lock");
-        log.store = items
-            .iter()
-            .filter_map(|o| {
-                let name = o.pointer("/metadata/name")?.as_str()?.to_string();
-                let rv = o.pointer("/metadata/resourceVersion")?.as_str()?.parse().ok()?;
-                Some((name, rv))
-            })
-            .collect();
+        for n in notices.iter().filter(|n| n.notice == Notice::DeleteTombstone) {
+            self.trace.event(&self.label, format_args!("tombstone {}@{}", n.key, n.rv));
+            log.tombstones.push(format!("{}@{}", n.key, n.rv));
+        }
+        log.store = names(&store);
         if relist {
             log.relists += 1;
         }
-        let what = BeliefKind::Listed { asked: asked.to_string(), items: items.len() };
+        let what = BeliefKind::Listed { asked: asked.to_string(), items: count };
         let belief = Belief { at_ms: now_ms(), apiserver: apiserver.to_string(), rv, what };
         self.trace.event(&self.label, format_args!("{}", belief));
         log.beliefs.push(belief);
     }
 
-    /// One watch from `rv`, until it ends; events are applied as they come and `rv` follows them.
-    async fn watch(&mut self, rv: &mut String) -> WatchEnd {
+    /// One watch from `from`, until it ends: `None` when it ended cleanly, else why it failed.
+    async fn watch(&mut self, from: &str) -> Option<Failure> {
         let path = {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("watch", "true");
-            q.append_pair("resourceVersion", rv);
+            q.append_pair("resourceVersion", from);
             q.append_pair("allowWatchBookmarks", "true");
             self.selectors(&mut q);
             format!("{}?{}", self.plan.collection, q.finish())
@@ -357,17 +310,17 @@ impl Reflector {
         let mut stream = match opened {
             Ok(Ok(stream)) => stream,
             Ok(Err(ClientError::Status(s))) => {
-                let code = s.code.unwrap_or(0);
+                let code = s.code.unwrap_or(0) as u16;
                 if code == 429 || code >= 500 {
                     self.conn.failed_at(i);
                 }
-                self.trace.event(&self.label, format_args!("watch rv={rv} -> {apiserver}: {code}"));
-                return WatchEnd::Relist { expired: code == 410 };
+                self.trace.event(&self.label, format_args!("watch rv={from} -> {apiserver}: {code}"));
+                return Some(failure_of(code, &serde_json::json!(*s)));
             }
             Ok(Err(ClientError::Transport(_))) | Err(_) => {
                 self.conn.failed_at(i);
-                self.trace.event(&self.label, format_args!("watch rv={rv} -> {apiserver}: no answer"));
-                return WatchEnd::Relist { expired: false };
+                self.trace.event(&self.label, format_args!("watch rv={from} -> {apiserver}: no answer"));
+                return Some(Failure::Other);
             }
         };
         let started_ms = now_ms();
@@ -379,41 +332,59 @@ impl Reflector {
                 Err(_) => {
                     let idle = WATCH_IDLE_LIMIT.as_secs();
                     self.trace.event(&self.label, format_args!("watch from {apiserver}: silent for {idle}s, reopened"));
-                    return WatchEnd::Clean;
+                    return None;
                 }
             };
             let event = KubeEvent::of(&e);
             if event.kind == "ERROR" {
                 self.trace.event(&self.label, format_args!("watch from {apiserver}: {}", event.describe()));
-                return WatchEnd::Relist { expired: event.code == Some(410) };
+                return Some(failure_of(event.code.unwrap_or(0), &e.object));
             }
             events += 1;
-            if let Ok(n) = event.rv.parse::<u64>() {
-                *rv = event.rv.clone();
-                let mut log = self.log.lock().expect("informer log lock");
-                match event.kind.as_str() {
-                    "ADDED" | "MODIFIED" => {
-                        log.store.insert(event.name.clone(), n);
-                    }
-                    "DELETED" => {
-                        log.store.remove(&event.name);
-                    }
-                    _ => {}
+            let Ok(rv) = event.rv.parse::<u64>() else { continue };
+            self.reflector.observed(&event.rv);
+            let mut store = self.store.lock().expect("store lock");
+            match event.kind.as_str() {
+                "ADDED" | "MODIFIED" => {
+                    store.upsert(e.object);
                 }
-                let belief =
-                    Belief { at_ms: now_ms(), apiserver: apiserver.clone(), rv: n, what: BeliefKind::Event(event) };
-                if !matches!(&belief.what, BeliefKind::Event(e) if e.kind == "BOOKMARK") {
-                    self.trace.event(&self.label, format_args!("{belief}"));
+                "DELETED" => {
+                    store.delete(&e.object);
                 }
-                log.beliefs.push(belief);
+                _ => {}
             }
+            let mut log = self.log.lock().expect("informer log lock");
+            log.store = names(&store);
+            drop(store);
+            let belief = Belief { at_ms: now_ms(), apiserver: apiserver.clone(), rv, what: BeliefKind::Event(event) };
+            if !matches!(&belief.what, BeliefKind::Event(e) if e.kind == "BOOKMARK") {
+                self.trace.event(&self.label, format_args!("{belief}"));
+            }
+            log.beliefs.push(belief);
         }
-        // client-go: a watch that closed within a second with no event is an error, and relists.
+        // client-go: a watch that closed within a second with no event is an error.
         if events == 0 && now_ms() - started_ms < 1000 {
-            return WatchEnd::Relist { expired: false };
+            return Some(Failure::Other);
         }
-        WatchEnd::Clean
+        None
     }
+}
+
+/// How the reflector reads a refusal: 410 is `Expired`, a 504 whose cause is `ResourceVersionTooLarge` is
+/// `TooLarge`, anything else `Other`.
+fn failure_of(code: u16, status: &Value) -> Failure {
+    let cause = status.pointer("/details/causes/0/reason").and_then(Value::as_str);
+    match (code, cause) {
+        (410, _) => Failure::Expired,
+        (_, Some("ResourceVersionTooLarge")) => Failure::TooLarge,
+        _ => Failure::Other,
+    }
+}
+
+/// The store's objects by name, with their resourceVersions.
+fn names(store: &Store) -> BTreeMap<String, u64> {
+    let name = |o: &Value| o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
+    store.objects().values().map(|o| (name(o), crate::kube::store::object_rv(o))).collect()
 }
 
 fn shown(rv: &str) -> &str {

@@ -4,7 +4,6 @@
 //! `rev_of`. A watch step opens a stream whose events a task collects until the step's `open_for_ms`, the
 //! stream's end, or the run's.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,57 +13,14 @@ use serde_json::{json, Value};
 
 use super::board::Board;
 use super::ctx::{Ctx, Finished};
+use super::records::{KubeEvent, KubeResult};
 use super::Observed;
-use crate::apiserver::rest_client::{ClientError, KubeClient, StreamEvent};
+use crate::apiserver::rest_client::{ClientError, KubeClient};
 use crate::cluster::{Cluster, Seeds};
 use crate::describe::{KubeAnswer, KubeRequest};
 use crate::scenario::plan::{KubePlan, KubeRv, KubeTarget, StepPlan};
 use crate::scenario::request::Known;
 use crate::scenario::syntax::{PatchType, Routing, Verb};
-
-/// What a `kube` step's client saw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KubeResult {
-    /// The apiserver the request went to.
-    pub apiserver: String,
-    /// The answer's status code and JSON, or why there was none.
-    pub answer: Result<(u16, Value), String>,
-    /// A watch's events, in order (filled in when the run ends).
-    pub events: Vec<KubeEvent>,
-    /// An informer step's log (filled in when the run ends).
-    pub informer: Option<super::informer::InformerLog>,
-}
-
-/// One event a Kubernetes watch delivered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KubeEvent {
-    /// `ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` or `ERROR`.
-    pub kind: String,
-    pub name: String,
-    pub rv: String,
-    pub initial_events_end: bool,
-    /// An ERROR event's Status code.
-    pub code: Option<u16>,
-}
-
-impl KubeEvent {
-    pub(super) fn of(e: &StreamEvent) -> KubeEvent {
-        let meta = |f: &str| e.object.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("");
-        let end = e.object.pointer("/metadata/annotations/k8s.io~1initial-events-end").and_then(Value::as_str);
-        KubeEvent {
-            kind: e.kind.clone(),
-            name: meta("name").to_string(),
-            rv: meta("resourceVersion").to_string(),
-            initial_events_end: end == Some("true"),
-            code: (e.kind == "ERROR").then(|| e.object.get("code").and_then(Value::as_u64).unwrap_or(0) as u16),
-        }
-    }
-
-    /// The event as the trace and the report show it.
-    pub fn describe(&self) -> String {
-        crate::describe::kube_event(&self.kind, &self.name, &self.rv, self.initial_events_end, self.code)
-    }
-}
 
 /// A Kubernetes client's connections, one per apiserver it may reach, and its routing state.
 pub(super) struct KubeConn {
@@ -135,13 +91,6 @@ impl KubeConn {
             self.next = (i + 1) % self.pool.len();
         }
     }
-}
-
-/// The watches `kube` steps opened: each step's events so far, and the task collecting them.
-#[derive(Default)]
-pub(super) struct KubeWatches {
-    pub(super) events: BTreeMap<String, Arc<Mutex<Vec<KubeEvent>>>>,
-    pub(super) tasks: Vec<madsim::task::JoinHandle<()>>,
 }
 
 /// Runs one `kube` step.

@@ -4,6 +4,8 @@
 //! settles, closes the watches and hands back what happened. Judging is [`super::judge`]'s job.
 //!
 //! - [`phases`]: the steps of a run, in order ([`drive`] takes them one after the other);
+//! - [`api_workload`]: the `apiserver` workloads' clients, their history, and the etcd-side record of the
+//!   registry prefix that the apiserver checks compare it with;
 //! - [`script`]: one scripted client, step by step; [`watch`]: its watch steps; [`wait`]: its waits;
 //!   [`ctx`]: what they share, and how a step ends;
 //! - [`board`]: the shared state the clients coordinate through, the [`Board`](board::Board): which steps
@@ -12,16 +14,19 @@
 //!   Conditions on a watch's stream or on the cluster's leader are polled on the simulated clock, which is
 //!   deterministic.
 
+pub mod api_workload;
 mod board;
+mod controller;
 mod ctx;
 pub mod informer;
 pub mod kube;
 mod phases;
+pub mod records;
 mod script;
 mod wait;
 mod watch;
 
-pub use kube::{KubeEvent, KubeResult};
+pub use records::{KubeEvent, KubeResult};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -35,6 +40,7 @@ use super::step_text::step_text;
 use crate::client::SharedHistory;
 use crate::cluster::Seeds;
 use crate::fault::{Injector, ScheduledFault};
+use crate::history::apiserver::ApiHistory;
 use crate::history::{self as h, History, Outcome, WatchId};
 use crate::trace::Trace;
 use board::Board;
@@ -62,6 +68,9 @@ pub struct ScenarioRun {
     /// Member panics, each recovered by a restart: bugs, whatever else the run saw.
     pub panics: Vec<String>,
     pub sim_time: Duration,
+    /// The apiserver workloads' requests and watches with the etcd-side record of the registry prefix
+    /// (`None`: the scenario has no apiserver workload).
+    pub api_history: Option<ApiHistory>,
 }
 
 impl ScenarioRun {
@@ -102,7 +111,7 @@ pub enum Observed {
     /// A wait's condition held, or the wait timed out.
     Waited(Result<(), String>),
     /// A `kube` step's answer (a watch's events filled in when the run ends).
-    Kube(kube::KubeResult),
+    Kube(records::KubeResult),
     /// A sleep, progress request or cancel: nothing comes back.
     Done,
     /// The step could not be sent (an unresolved reference), or the run ended before it.
@@ -133,10 +142,12 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         kube_watches: Mutex::default(),
         informers: Mutex::default(),
         informer_bugs: scenario.cluster.bugs.informer.clone(),
+        seeds,
     });
     let records: Records = Arc::new(Mutex::new(scenario.clients.iter().map(|_| Vec::new()).collect()));
     let mut clients = phases::start_scripts(scenario, &cluster, &ctx, &records, seeds);
-    clients.extend(phases::start_workloads(scenario, &cluster, &ctx, seeds));
+    let api = api_workload::ApiWorkloads::start(scenario, &cluster, &trace, ctx.request_timeout);
+    clients.extend(phases::start_workloads(scenario, &cluster, &ctx, seeds, api.as_ref()));
     let faults = Injector::new(cluster.clone());
     let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board);
     let stop = Arc::new(AtomicBool::new(false));
@@ -148,6 +159,10 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let informers = informer::close(&ctx, &cluster).await;
     let watches = phases::close_watches(&ctx).await;
     let kube_events = phases::close_kube_watches(&ctx).await;
+    let api_history = match api {
+        Some(api) => Some(api.finish(&cluster, &trace).await),
+        None => None,
+    };
     crate::run::finish(&cluster, &trace).await;
 
     let clients = client_records(scenario, &records, &kube_events, &informers);
@@ -164,6 +179,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         timed_out,
         panics: cluster.panics(),
         sim_time: madsim::time::TimeHandle::current().elapsed(),
+        api_history,
     }
 }
 
@@ -172,8 +188,8 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
 fn client_records(
     scenario: &Scenario,
     records: &Records,
-    kube_events: &BTreeMap<String, Vec<kube::KubeEvent>>,
-    informers: &BTreeMap<String, informer::InformerLog>,
+    kube_events: &BTreeMap<String, Vec<records::KubeEvent>>,
+    informers: &BTreeMap<String, records::InformerLog>,
 ) -> Vec<ClientRecord> {
     let records = std::mem::take(&mut *records.lock().expect("records lock"));
     scenario

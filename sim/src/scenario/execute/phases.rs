@@ -11,16 +11,18 @@ use std::time::Duration;
 
 use madsim::task::JoinHandle;
 
+use super::api_workload::ApiWorkloads;
 use super::board::Board;
 use super::ctx::Ctx;
-use super::kube::{KubeConn, KubeEvent};
+use super::kube::KubeConn;
+use super::records::KubeEvent;
 use super::script::run_script;
 use super::StepRecord;
 use crate::client::{RecordingClient, SharedHistory};
 use crate::cluster::{Cluster, Seeds};
 use crate::fault::{nemesis, Injector};
 use crate::history::WatchId;
-use crate::scenario::plan::{Scenario, When};
+use crate::scenario::plan::{Scenario, When, WorkloadKind};
 use crate::trace::Trace;
 use crate::workload::run_client;
 
@@ -87,8 +89,15 @@ pub(super) fn start_scripts(
     tasks
 }
 
-/// Starts every workload's clients, which follow the scripted ones.
-pub(super) fn start_workloads(scenario: &Scenario, cluster: &Cluster, ctx: &Ctx, seeds: Seeds) -> Vec<JoinHandle<()>> {
+/// Starts every workload's clients, which follow the scripted ones; `api` carries the apiserver workloads'
+/// recorder (there is one if the scenario has such a workload).
+pub(super) fn start_workloads(
+    scenario: &Scenario,
+    cluster: &Cluster,
+    ctx: &Ctx,
+    seeds: Seeds,
+    api: Option<&ApiWorkloads>,
+) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
     let mut next = scenario.clients.len();
     for w in &scenario.workloads {
@@ -96,6 +105,15 @@ pub(super) fn start_workloads(scenario: &Scenario, cluster: &Cluster, ctx: &Ctx,
             let node = &cluster.clients[next];
             next += 1;
             debug_assert_eq!(&node.name, name);
+            let ops = crate::run::share(w.ops, w.clients.len(), j);
+            let kind = match w.kind {
+                WorkloadKind::Etcd(kind) => kind,
+                WorkloadKind::Apiserver => {
+                    let api = api.expect("an apiserver workload has its recorder");
+                    tasks.push(api.spawn_client(cluster, &node.node, name, j, ops, seeds));
+                    continue;
+                }
+            };
             // Workload clients spread over the members, as clients pinned to single members do in etcd's tests.
             let endpoint = &ctx.endpoints[j % ctx.endpoints.len()];
             let client = RecordingClient::new(
@@ -107,8 +125,7 @@ pub(super) fn start_workloads(scenario: &Scenario, cluster: &Cluster, ctx: &Ctx,
             )
             .named(name);
             let rng = seeds.rng(&format!("workload/{name}"));
-            let ops = crate::run::share(w.ops, w.clients.len(), j);
-            tasks.push(node.node.spawn(run_client(w.kind, client, rng, ops)));
+            tasks.push(node.node.spawn(run_client(kind, client, rng, ops)));
         }
     }
     tasks

@@ -7,6 +7,7 @@ use std::time::Duration;
 use etcd_proto::etcdserverpb as pb;
 
 use super::board::Board;
+use super::controller::controller_step;
 use super::ctx::{not_run, Ctx, Finished};
 use super::informer::informer_step;
 use super::kube::{kube_step, KubeConn};
@@ -38,6 +39,7 @@ pub(super) async fn run_script(
         let (observed, revision, lease) = match (&step.op, &mut kube) {
             (Op::Kube(plan), Some(conn)) => kube_step(ctx, conn, &script.name, step, plan).await,
             (Op::Informer(plan), Some(conn)) => informer_step(ctx, conn, &script.name, step, plan).await,
+            (Op::Controller(plan), Some(conn)) => controller_step(ctx, conn, &script.name, step, plan).await,
             _ => run_step(ctx, &mut client, step).await,
         };
         let record = StepRecord { label: step.label.clone(), request: step_text(step), observed };
@@ -64,7 +66,18 @@ async fn run_step(ctx: &Ctx, client: &mut RecordingClient, step: &StepPlan) -> F
             madsim::time::sleep(Duration::from_millis(*ms)).await;
             (Observed::Done, None, None)
         }
-        Op::Kube(_) | Op::Informer(_) => unreachable!("validated: only Kubernetes clients send kube steps"),
+        Op::Kube(_) | Op::Informer(_) | Op::Controller(_) => {
+            unreachable!("validated: only Kubernetes clients send kube steps")
+        }
+        Op::InformerRestart { informer } => {
+            let done = super::informer::restart(ctx, informer);
+            let shown = done.as_ref().map_or_else(|e| e.clone(), |()| "done".to_string());
+            client.trace().event(client.name(), format_args!("{} {}: {shown}", step.label, step_text(step)));
+            match done {
+                Ok(()) => (Observed::Done, None, None),
+                Err(e) => (Observed::NotRun(e), None, None),
+            }
+        }
         Op::Wait(plan) => {
             let result = super::wait::wait(ctx, plan).await;
             match &result {

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::StepJudge;
-use crate::scenario::execute::informer::{Belief, InformerLog};
+use crate::scenario::execute::records::{Belief, InformerLog};
 
 /// The guarantees' names, as findings show them.
 pub const NEVER_BACK_IN_TIME: &str = "InformerNeverTravelsBackInTime";
@@ -84,7 +84,7 @@ pub fn store_diff(store: &BTreeMap<String, u64>, etcd: &BTreeMap<String, u64>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::execute::informer::BeliefKind;
+    use crate::scenario::execute::records::BeliefKind;
     use crate::scenario::execute::KubeEvent;
 
     fn listed(at_ms: u64, apiserver: &str, rv: u64) -> Belief {

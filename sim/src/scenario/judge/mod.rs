@@ -5,6 +5,7 @@
 //! what was seen; for a watch's event sequence a failing finding lists both sequences side by side, with
 //! the differing positions marked, which is what a reader needs to see at once.
 
+pub mod apiserver;
 pub mod informer;
 mod kube;
 
@@ -112,6 +113,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
             }
         }
     }
+    findings.extend(apiserver::findings(scenario, run.api_history.as_ref()));
     let mut checks = Vec::new();
     for (g, verdict) in &report.verdicts {
         let must_hold = if scenario.hold.contains(g) {

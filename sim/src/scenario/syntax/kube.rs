@@ -212,3 +212,18 @@ impl Informer {
         }
     }
 }
+
+/// `controller = { informer = "pods", name = "web", set = { data = { mode = "b" } } }`: a controller's
+/// read-modify-write, as client-go's `RetryOnConflict` runs it: read the object from the informer's store
+/// (the controller's lister, possibly stale), merge `set` into it (RFC 7386), update it with the
+/// resourceVersion it read, and on 409 Conflict wait 10 ms and try again from the store, at most 5 times.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Controller {
+    /// The `informer` step whose store the controller reads.
+    pub informer: Spanned<String>,
+    /// The object's name, in the informer's namespace.
+    pub name: Spanned<String>,
+    /// What the controller changes, as a JSON merge patch written in TOML.
+    pub set: Spanned<toml::Value>,
+}

@@ -17,7 +17,7 @@ mod kube;
 mod expect;
 
 pub use expect::{Codes, EventType, Expect, ExpectError, ExpectEvent, ExpectKv, ExpectOutcome, ExpectResponse};
-pub use kube::{Apiserver, ExpectWatchEvent, Informer, Kube, PatchType, Routing, Verb};
+pub use kube::{Apiserver, Controller, ExpectWatchEvent, Informer, Kube, PatchType, Routing, Verb};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -214,6 +214,12 @@ pub struct Step {
     /// An informer on a resource (a Kubernetes client's step), running for the rest of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub informer: Option<Spanned<Informer>>,
+    /// Restarts the named informer's process (a controller crash): it forgets its store and relists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub informer_restart: Option<Spanned<String>>,
+    /// A controller's read-modify-write from an informer's store, retried on conflict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<Spanned<Controller>>,
 
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<Spanned<Expect>>,
@@ -503,7 +509,7 @@ pub enum Value {
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     pub name: Spanned<String>,
-    /// `kubernetes` or `key-value`.
+    /// `kubernetes` or `key-value` (etcd traffic), or `apiserver` (HTTP traffic through the apiservers).
     pub kind: Spanned<String>,
     pub clients: Spanned<usize>,
     /// Requests over all of the workload's clients.

@@ -7,9 +7,8 @@ use toml::Spanned;
 use super::{Result, Source};
 use crate::cluster::ClusterSpec;
 use crate::scenario::error::ScenarioError;
-use crate::scenario::plan::WorkloadPlan;
+use crate::scenario::plan::{WorkloadKind, WorkloadPlan};
 use crate::scenario::syntax;
-use crate::workload::Workload;
 
 /// Node names the harness itself uses in the trace; a client may not take them.
 const RESERVED: [&str; 3] = ["sim", "fault", "control"];
@@ -76,7 +75,7 @@ pub(super) fn clients(
     }
     let mut workloads = Vec::new();
     for w in &file.workloads {
-        let kind: Workload = w.kind.get_ref().parse().map_err(|e: String| src.err(w.kind.span(), e))?;
+        let kind: WorkloadKind = w.kind.get_ref().parse().map_err(|e: String| src.err(w.kind.span(), e))?;
         let count = *w.clients.get_ref();
         if count == 0 || count > 64 {
             return Err(src.err(w.clients.span(), format!("`clients` is {count}; expected 1 to 64")));
@@ -87,7 +86,8 @@ pub(super) fn clients(
             take(src, &name, members, &mut names)?;
             generated.push(name.into_inner());
         }
-        workloads.push(WorkloadPlan { name: w.name.get_ref().clone(), kind, clients: generated, ops: w.ops });
+        let at = src.line_of(&w.name.span());
+        workloads.push(WorkloadPlan { name: w.name.get_ref().clone(), kind, clients: generated, ops: w.ops, at });
     }
     Ok((names, workloads))
 }

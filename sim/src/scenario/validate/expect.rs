@@ -38,6 +38,8 @@ fn allowed(op: &Op) -> &'static [&'static str] {
             "progress_revision",
         ],
         Op::WatchProgress { .. } | Op::WatchCancel { .. } | Op::Sleep { .. } | Op::Wait(_) => &[],
+        Op::InformerRestart { .. } => &[],
+        Op::Controller(_) => super::kube_expect::allowed(crate::scenario::syntax::Verb::Update),
         Op::Kube(k) | Op::Informer(k) => super::kube_expect::allowed(k.verb),
     }
 }

@@ -21,8 +21,8 @@ const MAX_APISERVERS: usize = 9;
 pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSpec) -> Result<()> {
     let count = file.cluster.apiservers.as_ref().map_or(0, |n| *n.get_ref());
     if let Some(n) = &file.cluster.apiservers {
-        if count == 0 || count > MAX_APISERVERS {
-            return Err(src.err(n.span(), format!("`apiservers` is {count}; expected 1 to {MAX_APISERVERS}")));
+        if count > MAX_APISERVERS {
+            return Err(src.err(n.span(), format!("`apiservers` is {count}; expected 0 to {MAX_APISERVERS}")));
         }
     }
     // Apiserver i talks to the members in turn, so that HA apiservers lag behind different members.
@@ -328,7 +328,28 @@ pub(super) fn served(src: &Source, file: &syntax::File, catalog: &Catalog) -> Re
             if let Some(k) = &step.get_ref().kube {
                 out.insert(qualified(resource(src, catalog, &k.get_ref().resource)?));
             }
+            if let Some(i) = &step.get_ref().informer {
+                out.insert(qualified(resource(src, catalog, &i.get_ref().resource)?));
+            }
         }
     }
+    // An apiserver workload's clients send ConfigMaps, whatever else is served.
+    if file.workloads.iter().any(|w| w.kind.get_ref() == "apiserver") {
+        out.insert("configmaps".to_string());
+    }
     Ok(out.into_iter().collect())
+}
+
+/// Every `apiserver` workload needs apiservers to send to.
+pub(super) fn workloads(src: &Source, file: &syntax::File, spec: &ClusterSpec) -> Result<()> {
+    for w in &file.workloads {
+        if w.kind.get_ref() == "apiserver" && spec.apiservers.is_empty() {
+            return Err(src.err(
+                w.kind.span(),
+                "an `apiserver` workload sends through the apiservers, and the cluster has none; set `[cluster] \
+                 apiservers`",
+            ));
+        }
+    }
+    Ok(())
 }

@@ -59,6 +59,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     let apiservers = spec.apiserver_names();
     let servers: Vec<String> = members.iter().chain(&apiservers).cloned().collect();
     let (client_names, workloads) = cluster::clients(&src, &file, &servers)?;
+    kube::workloads(&src, &file, &spec)?;
     spec.clients = client_names.len();
     spec.client_labels = client_names.clone();
 

@@ -41,12 +41,16 @@ pub(super) enum StepKind {
     /// A `kube` step: `rev_of` reads the resourceVersion of its answer (an object's or a list's), and a list
     /// can be continued (`continue_from`).
     Kube,
+    /// An `informer` step: `rev_of` reads its first list's resourceVersion; `informer_restart` names it.
+    Informer,
     Other,
 }
 
 fn step_kind(s: &syntax::Step) -> StepKind {
-    if s.kube.is_some() || s.informer.is_some() {
+    if s.kube.is_some() {
         StepKind::Kube
+    } else if s.informer.is_some() {
+        StepKind::Informer
     } else if s.lease_grant.is_some() {
         StepKind::LeaseGrant
     } else if s.watch.is_some() {
@@ -57,6 +61,7 @@ fn step_kind(s: &syntax::Step) -> StepKind {
         || s.txn.is_some()
         || s.compact.is_some()
         || s.lease_revoke.is_some()
+        || s.controller.is_some()
     {
         StepKind::Revisioned
     } else {

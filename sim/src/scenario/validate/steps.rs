@@ -4,11 +4,11 @@
 use toml::Spanned;
 
 use super::expect::expectations;
-use super::names::Names;
+use super::names::{Names, StepKind};
 use super::ops::{delete_plan, get_plan, put_plan, span_of, txn_plan};
 use super::{Result, Source};
 use crate::cluster::ClusterSpec;
-use crate::scenario::plan::{ClientScript, Op, StepPlan, WaitPlan, WatchCondition, WatchPlan};
+use crate::scenario::plan::{ClientScript, ControllerPlan, Op, StepPlan, WaitPlan, WatchCondition, WatchPlan};
 use crate::scenario::syntax;
 use apiserver::apis::Catalog;
 
@@ -53,13 +53,13 @@ pub(super) fn scripts(
 
 /// A Kubernetes client sends `kube` steps, an etcd client etcd requests; waits and sleeps are either's.
 fn check_client_kind(src: &Source, step: &Spanned<syntax::Step>, op: &Op, kube_client: bool) -> Result<()> {
-    let neutral = matches!(op, Op::Sleep { .. } | Op::Wait(_));
+    let neutral = matches!(op, Op::Sleep { .. } | Op::Wait(_) | Op::InformerRestart { .. });
     match (op, kube_client) {
-        (Op::Kube(_) | Op::Informer(_), false) => Err(src.err(
+        (Op::Kube(_) | Op::Informer(_) | Op::Controller(_), false) => Err(src.err(
             step.span(),
             format!("a `{}` step needs a Kubernetes client: give the client `apiserver` or `routing`", op.keyword()),
         )),
-        (_, true) if !neutral && !matches!(op, Op::Kube(_) | Op::Informer(_)) => Err(src.err(
+        (_, true) if !neutral && !matches!(op, Op::Kube(_) | Op::Informer(_) | Op::Controller(_)) => Err(src.err(
             step.span(),
             format!(
                 "a Kubernetes client sends `kube` steps, not `{}`; etcd requests need a client of a member",
@@ -108,6 +108,28 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
     if let Some(k) = &s.kube {
         ops.push(("kube", Op::Kube(Box::new(super::kube::kube_plan(src, names, catalog, k)?))));
     }
+    if let Some(name) = &s.informer_restart {
+        if names.step(src, name, "`informer_restart`")? != StepKind::Informer {
+            let msg = format!("`informer_restart` names step {:?}, which is not an `informer`", name.get_ref());
+            return Err(src.err(name.span(), msg));
+        }
+        ops.push(("informer_restart", Op::InformerRestart { informer: name.get_ref().clone() }));
+    }
+    if let Some(c) = &s.controller {
+        let c = c.get_ref();
+        if names.step(src, &c.informer, "`controller.informer`")? != StepKind::Informer {
+            let msg =
+                format!("`controller.informer` names step {:?}, which is not an `informer`", c.informer.get_ref());
+            return Err(src.err(c.informer.span(), msg));
+        }
+        let set = serde_json::to_value(c.set.get_ref())
+            .map_err(|e| src.err(c.set.span(), format!("`set` is not JSON: {e}")))?;
+        if !set.is_object() {
+            return Err(src.err(c.set.span(), "`set` is a merge patch: expected a table"));
+        }
+        let plan = ControllerPlan { informer: c.informer.get_ref().clone(), name: c.name.get_ref().clone(), set };
+        ops.push(("controller", Op::Controller(Box::new(plan))));
+    }
     if let Some(i) = &s.informer {
         let list = Spanned::new(i.span(), i.get_ref().as_list());
         ops.push(("informer", Op::Informer(Box::new(super::kube::kube_plan(src, names, catalog, &list)?))));
@@ -122,7 +144,7 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
         ops.push(("wait", Op::Wait(wait_plan(src, names, w)?)));
     }
     const ALL: &str = "get, put, delete, txn, compact, lease_grant, lease_revoke, lease_keep_alive, \
-                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube, informer";
+                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube, informer, informer_restart, controller";
     match ops.len() {
         1 => Ok(ops.pop().expect("one").1),
         0 => Err(src.err(step.span(), format!("the step has no operation; expected exactly one of: {ALL}"))),
