@@ -155,8 +155,8 @@ pub fn build_apiserver(
         .restart_on_panic()
         .init(move || {
             let first = started.fetch_add(1, Ordering::SeqCst) == 0;
-            let unasked = !first
-                && expected.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err();
+            let unasked =
+                !first && expected.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err();
             if unasked {
                 trace.event(&node_name, "restarted after a panic");
                 panics.lock().expect("panics lock poisoned").push(format!("{node_name} panicked and was restarted"));

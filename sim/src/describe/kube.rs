@@ -48,12 +48,27 @@ impl Display for KubeRequest<'_> {
 /// An answer: its code and what identifies it (a refusal's reason, an object's or list's
 /// resourceVersion, how many items and whether more follow), or why there was none.
 pub enum KubeAnswer<'a> {
-    Status { code: u16, reason: &'a str },
-    Object { code: u16, rv: Option<&'a str> },
-    List { code: u16, items: usize, rv: Option<&'a str>, more: bool },
+    Status {
+        code: u16,
+        reason: &'a str,
+    },
+    Object {
+        code: u16,
+        rv: Option<&'a str>,
+    },
+    List {
+        code: u16,
+        items: usize,
+        rv: Option<&'a str>,
+        more: bool,
+    },
     /// A watch stream opened.
-    Watching { code: u16 },
-    None { why: &'a str },
+    Watching {
+        code: u16,
+    },
+    None {
+        why: &'a str,
+    },
 }
 
 impl Display for KubeAnswer<'_> {
@@ -106,10 +121,14 @@ mod tests {
             params: vec![],
         };
         assert_eq!(get.to_string(), "get deployments.apps default/web/scale rv=5");
-        let watch = KubeRequest { verb: "watch", name: None, subresource: None, params: vec!["bookmarks".into()], ..get };
+        let watch =
+            KubeRequest { verb: "watch", name: None, subresource: None, params: vec!["bookmarks".into()], ..get };
         assert_eq!(watch.to_string(), "watch deployments.apps default from rv=5 bookmarks");
         assert_eq!(KubeAnswer::Status { code: 409, reason: "Conflict" }.to_string(), "409 Conflict");
-        assert_eq!(KubeAnswer::List { code: 200, items: 2, rv: Some("14"), more: true }.to_string(), "200 items=2 rv=14 more");
+        assert_eq!(
+            KubeAnswer::List { code: 200, items: 2, rv: Some("14"), more: true }.to_string(),
+            "200 items=2 rv=14 more"
+        );
         assert_eq!(kube_event("BOOKMARK", "", "9", true, None), "BOOKMARK rv=9 initial-events-end");
     }
 }

@@ -46,18 +46,20 @@ pub fn run(args: &CheckDeterminism) -> ExitCode {
     let spawned: Result<Vec<child::Running>, _> = traces
         .iter()
         .map(|t| {
-            child::spawn([
-                "run".as_ref(),
-                args.file.as_os_str(),
-                "--seed".as_ref(),
-                seed.to_string().as_ref(),
-                "--quiet".as_ref(),
-                "--trace".as_ref(),
-                t.as_os_str(),
-            ]
-            .into_iter()
-            .map(std::ffi::OsStr::to_os_string)
-            .chain(flags.iter().map(std::ffi::OsString::from)))
+            child::spawn(
+                [
+                    "run".as_ref(),
+                    args.file.as_os_str(),
+                    "--seed".as_ref(),
+                    seed.to_string().as_ref(),
+                    "--quiet".as_ref(),
+                    "--trace".as_ref(),
+                    t.as_os_str(),
+                ]
+                .into_iter()
+                .map(std::ffi::OsStr::to_os_string)
+                .chain(flags.iter().map(std::ffi::OsString::from)),
+            )
         })
         .collect();
     let finished: Result<Vec<Finished>, _> = spawned.and_then(|s| s.into_iter().map(child::Running::finish).collect());
