@@ -442,4 +442,8 @@ impl Cluster {
     pub fn client_names(&self) -> Vec<String> {
         self.clients.iter().map(|c| c.name.clone()).collect()
     }
+
+    pub fn apiserver_names(&self) -> Vec<String> {
+        self.apiservers.iter().map(|a| a.name.clone()).collect()
+    }
 }

@@ -7,7 +7,11 @@
 //! - swizzle-clogging (FoundationDB's pattern): clog a random subset of nodes one by one, hold, then
 //!   unclog them one by one in a different random order;
 //! - packet loss; added latency;
-//! - kill a member and restart it; pause a member and resume it.
+//! - kill a member and restart it; pause a member and resume it (a member or an apiserver, when the cluster
+//!   has apiservers).
+//!
+//! Apiservers are nodes like the others for the partitions, clogs and swizzles. A cluster without them draws
+//! exactly what it drew before they existed, so that etcd-only runs keep their schedules.
 //!
 //! All randomness comes from the stream the caller derives from the root seed. [`NemesisConfig`] holds the
 //! knobs a scenario can turn: which patterns to draw from, and how long to stay quiet between rounds.
@@ -108,9 +112,18 @@ pub async fn run(faults: Injector, config: NemesisConfig, mut rng: ChaCha8Rng, s
 async fn round(faults: &Injector, pattern: Pattern, rng: &mut ChaCha8Rng) {
     let members = faults.cluster().member_names();
     let clients = faults.cluster().client_names();
+    let apiservers = faults.cluster().apiserver_names();
     let mut all = members.clone();
+    all.extend(apiservers.iter().cloned());
     all.extend(clients.iter().cloned());
     let member = members.choose(rng).expect("a cluster has members").clone();
+    // The process a kill or a pause hits: a member, or with apiservers in the cluster any server.
+    let server = |rng: &mut ChaCha8Rng| match apiservers.is_empty() {
+        true => member.clone(),
+        false => {
+            members.iter().chain(&apiservers).collect::<Vec<_>>().choose(rng).map(|s| (*s).clone()).expect("servers")
+        }
+    };
     match pattern {
         Pattern::Partition => {
             all.shuffle(rng);
@@ -156,14 +169,16 @@ async fn round(faults: &Injector, pattern: Pattern, rng: &mut ChaCha8Rng) {
             faults.apply(&Fault::Heal);
         }
         Pattern::Kill => {
-            faults.apply(&Fault::Kill(member.clone()));
+            let server = server(rng);
+            faults.apply(&Fault::Kill(server.clone()));
             sleep_ms(rng, 200, 2000).await;
-            faults.apply(&Fault::Restart(member));
+            faults.apply(&Fault::Restart(server));
         }
         Pattern::Pause => {
-            faults.apply(&Fault::Pause(member.clone()));
+            let server = server(rng);
+            faults.apply(&Fault::Pause(server.clone()));
             sleep_ms(rng, 200, 2000).await;
-            faults.apply(&Fault::Resume(member));
+            faults.apply(&Fault::Resume(server));
         }
     }
 }
