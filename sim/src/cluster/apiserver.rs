@@ -144,23 +144,16 @@ pub fn build_apiserver(
     let bugs = spec.bugs.apiserver.clone();
     let ready = Arc::new(AtomicBool::new(false));
     let expected_starts = Arc::new(AtomicUsize::new(0));
-    let started = Arc::new(AtomicUsize::new(0));
+    let lives = super::Lives::new(expected_starts.clone(), panics);
     let (trace, node_name, init_failpoints, init_ready) =
         (trace.clone(), name.clone(), failpoints.clone(), ready.clone());
-    let (expected, panics) = (expected_starts.clone(), panics.clone());
     let node = handle
         .create_node()
         .name(name.clone())
         .ip(ip)
         .restart_on_panic()
         .init(move || {
-            let first = started.fetch_add(1, Ordering::SeqCst) == 0;
-            let unasked =
-                !first && expected.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err();
-            if unasked {
-                trace.event(&node_name, "restarted after a panic");
-                panics.lock().expect("panics lock poisoned").push(format!("{node_name} panicked and was restarted"));
-            }
+            let first = lives.begin(&trace, &node_name);
             init_ready.store(false, Ordering::SeqCst);
             let options = ServerOptions {
                 watch_cache: api.watch_cache,

@@ -337,6 +337,33 @@ pub fn restart_node(id: NodeId) {
     Handle::current().restart(id);
 }
 
+/// A node's lives: which start is its first, and whether a later one is a restart the harness asked for
+/// (a fault, a crash hook: counted in `expected`) or madsim's restart after a panic, which is traced and
+/// filed as a failure.
+pub(crate) struct Lives {
+    started: AtomicUsize,
+    expected: Arc<AtomicUsize>,
+    panics: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Lives {
+    pub(crate) fn new(expected: Arc<AtomicUsize>, panics: &Arc<std::sync::Mutex<Vec<String>>>) -> Lives {
+        Lives { started: AtomicUsize::new(0), expected, panics: panics.clone() }
+    }
+
+    /// A life of `name` begins; true for its first.
+    pub(crate) fn begin(&self, trace: &Trace, name: &str) -> bool {
+        let first = self.started.fetch_add(1, Ordering::SeqCst) == 0;
+        let unasked =
+            !first && self.expected.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err();
+        if unasked {
+            trace.event(name, "restarted after a panic");
+            self.panics.lock().expect("panics lock poisoned").push(format!("{name} panicked and was restarted"));
+        }
+        first
+    }
+}
+
 fn peer_url(i: usize) -> String {
     format!("http://{}:{PEER_PORT}", member_ip(i))
 }
@@ -375,7 +402,7 @@ fn build_member(
     let timeouts = Arc::new(std::sync::Mutex::new(seeds.rng(&format!("election/{name}"))));
     let (trace, node_name) = (trace.clone(), name.clone());
     let expected_starts = Arc::new(AtomicUsize::new(0));
-    let (expected, started, panics) = (expected_starts.clone(), Arc::new(AtomicUsize::new(0)), panics.clone());
+    let lives = Lives::new(expected_starts.clone(), panics);
     let node = handle
         .create_node()
         .name(name.clone())
@@ -385,12 +412,7 @@ fn build_member(
         .restart_on_panic()
         .init(move || {
             let (mut config, trace, node_name) = (config.clone(), trace.clone(), node_name.clone());
-            let unasked = started.fetch_add(1, Ordering::SeqCst) > 0
-                && expected.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_err();
-            if unasked {
-                trace.event(&node_name, "restarted after a panic");
-                panics.lock().expect("panics lock poisoned").push(format!("{node_name} panicked and was restarted"));
-            }
+            lives.begin(&trace, &node_name);
             let e = config.raft.election_tick;
             let mut stream = timeouts.lock().expect("timeout stream lock");
             config.raft.election_timeout_tick = stream.random_range(e..2 * e);
