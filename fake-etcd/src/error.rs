@@ -14,6 +14,8 @@ pub enum Code {
     ResourceExhausted,
     Unavailable,
     Unimplemented,
+    PermissionDenied,
+    Unauthenticated,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +62,31 @@ pub enum EtcdError {
     UserNotFound,
     #[error("etcdserver: role name not found")]
     RoleNotFound,
+    #[error("etcdserver: user name already exists")]
+    UserAlreadyExist,
+    #[error("etcdserver: user name is empty")]
+    UserEmpty,
+    #[error("etcdserver: role name already exists")]
+    RoleAlreadyExist,
+    #[error("etcdserver: role name is empty")]
+    RoleEmpty,
+    #[error("etcdserver: root user does not have root role")]
+    RootRoleNotExist,
+    #[error("etcdserver: authentication failed, invalid user ID or password")]
+    AuthFailed,
+    #[error("etcdserver: permission denied")]
+    PermissionDenied,
+    #[error("etcdserver: role is not granted to the user")]
+    RoleNotGranted,
+    #[error("etcdserver: permission is not granted to the role")]
+    PermissionNotGranted,
+    #[error("etcdserver: revision of auth store is old")]
+    AuthOldRevision,
+    #[error("etcdserver: invalid auth token")]
+    InvalidAuthToken,
+    /// Deleting the root user or role, or revoking root's root role, while auth is enabled.
+    #[error("etcdserver: invalid auth management")]
+    InvalidAuthMgmt,
     #[error("etcdserver: bad leader transferee")]
     BadLeaderTransferee,
     #[error("etcdserver: member not found")]
@@ -73,14 +100,16 @@ impl EtcdError {
     pub fn code(&self) -> Code {
         use EtcdError::*;
         match self {
-            EmptyKey | KeyNotFound | ValueProvided | LeaseProvided | TooManyOps | DuplicateKey | RequestTooLarge => {
-                Code::InvalidArgument
-            }
+            EmptyKey | KeyNotFound | ValueProvided | LeaseProvided | TooManyOps | DuplicateKey | RequestTooLarge
+            | UserEmpty | RoleEmpty | AuthFailed | AuthOldRevision | InvalidAuthMgmt => Code::InvalidArgument,
             Compacted | FutureRev | LeaseTtlTooLarge => Code::OutOfRange,
             NoSpace => Code::ResourceExhausted,
             LeaseNotFound | MemberNotFound => Code::NotFound,
             LeaseExist | NotLeader | AuthNotEnabled | RootUserNotExist | UserNotFound | RoleNotFound
-            | BadLeaderTransferee => Code::FailedPrecondition,
+            | BadLeaderTransferee | UserAlreadyExist | RoleAlreadyExist | RootRoleNotExist | RoleNotGranted
+            | PermissionNotGranted => Code::FailedPrecondition,
+            PermissionDenied => Code::PermissionDenied,
+            InvalidAuthToken => Code::Unauthenticated,
             NoLeader | LeaderChanged | Timeout => Code::Unavailable,
             Unimplemented(_) => Code::Unimplemented,
         }

@@ -3,6 +3,7 @@
 //! Layers, inside out (see ARCHITECTURE.md):
 //! - [`mvcc`]: the multi-version store (sans IO);
 //! - [`lease`]: the lease table (sans IO, time passed in);
+//! - [`auth`]: users, roles, permissions and simple tokens (sans IO);
 //! - [`apply`]: the state machine committed requests are applied to (sans IO);
 //! - [`watch`]: the watch hub that turns commits into watch responses (sans IO);
 //! - [`failpoint`]: named failure-injection points for test harnesses, one registry per member;
@@ -11,6 +12,7 @@
 //!   the tickers and the streams.
 
 pub mod apply;
+pub mod auth;
 pub mod bug;
 pub mod error;
 pub mod failpoint;

@@ -93,3 +93,16 @@ impl fmt::Display for Term {
         self.0.fmt(f)
     }
 }
+
+/// The auth store's revision: bumped by every change to users, roles or permissions (and by disabling
+/// auth), so that a request checked against an older store can be told apart. A fresh store is at 1; 0 is
+/// what a request without a user carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AuthRevision(pub u64);
+
+impl AuthRevision {
+    pub fn next(self) -> AuthRevision {
+        AuthRevision(self.0 + 1)
+    }
+}

@@ -11,6 +11,8 @@ pub fn to_status(err: &EtcdError) -> tonic::Status {
         Code::ResourceExhausted => tonic::Code::ResourceExhausted,
         Code::Unavailable => tonic::Code::Unavailable,
         Code::Unimplemented => tonic::Code::Unimplemented,
+        Code::PermissionDenied => tonic::Code::PermissionDenied,
+        Code::Unauthenticated => tonic::Code::Unauthenticated,
     };
     tonic::Status::new(code, err.to_string())
 }
