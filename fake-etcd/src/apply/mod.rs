@@ -1,5 +1,7 @@
-//! The state machine every committed request is applied to: KV requests (range, put, delete, txn, compact)
-//! and lease grant/revoke over the MVCC store and the lease table. Sans IO; time comes in as [`Millis`].
+//! The state machine every committed request is applied to: KV requests (range, put, delete, txn, compact),
+//! lease grant/revoke and auth requests over the MVCC store, the lease table and the auth store, each
+//! checked first against the permissions of the user who made it ([`permit`]). Sans IO; time comes in as
+//! [`Millis`].
 //!
 //! Semantics are etcd 3.4's `etcdserver/apply.go` (and `mvcc`, `lease`): sorting and
 //! min/max filters, `count` and `more`, txn compares (a VALUE compare on a missing key is false), nested
@@ -13,6 +15,7 @@
 //! [`Millis`]: crate::types::Millis
 
 mod compare;
+mod permit;
 mod range;
 mod snapshot;
 mod state;

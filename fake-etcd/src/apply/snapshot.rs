@@ -1,5 +1,6 @@
 //! The state machine as bytes, for Raft snapshots: the MVCC store (index, record log, revisions, compaction
-//! point) and the lease table, serialised with serde into bincode. The Raft layer treats the bytes as
+//! point), the lease table and the auth store (users, roles, the enabled flag, the auth revision; simple
+//! tokens are the member's, in memory only, as etcd's are), serialised with serde into bincode. The Raft layer treats the bytes as
 //! opaque; only [`StateMachine::restore`] reads them.
 //!
 //! Lease deadlines are points on the snapshotting member's clock, which means nothing to another member, so
@@ -7,6 +8,7 @@
 //! followers effectively hold (only the leader expires leases, and a new leader extends them all anyway).
 
 use super::state::StateMachine;
+use crate::auth::AuthStore;
 use crate::lease::Lessor;
 use crate::mvcc::MvccStore;
 use crate::types::Millis;
@@ -20,29 +22,32 @@ pub struct SnapshotError(String);
 struct SnapshotRef<'a> {
     mvcc: &'a MvccStore,
     lessor: &'a Lessor,
+    auth: &'a AuthStore,
 }
 
 #[derive(serde::Deserialize)]
 struct SnapshotOwned {
     mvcc: MvccStore,
     lessor: Lessor,
+    auth: AuthStore,
 }
 
 impl StateMachine {
     /// The whole state as bytes.
     pub fn snapshot(&self) -> Vec<u8> {
-        bincode::serialize(&SnapshotRef { mvcc: &self.mvcc, lessor: &self.lessor })
+        bincode::serialize(&SnapshotRef { mvcc: &self.mvcc, lessor: &self.lessor, auth: &self.auth })
             .expect("serialising in-memory maps to a Vec cannot fail")
     }
 
     /// Replaces the whole state with a snapshot's; lease deadlines restart from `now` (see the module doc).
     /// The store keeps this state machine's configuration (`crate::mvcc::MvccStore::adopt`).
     pub fn restore(&mut self, bytes: &[u8], now: Millis) -> Result<(), SnapshotError> {
-        let SnapshotOwned { mvcc, mut lessor } =
+        let SnapshotOwned { mvcc, mut lessor, auth } =
             bincode::deserialize(bytes).map_err(|e| SnapshotError(e.to_string()))?;
         lessor.promote(now, 0);
         self.mvcc.adopt(mvcc);
         self.lessor = lessor;
+        self.auth = auth;
         Ok(())
     }
 }
@@ -53,6 +58,7 @@ mod tests {
 
     use super::*;
     use crate::apply::Command;
+    use crate::auth::{AuthInfo, AuthRequest};
     use crate::mvcc::KeyRange;
     use crate::types::{LeaseId, Revision};
 
@@ -85,6 +91,15 @@ mod tests {
         for cmd in commands {
             sm.apply(cmd, NOW).unwrap();
         }
+        let auth = [
+            AuthRequest::UserAdd { name: "root".into(), hashed_password: Some("h".into()) },
+            AuthRequest::UserGrantRole { user: "root".into(), role: "root".into() },
+            AuthRequest::RoleAdd { name: "r".into() },
+            AuthRequest::Enable,
+        ];
+        for req in auth {
+            sm.apply(Command::Auth(req), NOW).unwrap();
+        }
         sm
     }
 
@@ -104,6 +119,8 @@ mod tests {
         assert_eq!(restored.snapshot(), bytes);
         assert_eq!(restored.mvcc.current_revision(), original.mvcc.current_revision());
         assert_eq!(restored.mvcc.compact_revision_raw(), Revision(4));
+        assert_eq!(restored.auth, original.auth);
+        assert!(restored.auth.is_enabled() && restored.auth.role("r").is_some());
         assert_eq!(everything(&restored), everything(&original));
         // History kept by compaction replays the same way for watchers.
         let all = KeyRange::new(&[0], &[0]);
@@ -116,8 +133,13 @@ mod tests {
 
         // And it goes on the same way: a revoke deletes the same keys at the same revision.
         let mut original = original;
-        let a = original.apply(Command::LeaseRevoke(LeaseId(0x77)), NOW).unwrap();
-        let b = restored.apply(Command::LeaseRevoke(LeaseId(0x77)), NOW).unwrap();
+        // Auth is enabled in both: a revoke without a user is refused alike, and root's goes through.
+        let revoke = Command::LeaseRevoke(LeaseId(0x77));
+        assert_eq!(original.apply(revoke.clone(), NOW), Err(crate::EtcdError::UserEmpty));
+        assert_eq!(restored.apply(revoke.clone(), NOW), Err(crate::EtcdError::UserEmpty));
+        let root = AuthInfo { user: "root".into(), revision: original.auth.revision() };
+        let a = original.apply_as(revoke.clone(), &root, NOW).unwrap();
+        let b = restored.apply_as(revoke, &root, NOW).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.events.len(), 2);
     }

@@ -1,4 +1,5 @@
-//! `StateMachine`: applies commands to the MVCC store and the lease table.
+//! `StateMachine`: applies commands to the MVCC store, the lease table and the auth store, each checked
+//! against the permissions of the user who made it (`permit`).
 
 use etcd_proto::etcdserverpb::{
     CompactionRequest, CompactionResponse, DeleteRangeRequest, DeleteRangeResponse, LeaseGrantResponse,
@@ -6,9 +7,11 @@ use etcd_proto::etcdserverpb::{
 };
 use etcd_proto::mvccpb::Event;
 
+use super::permit;
 use super::range;
 use super::txn;
 use super::write_ops::{self, header, LeaseOp};
+use crate::auth::{AuthInfo, AuthRequest, AuthResponse, AuthStore};
 use crate::error::EtcdError;
 use crate::lease::Lessor;
 use crate::mvcc::{KeyRange, MvccConfig, MvccStore};
@@ -27,6 +30,8 @@ pub enum Command {
     },
     /// Both LeaseRevoke requests and expiry (which the leader proposes) are this command.
     LeaseRevoke(LeaseId),
+    /// Every auth request etcd 3.4 orders through Raft, reads (UserGet, RoleList, …) and logins included.
+    Auth(AuthRequest),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +42,7 @@ pub enum CommandResponse {
     Compact(CompactionResponse),
     LeaseGrant(LeaseGrantResponse),
     LeaseRevoke(LeaseRevokeResponse),
+    Auth(AuthResponse),
 }
 
 /// The outcome of applying one command.
@@ -51,6 +57,7 @@ pub struct Applied {
 pub struct StateMachine {
     pub mvcc: MvccStore,
     pub lessor: Lessor,
+    pub auth: AuthStore,
 }
 
 impl StateMachine {
@@ -60,7 +67,11 @@ impl StateMachine {
 
     /// A state machine whose store runs with `mvcc`'s bug switches (none by default), kept across restores.
     pub fn with_config(min_lease_ttl_s: i64, mvcc: MvccConfig) -> StateMachine {
-        StateMachine { mvcc: MvccStore::with_config(mvcc), lessor: Lessor::new(min_lease_ttl_s) }
+        StateMachine {
+            mvcc: MvccStore::with_config(mvcc),
+            lessor: Lessor::new(min_lease_ttl_s),
+            auth: AuthStore::new(),
+        }
     }
 
     /// Serves a Range (linearizability is the shell's concern: it calls this once the member is caught up).
@@ -68,9 +79,15 @@ impl StateMachine {
         range::range(&self.mvcc, req)
     }
 
-    /// Applies one committed command. An `Err` leaves the state unchanged.
+    /// Applies one committed command made without a user. An `Err` leaves the state unchanged.
     pub fn apply(&mut self, cmd: Command, now: Millis) -> Result<Applied, EtcdError> {
-        self.apply_checking(cmd, now, txn::RangeChecks::Run)
+        self.apply_as(cmd, &AuthInfo::default(), now)
+    }
+
+    /// Applies one committed command made by `by`, refused if `by` may not make it (while auth is enabled).
+    /// An `Err` leaves the state unchanged.
+    pub fn apply_as(&mut self, cmd: Command, by: &AuthInfo, now: Millis) -> Result<Applied, EtcdError> {
+        self.apply_checking(cmd, by, now, txn::RangeChecks::Run)
     }
 
     /// The #18667 bug, for negative tests only: applies a command another member served as etcd 3.5 did
@@ -79,12 +96,20 @@ impl StateMachine {
     pub fn apply_from_elsewhere_skipping_txn_ranges(
         &mut self,
         cmd: Command,
+        by: &AuthInfo,
         now: Millis,
     ) -> Result<Applied, EtcdError> {
-        self.apply_checking(cmd, now, txn::RangeChecks::Skip)
+        self.apply_checking(cmd, by, now, txn::RangeChecks::Skip)
     }
 
-    fn apply_checking(&mut self, cmd: Command, now: Millis, ranges: txn::RangeChecks) -> Result<Applied, EtcdError> {
+    fn apply_checking(
+        &mut self,
+        cmd: Command,
+        by: &AuthInfo,
+        now: Millis,
+        ranges: txn::RangeChecks,
+    ) -> Result<Applied, EtcdError> {
+        permit::check(self, &cmd, by)?;
         let rev_before = self.mvcc.current_revision();
         let applied = match cmd {
             Command::Put(req) => self.put(&req),
@@ -93,6 +118,7 @@ impl StateMachine {
             Command::Compact(req) => self.compact(&req),
             Command::LeaseGrant { id, ttl_s } => self.lease_grant(id, ttl_s, now),
             Command::LeaseRevoke(id) => self.lease_revoke(id),
+            Command::Auth(req) => self.auth(&req, by),
         };
         // The revision moves by one exactly when something changed, and never on an error.
         let rev_after = self.mvcc.current_revision();
@@ -162,6 +188,13 @@ impl StateMachine {
             error: String::new(),
         };
         Ok(Applied { response: CommandResponse::LeaseGrant(response), events: Vec::new() })
+    }
+
+    /// Auth requests change no key; their header names the current revision.
+    fn auth(&mut self, req: &AuthRequest, by: &AuthInfo) -> Result<Applied, EtcdError> {
+        let mut response = self.auth.apply(req, by)?;
+        *response.header_mut() = header(self.mvcc.current_revision());
+        Ok(Applied { response: CommandResponse::Auth(response), events: Vec::new() })
     }
 
     /// Revoking deletes every attached key, in key order, in one write txn at one revision.

@@ -68,6 +68,12 @@ mod real {
         /// Duration of periodic watch progress notifications (e.g. "10m", "500ms").
         #[arg(long, default_value = "10m")]
         experimental_watch_progress_notify_interval: humantime::Duration,
+        /// The bcrypt cost of password hashes (4 to 31).
+        #[arg(long, default_value_t = fake_etcd::auth::password::DEFAULT_BCRYPT_COST)]
+        bcrypt_cost: u32,
+        /// Seconds a simple auth token lives after its last use.
+        #[arg(long, default_value_t = fake_etcd::auth::SIMPLE_TOKEN_TTL_S as u64)]
+        auth_token_ttl: u64,
         /// Log level: debug, info, warn, error.
         #[arg(long, default_value = "info")]
         log_level: String,
@@ -184,6 +190,11 @@ mod real {
         let mut config = MemberConfig::member_of(&args.name, &cluster, &args.initial_cluster_token)?;
         config.max_request_bytes = args.max_request_bytes;
         config.max_txn_ops = args.max_txn_ops;
+        if !(4..=31).contains(&args.bcrypt_cost) {
+            return Err(format!("--bcrypt-cost must be between 4 and 31, got {}", args.bcrypt_cost));
+        }
+        config.bcrypt_cost = args.bcrypt_cost;
+        config.auth_token_ttl_s = args.auth_token_ttl as i64;
         config.election_timeout = Duration::from_millis(args.election_timeout);
         config.progress_notify_interval = *args.experimental_watch_progress_notify_interval;
         // The real build's lease ids are seeded from the wall clock, as etcd's are, so that a restarted

@@ -134,6 +134,11 @@ impl Lessor {
         })
     }
 
+    /// The keys attached to a lease, expired or not (empty for an unknown lease), ascending.
+    pub fn keys(&self, id: LeaseId) -> Vec<Vec<u8>> {
+        self.leases.get(&id).map(|lease| lease.keys.iter().cloned().collect()).unwrap_or_default()
+    }
+
     /// Every lease id, ascending.
     pub fn leases(&self) -> Vec<LeaseId> {
         self.leases.keys().copied().collect()

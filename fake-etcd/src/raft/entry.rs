@@ -1,6 +1,9 @@
 //! How a [`Command`] travels in a Raft log entry, and how the proposing member finds the client waiting for
 //! it. The entry's data is the command: one tag byte, then the request as etcd's protobuf message (or, for
-//! the lease commands that have no request message of their own, fixed-width big-endian integers). The
+//! the lease commands that have no request message of their own, fixed-width big-endian integers; for the
+//! auth requests, their bincode form). A command made by a user (auth enabled) comes wrapped in an envelope
+//! naming the user and the auth revision the serving member checked the token at, as etcd's
+//! `RequestHeader.username` and `auth_revision` travel; every member checks permissions against it. The
 //! entry's context is the [`ProposalId`]: which member proposed it and that member's sequence number, so
 //! every member can tell its own proposals apart from everyone else's when they commit.
 
@@ -8,7 +11,8 @@ use etcd_proto::etcdserverpb::{CompactionRequest, DeleteRangeRequest, PutRequest
 
 use super::error::RaftError;
 use crate::apply::Command;
-use crate::types::{LeaseId, MemberId};
+use crate::auth::{AuthInfo, AuthRequest};
+use crate::types::{AuthRevision, LeaseId, MemberId};
 
 const TAG_PUT: u8 = 1;
 const TAG_DELETE_RANGE: u8 = 2;
@@ -16,6 +20,9 @@ const TAG_TXN: u8 = 3;
 const TAG_COMPACT: u8 = 4;
 const TAG_LEASE_GRANT: u8 = 5;
 const TAG_LEASE_REVOKE: u8 = 6;
+const TAG_AUTH: u8 = 7;
+/// The envelope of a command made by a user: name length (u32), name, auth revision (u64), then the command.
+const TAG_AS_USER: u8 = 0x40;
 /// An entry the shell proposes for its own bookkeeping (etcd's member attributes, cluster version, alarms):
 /// opaque to this layer and to the state machine.
 const TAG_INTERNAL: u8 = 0x80;
@@ -23,7 +30,8 @@ const TAG_INTERNAL: u8 = 0x80;
 /// What a normal entry carries: a state-machine command, or the shell's own internal record.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Payload {
-    Command(Command),
+    /// A command, and who made it (the default [`AuthInfo`] when no user did).
+    Command(Command, AuthInfo),
     Internal(Vec<u8>),
 }
 
@@ -39,7 +47,7 @@ pub fn encode_internal(body: &[u8]) -> Vec<u8> {
 pub fn decode_payload(data: &[u8]) -> Result<Payload, RaftError> {
     match data.split_first() {
         Some((&TAG_INTERNAL, body)) => Ok(Payload::Internal(body.to_vec())),
-        _ => decode_command(data).map(Payload::Command),
+        _ => decode_command_as(data).map(|(cmd, by)| Payload::Command(cmd, by)),
     }
 }
 
@@ -82,12 +90,49 @@ pub fn encode_command(cmd: &Command) -> Vec<u8> {
             out.push(TAG_LEASE_REVOKE);
             out.extend_from_slice(&id.0.to_be_bytes());
         }
+        Command::Auth(req) => {
+            out.push(TAG_AUTH);
+            bincode::serialize_into(&mut out, req).expect("serialising into a Vec cannot fail");
+        }
     }
     out
 }
 
-/// The command in an entry's data. An error means the bytes were not written by [`encode_command`].
+/// The entry data for `cmd` made by `by`: the plain command when no user made it.
+pub fn encode_command_as(cmd: &Command, by: &AuthInfo) -> Vec<u8> {
+    if by.is_anonymous() {
+        return encode_command(cmd);
+    }
+    let mut out = vec![TAG_AS_USER];
+    out.extend_from_slice(&(by.user.len() as u32).to_be_bytes());
+    out.extend_from_slice(by.user.as_bytes());
+    out.extend_from_slice(&by.revision.0.to_be_bytes());
+    out.extend_from_slice(&encode_command(cmd));
+    out
+}
+
+/// The command in an entry's data and who made it. An error means the bytes were not written by
+/// [`encode_command_as`].
+pub fn decode_command_as(data: &[u8]) -> Result<(Command, AuthInfo), RaftError> {
+    let Some((&TAG_AS_USER, rest)) = data.split_first() else {
+        return decode_command(data).map(|cmd| (cmd, AuthInfo::default()));
+    };
+    let envelope = || decode_error("a truncated user envelope");
+    let len = u32::from_be_bytes(rest.get(..4).ok_or_else(envelope)?.try_into().expect("4 bytes")) as usize;
+    let name = rest.get(4..4 + len).ok_or_else(envelope)?;
+    let user = String::from_utf8(name.to_vec()).map_err(|_| decode_error("a user name that is not UTF-8"))?;
+    let revision = rest.get(4 + len..12 + len).ok_or_else(envelope)?;
+    let revision = AuthRevision(u64::from_be_bytes(revision.try_into().expect("8 bytes")));
+    let cmd = decode_command(&rest[12 + len..])?;
+    Ok((cmd, AuthInfo { user, revision }))
+}
+
+/// The command in an entry's data, without its envelope. An error means the bytes were not written by
+/// [`encode_command_as`].
 pub fn decode_command(data: &[u8]) -> Result<Command, RaftError> {
+    if data.first() == Some(&TAG_AS_USER) {
+        return decode_command_as(data).map(|(cmd, _)| cmd);
+    }
     let (&tag, body) = data.split_first().ok_or_else(|| decode_error("an empty entry"))?;
     let cmd = match tag {
         TAG_PUT => Command::Put(prost_decode::<PutRequest>(body)?),
@@ -102,6 +147,10 @@ pub fn decode_command(data: &[u8]) -> Result<Command, RaftError> {
             let [id] = read_u64s::<1>(body, "lease revoke")?;
             Command::LeaseRevoke(LeaseId(id as i64))
         }
+        TAG_AUTH => Command::Auth(
+            bincode::deserialize::<AuthRequest>(body)
+                .map_err(|e| RaftError::Decode { what: "auth request", detail: e.to_string() })?,
+        ),
         other => return Err(decode_error(&format!("unknown command tag {other}"))),
     };
     Ok(cmd)
@@ -162,11 +211,20 @@ mod tests {
             Command::Compact(CompactionRequest { revision: 12, physical: true }),
             Command::LeaseGrant { id: LeaseId(0x7fff_0000_0000_0001), ttl_s: 60 },
             Command::LeaseRevoke(LeaseId(42)),
+            Command::Auth(AuthRequest::UserAdd { name: "alice".into(), hashed_password: Some("$2b$04$x".into()) }),
+            Command::Auth(AuthRequest::RoleList),
         ];
+        let alice = AuthInfo { user: "alice".into(), revision: AuthRevision(9) };
         for cmd in cmds {
             let bytes = encode_command(&cmd);
             assert_eq!(decode_command(&bytes).unwrap(), cmd);
+            assert_eq!(decode_command_as(&bytes).unwrap(), (cmd.clone(), AuthInfo::default()));
+            let wrapped = encode_command_as(&cmd, &alice);
+            assert_eq!(decode_command_as(&wrapped).unwrap(), (cmd.clone(), alice.clone()));
+            assert_eq!(decode_command(&wrapped).unwrap(), cmd);
+            assert_eq!(decode_payload(&wrapped).unwrap(), Payload::Command(cmd, alice.clone()));
         }
+        assert!(decode_command_as(&[TAG_AS_USER, 0, 0, 0, 9, b'a']).is_err());
     }
 
     #[test]
@@ -179,6 +237,6 @@ mod tests {
         assert!(decode_command(&[TAG_LEASE_REVOKE, 1, 2]).is_err());
         assert_eq!(decode_payload(&encode_internal(b"x")).unwrap(), Payload::Internal(b"x".to_vec()));
         let put = Command::LeaseRevoke(LeaseId(1));
-        assert_eq!(decode_payload(&encode_command(&put)).unwrap(), Payload::Command(put));
+        assert_eq!(decode_payload(&encode_command(&put)).unwrap(), Payload::Command(put, AuthInfo::default()));
     }
 }

@@ -39,7 +39,10 @@ pub mod timeout;
 
 pub use config::RaftConfig;
 pub use disk::{Disk, DiskBackend, DiskOp, DiskOptions, DiskState, DurableDisk};
-pub use entry::{decode_command, decode_payload, encode_command, encode_internal, Payload, ProposalId};
+pub use entry::{
+    decode_command, decode_command_as, decode_payload, encode_command, encode_command_as, encode_internal, Payload,
+    ProposalId,
+};
 pub use error::RaftError;
 pub use node::{NodeStatus, RaftNode};
 pub use output::{CommittedEntry, EntryKind, HardStateView, Output, Role, SnapshotData, SoftStateView};

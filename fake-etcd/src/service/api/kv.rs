@@ -1,4 +1,5 @@
-//! The KV service: validate as etcd does before Raft, then read from or propose to the member.
+//! The KV service: validate as etcd does before Raft, then read from or propose to the member, as the user
+//! the request's token names (reads are checked here; writes by every member when they apply them).
 
 use std::sync::Arc;
 
@@ -10,7 +11,10 @@ use etcd_proto::etcdserverpb::{
 use prost::Message;
 use tonic::{Request, Response, Status};
 
+use super::token::{requester, token_of};
 use crate::apply::{validate, Command, CommandResponse};
+use crate::auth::perms::Access;
+use crate::auth::AuthInfo;
 use crate::error::EtcdError;
 use crate::failpoint::Point;
 use crate::service::member::Member;
@@ -46,8 +50,8 @@ impl KvService {
         Ok(())
     }
 
-    async fn propose(&self, cmd: Command) -> Result<CommandResponse, Status> {
-        let resp = self.member.propose(cmd).await?;
+    async fn propose(&self, cmd: Command, by: &AuthInfo) -> Result<CommandResponse, Status> {
+        let resp = self.member.propose_as(cmd, by).await?;
         let point = Point::BeforeWriteAck;
         self.member.failpoints().eval(point).await.map_err(|_| point.status())?;
         Ok(resp)
@@ -63,6 +67,7 @@ fn mismatch(what: &str) -> Status {
 impl Kv for KvService {
     async fn range(&self, req: Request<RangeRequest>) -> Result<Response<RangeResponse>, Status> {
         self.check_grpc_limit(req.get_ref().encoded_len())?;
+        let token = token_of(&req);
         let req = req.into_inner();
         validate::check_range(&req)?;
         // A linearizable read first waits for the leader's read index to apply here (ReadIndex); a
@@ -70,17 +75,24 @@ impl Kv for KvService {
         if !req.serializable {
             self.member.read_barrier().await?;
         }
-        let mut resp = self.member.read(|sm| sm.range(&req))?;
+        // The token is resolved after the barrier and the permission checked with the read, under one lock,
+        // as etcd's `doSerialize` does.
+        let by = self.member.auth_info(token.as_deref())?;
+        let mut resp = self.member.read(|sm| {
+            sm.auth.check(&by, &req.key, &req.range_end, Access::Read)?;
+            sm.range(&req)
+        })?;
         self.member.stamp(&mut resp.header);
         Ok(Response::new(resp))
     }
 
     async fn put(&self, req: Request<PutRequest>) -> Result<Response<PutResponse>, Status> {
         self.check_grpc_limit(req.get_ref().encoded_len())?;
+        let by = requester(&self.member, &req)?;
         let req = req.into_inner();
         validate::check_put(&req)?;
         self.check_size(req.encoded_len())?;
-        match self.propose(Command::Put(req)).await? {
+        match self.propose(Command::Put(req), &by).await? {
             CommandResponse::Put(mut resp) => {
                 self.member.stamp(&mut resp.header);
                 Ok(Response::new(resp))
@@ -91,10 +103,11 @@ impl Kv for KvService {
 
     async fn delete_range(&self, req: Request<DeleteRangeRequest>) -> Result<Response<DeleteRangeResponse>, Status> {
         self.check_grpc_limit(req.get_ref().encoded_len())?;
+        let by = requester(&self.member, &req)?;
         let req = req.into_inner();
         validate::check_delete_range(&req)?;
         self.check_size(req.encoded_len())?;
-        match self.propose(Command::DeleteRange(req)).await? {
+        match self.propose(Command::DeleteRange(req), &by).await? {
             CommandResponse::DeleteRange(mut resp) => {
                 self.member.stamp(&mut resp.header);
                 Ok(Response::new(resp))
@@ -105,10 +118,11 @@ impl Kv for KvService {
 
     async fn txn(&self, req: Request<TxnRequest>) -> Result<Response<TxnResponse>, Status> {
         self.check_grpc_limit(req.get_ref().encoded_len())?;
+        let by = requester(&self.member, &req)?;
         let req = req.into_inner();
         validate::check_txn(&req, self.member.config().max_txn_ops)?;
         self.check_size(req.encoded_len())?;
-        match self.propose(Command::Txn(req)).await? {
+        match self.propose(Command::Txn(req), &by).await? {
             CommandResponse::Txn(mut resp) => {
                 // Only the outer header is stamped: etcd leaves inner responses with just a revision.
                 self.member.stamp(&mut resp.header);
@@ -120,12 +134,13 @@ impl Kv for KvService {
 
     async fn compact(&self, req: Request<CompactionRequest>) -> Result<Response<CompactionResponse>, Status> {
         self.check_grpc_limit(req.get_ref().encoded_len())?;
+        let by = requester(&self.member, &req)?;
         let req = req.into_inner();
         let point = Point::BeforeCompact;
         self.member.failpoints().eval(point).await.map_err(|_| point.status())?;
         // `physical` asks to wait for the backend compaction; ours finishes within the apply, so every
         // compaction is already physical when the response is sent.
-        match self.propose(Command::Compact(req)).await? {
+        match self.propose(Command::Compact(req), &by).await? {
             CommandResponse::Compact(mut resp) => {
                 self.member.stamp(&mut resp.header);
                 Ok(Response::new(resp))

@@ -12,6 +12,7 @@ use etcd_proto::etcdserverpb::{
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::token::requester;
 use crate::apply::{Command, CommandResponse};
 use crate::error::EtcdError;
 use crate::lease::MAX_LEASE_TTL_S;
@@ -33,13 +34,15 @@ impl LeaseService {
 #[tonic::async_trait]
 impl Lease for LeaseService {
     async fn lease_grant(&self, req: Request<LeaseGrantRequest>) -> Result<Response<LeaseGrantResponse>, Status> {
+        // A grant needs no permission, but its token must be valid (etcd resolves it for every proposal).
+        let by = requester(&self.member, &req)?;
         let req = req.into_inner();
         // etcd checks the TTL bound and picks the id before proposing, so every replica applies the same id.
         if req.ttl > MAX_LEASE_TTL_S {
             return Err(EtcdError::LeaseTtlTooLarge.into());
         }
         let id = if req.id == 0 { self.member.next_lease_id() } else { LeaseId(req.id) };
-        match self.member.propose(Command::LeaseGrant { id, ttl_s: req.ttl }).await? {
+        match self.member.propose_as(Command::LeaseGrant { id, ttl_s: req.ttl }, &by).await? {
             CommandResponse::LeaseGrant(mut resp) => {
                 self.member.stamp(&mut resp.header);
                 Ok(Response::new(resp))
@@ -49,8 +52,10 @@ impl Lease for LeaseService {
     }
 
     async fn lease_revoke(&self, req: Request<LeaseRevokeRequest>) -> Result<Response<LeaseRevokeResponse>, Status> {
+        // Revoking needs write access to every key on the lease, checked when it applies.
+        let by = requester(&self.member, &req)?;
         let id = LeaseId(req.into_inner().id);
-        match self.member.propose(Command::LeaseRevoke(id)).await? {
+        match self.member.propose_as(Command::LeaseRevoke(id), &by).await? {
             CommandResponse::LeaseRevoke(mut resp) => {
                 self.member.stamp(&mut resp.header);
                 Ok(Response::new(resp))

@@ -1,5 +1,6 @@
 //! The Maintenance service: status (from the member's real Raft state), hashes, alarms, defragment and
-//! leader moves.
+//! leader moves. While auth is enabled, defragment and the hashes need the root role (etcd's
+//! `authMaintenanceServer`); status, alarms and leader moves need nothing.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use etcd_proto::etcdserverpb::{
 };
 use tonic::{Request, Response, Status};
 
+use super::token::requester;
 use crate::error::EtcdError;
 use crate::service::channel_stream::ChannelStream;
 use crate::service::member::internal::Internal;
@@ -27,6 +29,14 @@ const EMPTY_DB_SIZE_BYTES: i64 = 20 * 1024;
 #[derive(Clone)]
 pub struct MaintenanceService {
     pub member: Arc<Member>,
+}
+
+impl MaintenanceService {
+    /// Refuses `req` unless its user may administer the cluster (anyone while auth is disabled).
+    fn check_admin<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        let by = requester(&self.member, req)?;
+        Ok(self.member.read(|sm| sm.auth.check_admin(&by))?)
+    }
 }
 
 #[tonic::async_trait]
@@ -61,13 +71,15 @@ impl Maintenance for MaintenanceService {
         }))
     }
 
-    async fn defragment(&self, _req: Request<DefragmentRequest>) -> Result<Response<DefragmentResponse>, Status> {
+    async fn defragment(&self, req: Request<DefragmentRequest>) -> Result<Response<DefragmentResponse>, Status> {
+        self.check_admin(&req)?;
         // Nothing to defragment in memory; the request succeeds as it does on etcd.
         let revision = self.member.status_facts().revision;
         Ok(Response::new(DefragmentResponse { header: Some(self.member.header(revision)) }))
     }
 
-    async fn hash(&self, _req: Request<HashRequest>) -> Result<Response<HashResponse>, Status> {
+    async fn hash(&self, req: Request<HashRequest>) -> Result<Response<HashResponse>, Status> {
+        self.check_admin(&req)?;
         let (hash, revision) = self.member.read(|sm| {
             let rev = sm.mvcc.current_revision();
             sm.mvcc.hash_kv(Revision::ZERO).map(|(h, _)| (h, rev.0))
@@ -76,6 +88,7 @@ impl Maintenance for MaintenanceService {
     }
 
     async fn hash_kv(&self, req: Request<HashKvRequest>) -> Result<Response<HashKvResponse>, Status> {
+        self.check_admin(&req)?;
         let req = req.into_inner();
         let (hash, compact, revision) = self.member.read(|sm| {
             let rev = sm.mvcc.current_revision();

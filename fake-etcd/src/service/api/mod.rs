@@ -11,4 +11,5 @@ pub(super) mod kv;
 pub(super) mod lease;
 pub(super) mod maintenance;
 pub(super) mod status;
+mod token;
 pub(super) mod watch;

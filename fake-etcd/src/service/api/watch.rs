@@ -10,6 +10,7 @@ use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
 use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
+use super::token::token_of;
 use crate::failpoint::{Failpoints, Injected, Point};
 use crate::service::member::outbox::OutboundStream;
 use crate::service::member::Member;
@@ -24,6 +25,8 @@ impl Watch for WatchService {
     type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchResponse, Status>> + Send>>;
 
     async fn watch(&self, req: Request<Streaming<WatchRequest>>) -> Result<Response<Self::WatchStream>, Status> {
+        // etcd resolves the stream's token at every watch it creates, so it is kept as sent.
+        let token = token_of(&req);
         let mut inbound = req.into_inner();
         let (stream, outbound, drained) = self.member.open_watch_stream();
         let member = self.member.clone();
@@ -32,7 +35,7 @@ impl Watch for WatchService {
                 tokio::select! {
                     biased;
                     msg = inbound.message() => match msg {
-                        Ok(Some(req)) => member.watch_request(stream, req),
+                        Ok(Some(req)) => member.watch_request(stream, req, token.as_deref()),
                         // The client closed its side or the connection broke: the stream is over.
                         Ok(None) | Err(_) => break,
                     },

@@ -48,6 +48,11 @@ pub struct MemberConfig {
     /// Told what the member does on its own (compaction applied, lease expired and revoked); empty unless
     /// a test harness fills it.
     pub events: EventObserver,
+    /// `--bcrypt-cost`: the cost of the password hashes this member makes (etcd: 10; tests use 4, the
+    /// lowest, to keep logins fast).
+    pub bcrypt_cost: u32,
+    /// `--auth-token-ttl`: seconds a simple token lives after its last use (etcd: 300).
+    pub auth_token_ttl_s: i64,
 }
 
 /// etcd 3.4's Raft settings (`--heartbeat-interval`, `--election-timeout`, `--pre-vote`), in ticks.
@@ -129,6 +134,8 @@ impl MemberConfig {
             bugs: Bugs::none(),
             observer: RaftObserver::default(),
             events: EventObserver::default(),
+            bcrypt_cost: crate::auth::password::DEFAULT_BCRYPT_COST,
+            auth_token_ttl_s: crate::auth::SIMPLE_TOKEN_TTL_S,
             max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,
             max_txn_ops: DEFAULT_MAX_TXN_OPS,
             election_timeout: Duration::from_millis(1000),

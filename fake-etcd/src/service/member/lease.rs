@@ -115,7 +115,7 @@ impl Member {
         };
         for id in expired {
             self.config.events.notify(MemberEvent::LeaseExpired { id });
-            match self.propose(Command::LeaseRevoke(id)).await {
+            match self.propose_as(Command::LeaseRevoke(id), &self.as_root()).await {
                 Ok(resp) => {
                     if let CommandResponse::LeaseRevoke(r) = &resp {
                         let revision = Revision(r.header.as_ref().map_or(0, |h| h.revision));

@@ -11,6 +11,7 @@
 //! - `replica`: the Raft side (the node, the ids of this life's proposals) and the drive loop that turns
 //!   each Ready into effects on the other parts;
 //! - `peer_link`: what the peer transport may do to the member, and nothing more;
+//! - `auth`: simple tokens, who a request's token names, password hashing and logins;
 //! - `internal`: the shell's own log records; `config`, `identity` and `data_dir`: what the member is
 //!   started with.
 //!
@@ -18,6 +19,7 @@
 //! short. Every member applies every committed entry (see `replica`), so watches and serializable reads
 //! work on every member.
 
+mod auth;
 pub(super) mod config;
 pub mod data_dir;
 pub mod identity;
@@ -38,6 +40,7 @@ use etcd_proto::etcdserverpb::ResponseHeader;
 use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
 
+use self::auth::MemberAuth;
 use self::config::MemberConfig;
 use self::read::ReadWaiters;
 use self::replica::Replica;
@@ -49,7 +52,7 @@ use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
 use crate::mvcc::MvccConfig;
 use crate::raft::{Message, RaftError};
-use crate::types::Millis;
+use crate::types::{LogIndex, Millis};
 use crate::watch::HubConfig;
 
 pub use membership::StatusFacts;
@@ -82,6 +85,8 @@ struct State {
     watches: Watches,
     /// The ids offered to a LeaseGrant without one (`lease`).
     lease_ids: LeaseIdGen,
+    /// Simple tokens and the generator for salts and token prefixes (`auth`).
+    auth: MemberAuth,
 }
 
 impl Member {
@@ -103,6 +108,7 @@ impl Member {
             restore_drops_tombstones_at_compaction: config.bugs.has(Bug::WatchAtCompactionMissesDelete),
         };
         let raft = Replica::open(&config, start_ms)?;
+        let on_disk = LogIndex(raft.node.disk().state().last_index());
         let state = State {
             sm: StateMachine::with_config(config.min_lease_ttl_s(), mvcc_config),
             raft,
@@ -110,6 +116,7 @@ impl Member {
             reads: ReadWaiters::default(),
             watches: Watches::new(hub_config),
             lease_ids: LeaseIdGen::new(config.member_id, start_ms),
+            auth: MemberAuth::new(config.member_id, start_ms, config.auth_token_ttl_s, on_disk),
         };
         let (peer_tx, peer_rx) = mpsc::unbounded_channel();
         let member = Arc::new(Member {

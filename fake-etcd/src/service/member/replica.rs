@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use ::raft::eraftpb::{ConfState, HardState};
 
+use super::auth::TokenEffect;
 use super::config::{MemberConfig, MemberEvent};
 use super::internal::{Internal, CLUSTER_VERSION};
 use super::write::Reply;
@@ -153,19 +154,21 @@ impl State {
                 let index = entry.index;
                 match entry.payload().expect("every entry in the log was written by a member") {
                     None => {}
-                    Some((id, Payload::Command(cmd))) => {
+                    Some((id, Payload::Command(cmd, by))) => {
                         let compact = match &cmd {
                             Command::Compact(req) => Some(Revision(req.revision)),
                             _ => None,
                         };
-                        let result = if id.member != self.raft.me
+                        let tokens = TokenEffect::of(&cmd);
+                        let mut result = if id.member != self.raft.me
                             && member.config().bugs.has(Bug::TxnRangesCheckedOnlyWhereServed)
                         {
-                            self.sm.apply_from_elsewhere_skipping_txn_ranges(cmd, now)
+                            self.sm.apply_from_elsewhere_skipping_txn_ranges(cmd, &by, now)
                         } else {
-                            self.sm.apply(cmd, now)
+                            self.sm.apply_as(cmd, &by, now)
                         };
-                        if let Ok(applied) = &result {
+                        if let Ok(applied) = &mut result {
+                            self.auth.applied(tokens, index, now, &mut applied.response);
                             self.watches.publish(&applied.events, &self.sm.mvcc, member);
                             if let Some(revision) = compact {
                                 member.config().events.notify(MemberEvent::Compacted { revision });

@@ -6,13 +6,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
+use etcd_proto::etcdserverpb::watch_request::RequestUnion;
+use etcd_proto::etcdserverpb::{WatchCreateRequest, WatchRequest, WatchResponse};
 use etcd_proto::mvccpb::Event;
 use tokio::sync::Notify;
 
 use super::outbox::{OutboundStream, Outbox, Queued};
-use super::Member;
+use super::{Member, State};
+use crate::auth::perms::Access;
+use crate::error::EtcdError;
 use crate::mvcc::MvccStore;
+use crate::types::Millis;
 use crate::watch::{HubConfig, StreamId, WatchHub};
 
 /// The watch hub and the outboxes of the streams it serves.
@@ -66,6 +70,17 @@ impl Watches {
     }
 }
 
+impl State {
+    /// Whether the sender of `token` may watch `create`'s keys (etcd's `isWatchPermitted`: an unknown token
+    /// is refused; a range ending at "\0" is checked as its first key only, as etcd 3.4 turns that end into
+    /// an empty one before the check).
+    fn watch_permitted(&mut self, create: &WatchCreateRequest, token: Option<&str>, now: Millis) -> bool {
+        let Ok(by) = self.auth_info(token, now) else { return false };
+        let range_end: &[u8] = if create.range_end == [0] { &[] } else { &create.range_end };
+        self.sm.auth.check(&by, &create.key, range_end, Access::Read).is_ok()
+    }
+}
+
 impl Member {
     /// Opens a watch stream; returns its id, the response stream to hand to gRPC, and the signal that the
     /// client drained a stalled stream.
@@ -77,9 +92,27 @@ impl Member {
         (id, outbound, drained)
     }
 
-    pub fn watch_request(&self, stream: StreamId, req: WatchRequest) {
+    /// Handles one request of a stream whose client sent `token` (if any) when it opened the stream.
+    pub fn watch_request(&self, stream: StreamId, req: WatchRequest, token: Option<&str>) {
         let mut st = self.lock();
         let st = &mut *st;
+        if let Some(RequestUnion::CreateRequest(create)) = &req.request_union {
+            if !st.watch_permitted(create, token, self.now()) {
+                // etcd answers a watch on keys the user may not read with a created-and-canceled response
+                // carrying the gRPC error's text, and no watcher.
+                let refused = WatchResponse {
+                    header: Some(self.header(st.sm.mvcc.current_revision().0)),
+                    watch_id: -1,
+                    created: true,
+                    canceled: true,
+                    // grpc-go's text of etcd's `ErrGRPCPermissionDenied`.
+                    cancel_reason: format!("rpc error: code = PermissionDenied desc = {}", EtcdError::PermissionDenied),
+                    ..WatchResponse::default()
+                };
+                st.watches.dispatch(vec![(stream, refused)], self);
+                return;
+            }
+        }
         let responses = st.watches.hub.handle(stream, req, &st.sm.mvcc);
         let addressed: Vec<(StreamId, WatchResponse)> = responses.into_iter().map(|r| (stream, r)).collect();
         st.watches.dispatch(addressed, self);

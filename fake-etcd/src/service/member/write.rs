@@ -15,8 +15,9 @@ use tokio::sync::oneshot;
 use super::internal::Internal;
 use super::{Member, State};
 use crate::apply::{Command, CommandResponse};
+use crate::auth::AuthInfo;
 use crate::error::EtcdError;
-use crate::raft::{encode_command, encode_internal, RaftError};
+use crate::raft::{encode_command_as, encode_internal, RaftError};
 
 /// What a proposer is told once its entry applied: the state machine's answer (`None` for internal records).
 pub(super) type Reply = Result<Option<CommandResponse>, EtcdError>;
@@ -73,9 +74,14 @@ impl Member {
         }
     }
 
-    /// The write path: every mutating request, lease grants and revokes included.
+    /// The write path: every mutating request, lease grants and revokes included, made without a user.
     pub async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
-        match self.submit(encode_command(&cmd)).await? {
+        self.propose_as(cmd, &AuthInfo::default()).await
+    }
+
+    /// The write path for a request made by `by`: every member checks `by`'s permissions when it applies it.
+    pub async fn propose_as(&self, cmd: Command, by: &AuthInfo) -> Result<CommandResponse, EtcdError> {
+        match self.submit(encode_command_as(&cmd, by)).await? {
             Some(resp) => Ok(resp),
             None => unreachable!("a command entry is answered with the state machine's response"),
         }
