@@ -16,6 +16,7 @@ pub enum Code {
     Unimplemented,
     PermissionDenied,
     Unauthenticated,
+    Unknown,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +88,10 @@ pub enum EtcdError {
     /// Deleting the root user or role, or revoking root's root role, while auth is enabled.
     #[error("etcdserver: invalid auth management")]
     InvalidAuthMgmt,
+    /// An auth error etcd 3.4 passes to the client untranslated, with grpc-go's Unknown code and the auth
+    /// package's own text (its Maintenance admin checks do this).
+    #[error("auth: {0}")]
+    AuthUntranslated(String),
     #[error("etcdserver: bad leader transferee")]
     BadLeaderTransferee,
     #[error("etcdserver: member not found")]
@@ -110,8 +115,24 @@ impl EtcdError {
             | PermissionNotGranted => Code::FailedPrecondition,
             PermissionDenied => Code::PermissionDenied,
             InvalidAuthToken => Code::Unauthenticated,
+            AuthUntranslated(_) => Code::Unknown,
             NoLeader | LeaderChanged | Timeout => Code::Unavailable,
             Unimplemented(_) => Code::Unimplemented,
+        }
+    }
+
+    /// This error as etcd 3.4's auth package words it before `rpctypes` translates it ("auth: permission
+    /// denied" with code Unknown rather than "etcdserver: permission denied"); other errors are unchanged.
+    pub fn untranslated(self) -> EtcdError {
+        match &self {
+            EtcdError::UserEmpty
+            | EtcdError::UserNotFound
+            | EtcdError::PermissionDenied
+            | EtcdError::InvalidAuthToken => {
+                let text = self.to_string();
+                EtcdError::AuthUntranslated(text.trim_start_matches("etcdserver: ").to_string())
+            }
+            _ => self,
         }
     }
 

@@ -13,7 +13,7 @@ use etcd_proto::etcdserverpb::{
 };
 use tonic::{Request, Response, Status};
 
-use super::token::requester;
+use super::token::token_of;
 use crate::error::EtcdError;
 use crate::service::channel_stream::ChannelStream;
 use crate::service::member::internal::Internal;
@@ -32,10 +32,12 @@ pub struct MaintenanceService {
 }
 
 impl MaintenanceService {
-    /// Refuses `req` unless its user may administer the cluster (anyone while auth is disabled).
+    /// Refuses `req` unless its user may administer the cluster (anyone while auth is disabled), with the
+    /// auth package's untranslated error, as etcd 3.4.23 answers (measured: "rpc error: code = Unknown desc =
+    /// auth: permission denied").
     fn check_admin<T>(&self, req: &Request<T>) -> Result<(), Status> {
-        let by = requester(&self.member, req)?;
-        Ok(self.member.read(|sm| sm.auth.check_admin(&by))?)
+        let by = self.member.auth_info(token_of(req).as_deref()).map_err(EtcdError::untranslated)?;
+        Ok(self.member.read(|sm| sm.auth.check_admin(&by)).map_err(EtcdError::untranslated)?)
     }
 }
 

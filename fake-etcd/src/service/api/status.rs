@@ -13,6 +13,7 @@ pub fn to_status(err: &EtcdError) -> tonic::Status {
         Code::Unimplemented => tonic::Code::Unimplemented,
         Code::PermissionDenied => tonic::Code::PermissionDenied,
         Code::Unauthenticated => tonic::Code::Unauthenticated,
+        Code::Unknown => tonic::Code::Unknown,
     };
     tonic::Status::new(code, err.to_string())
 }
