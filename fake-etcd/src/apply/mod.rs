@@ -14,6 +14,7 @@
 //!
 //! [`Millis`]: crate::types::Millis
 
+mod command;
 mod compare;
 mod permit;
 mod range;
@@ -26,5 +27,6 @@ mod write_ops;
 #[cfg(test)]
 mod tests;
 
+pub use command::{Applied, Command, CommandResponse};
 pub use snapshot::SnapshotError;
-pub use state::{Applied, Command, CommandResponse, StateMachine};
+pub use state::StateMachine;

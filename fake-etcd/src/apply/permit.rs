@@ -4,22 +4,22 @@
 //! every key it touches; a lease revoke needs write access to every key on the lease (or the root role).
 //! Auth requests are checked by the auth store itself; grants and compactions need nothing.
 
-use super::state::{Command, StateMachine};
+use super::command::Command;
 use crate::auth::perms::Access;
-use crate::auth::AuthInfo;
+use crate::auth::{AuthInfo, AuthStore};
 use crate::error::EtcdError;
+use crate::lease::Lessor;
 use crate::types::LeaseId;
 
 /// `Ok` if `by` may make `cmd` (always, while auth is disabled).
-pub(super) fn check(sm: &StateMachine, cmd: &Command, by: &AuthInfo) -> Result<(), EtcdError> {
-    let auth = &sm.auth;
+pub(super) fn check(auth: &AuthStore, lessor: &Lessor, cmd: &Command, by: &AuthInfo) -> Result<(), EtcdError> {
     if !auth.is_enabled() {
         return Ok(());
     }
     match cmd {
         Command::Put(req) => {
             auth.check(by, &req.key, &[], Access::Write)?;
-            lease_keys_writable(sm, LeaseId(req.lease), by)?;
+            lease_keys_writable(auth, lessor, LeaseId(req.lease), by)?;
             if req.prev_kv {
                 auth.check(by, &req.key, &[], Access::Read)?;
             }
@@ -33,19 +33,19 @@ pub(super) fn check(sm: &StateMachine, cmd: &Command, by: &AuthInfo) -> Result<(
             Ok(())
         }
         Command::Txn(req) => auth.check_txn(by, req),
-        Command::LeaseRevoke(id) => lease_keys_writable(sm, *id, by),
+        Command::LeaseRevoke(id) => lease_keys_writable(auth, lessor, *id, by),
         Command::Compact(_) | Command::LeaseGrant { .. } | Command::Auth(_) => Ok(()),
     }
 }
 
 /// A user who could not revoke a lease may not attach keys to it either: every key already on it must be
 /// writable by them, unless they hold the root role.
-fn lease_keys_writable(sm: &StateMachine, id: LeaseId, by: &AuthInfo) -> Result<(), EtcdError> {
-    if id.is_none() || sm.auth.check_admin(by).is_ok() {
+fn lease_keys_writable(auth: &AuthStore, lessor: &Lessor, id: LeaseId, by: &AuthInfo) -> Result<(), EtcdError> {
+    if id.is_none() || auth.check_admin(by).is_ok() {
         return Ok(());
     }
-    for key in sm.lessor.keys(id) {
-        sm.auth.check(by, &key, &[], Access::Write)?;
+    for key in lessor.keys(id) {
+        auth.check(by, &key, &[], Access::Write)?;
     }
     Ok(())
 }

@@ -2,56 +2,21 @@
 //! against the permissions of the user who made it (`permit`).
 
 use etcd_proto::etcdserverpb::{
-    CompactionRequest, CompactionResponse, DeleteRangeRequest, DeleteRangeResponse, LeaseGrantResponse,
-    LeaseRevokeResponse, PutRequest, PutResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse,
+    CompactionRequest, CompactionResponse, DeleteRangeRequest, LeaseGrantResponse, LeaseRevokeResponse, PutRequest,
+    RangeRequest, RangeResponse, TxnRequest,
 };
 use etcd_proto::mvccpb::Event;
 
+use super::command::{Applied, Command, CommandResponse};
 use super::permit;
 use super::range;
 use super::txn;
 use super::write_ops::{self, header, LeaseOp};
-use crate::auth::{AuthInfo, AuthRequest, AuthResponse, AuthStore};
+use crate::auth::{AuthInfo, AuthRequest, AuthStore};
 use crate::error::EtcdError;
 use crate::lease::Lessor;
 use crate::mvcc::{KeyRange, MvccConfig, MvccStore};
 use crate::types::{LeaseId, Millis, Revision};
-
-/// A request that changes state, as it travels through consensus (ids already chosen).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Command {
-    Put(PutRequest),
-    DeleteRange(DeleteRangeRequest),
-    Txn(TxnRequest),
-    Compact(CompactionRequest),
-    LeaseGrant {
-        id: LeaseId,
-        ttl_s: i64,
-    },
-    /// Both LeaseRevoke requests and expiry (which the leader proposes) are this command.
-    LeaseRevoke(LeaseId),
-    /// Every auth request etcd 3.4 orders through Raft, reads (UserGet, RoleList, …) and logins included.
-    Auth(AuthRequest),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum CommandResponse {
-    Put(PutResponse),
-    DeleteRange(DeleteRangeResponse),
-    Txn(TxnResponse),
-    Compact(CompactionResponse),
-    LeaseGrant(LeaseGrantResponse),
-    LeaseRevoke(LeaseRevokeResponse),
-    Auth(AuthResponse),
-}
-
-/// The outcome of applying one command.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Applied {
-    pub response: CommandResponse,
-    /// The changes this command committed, all at one revision, in sub-revision order (empty if none).
-    pub events: Vec<Event>,
-}
 
 #[derive(Debug)]
 pub struct StateMachine {
@@ -109,7 +74,7 @@ impl StateMachine {
         now: Millis,
         ranges: txn::RangeChecks,
     ) -> Result<Applied, EtcdError> {
-        permit::check(self, &cmd, by)?;
+        permit::check(&self.auth, &self.lessor, &cmd, by)?;
         let rev_before = self.mvcc.current_revision();
         let applied = match cmd {
             Command::Put(req) => self.put(&req),
