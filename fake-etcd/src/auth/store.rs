@@ -80,8 +80,12 @@ impl AuthStore {
         if !self.enabled {
             return Err(EtcdError::AuthNotEnabled);
         }
-        match self.users.get(name).and_then(|u| u.password.clone()) {
-            Some(hash) => Ok((hash, self.revision)),
+        match self.users.get(name).map(|u| u.password.clone()) {
+            Some(Some(hash)) => Ok((hash, self.revision)),
+            // etcd 3.4.23 passes this one on untranslated (measured: code Unknown, the auth package's text).
+            Some(None) => Err(EtcdError::AuthUntranslated(
+                "authentication failed, password was given for no password user".into(),
+            )),
             None => Err(EtcdError::AuthFailed),
         }
     }

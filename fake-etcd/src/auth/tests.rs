@@ -217,7 +217,8 @@ fn logins_need_auth_enabled_and_a_user_with_a_password() {
     assert_eq!(s.password_hash("ghost"), Err(EtcdError::AuthFailed));
     let root = as_user(&s, "root");
     s.apply(&AuthRequest::UserAdd { name: "nopw".into(), hashed_password: None }, &root).unwrap();
-    assert_eq!(s.password_hash("nopw"), Err(EtcdError::AuthFailed));
+    let no_password = "authentication failed, password was given for no password user";
+    assert_eq!(s.password_hash("nopw"), Err(EtcdError::AuthUntranslated(no_password.into())));
     let nopw = AuthRequest::Authenticate { name: "nopw".into(), token_prefix: "x".into() };
     assert_eq!(s.apply(&nopw, &nobody()), Err(EtcdError::AuthFailed));
 }
