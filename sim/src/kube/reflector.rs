@@ -10,7 +10,12 @@
 //!   `ResourceVersionTooLarge`), in which case it asks for "" (a consistent read);
 //! - a watch starts from the last synced resourceVersion, with bookmarks; every event moves it;
 //! - a watch that ends cleanly is reopened from there; one that fails with 410 forces a relist (from "");
-//!   any other failure backs off and reopens.
+//!   any other failure backs off and reopens;
+//! - with streaming lists (client-go's `WatchListClient` feature), a (re)list is a watch with
+//!   `sendInitialEvents=true`: its initial events stand for the list, and the `k8s.io/initial-events-end`
+//!   bookmark's resourceVersion is the list's. It asks for "" the first time and after a 410 or a
+//!   too-large resourceVersion (which it retries at once); any other failure falls back to one ordinary
+//!   list, so that the informer makes progress against a server that cannot stream.
 //!
 //! [`RelistFrom::Zero`] is the bug switch of kubernetes #59848 (a restarted informer lists from "0" and
 //! may be served a lagging cache's past): the fix is to list consistently (streaming lists, `""`).
@@ -50,6 +55,9 @@ pub enum Request {
     List { resource_version: String },
     /// `GET ...?watch=true&resourceVersion=RV&allowWatchBookmarks=true`.
     Watch { resource_version: String },
+    /// A streaming list: `GET ...?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&
+    /// resourceVersion=RV&allowWatchBookmarks=true`, whose watch goes on once the initial events end.
+    WatchList { resource_version: String },
 }
 
 /// How a watch or a list ended, as the reflector tells errors apart.
@@ -82,15 +90,37 @@ pub struct Reflector {
     first_list: RelistFrom,
     /// Whether a list is due (at the start, and after a watch expired).
     needs_list: bool,
+    /// Whether lists are streamed (watch-lists) rather than read page by page.
+    streaming: bool,
+    /// Whether the last watch-list failed in a way that sends this round to an ordinary list.
+    fallback_to_list: bool,
 }
 
 impl Reflector {
     pub fn new(first_list: RelistFrom) -> Reflector {
-        Reflector { last_synced: String::new(), unavailable: false, first_list, needs_list: true }
+        Reflector {
+            last_synced: String::new(),
+            unavailable: false,
+            first_list,
+            needs_list: true,
+            streaming: false,
+            fallback_to_list: false,
+        }
+    }
+
+    /// A reflector whose lists are streamed (client-go's `WatchListClient`).
+    pub fn streaming(first_list: RelistFrom) -> Reflector {
+        Reflector { streaming: true, ..Reflector::new(first_list) }
     }
 
     /// The request to make next.
     pub fn next(&self) -> Request {
+        if self.needs_list && self.streaming && !self.fallback_to_list {
+            // `watchList`: the last synced resourceVersion unless it is unavailable; "" at first, which the
+            // server answers consistently. client-go never streams from "0".
+            let resource_version = if self.unavailable { String::new() } else { self.last_synced.clone() };
+            return Request::WatchList { resource_version };
+        }
         if self.needs_list {
             return Request::List { resource_version: self.relist_resource_version() };
         }
@@ -112,10 +142,22 @@ impl Reflector {
     }
 
     /// A list succeeded at `resource_version`: the store is replaced, and a watch from there follows.
+    /// A streaming list's initial events ended at its bookmark's resourceVersion counts the same way.
     pub fn listed(&mut self, resource_version: &str) {
         self.last_synced = resource_version.to_string();
         self.unavailable = false;
         self.needs_list = false;
+        self.fallback_to_list = false;
+    }
+
+    /// A streaming list ended before its initial events did: a 410 or a too-large resourceVersion is
+    /// retried from "" (`isErrorRetriableWithSideEffectsFn`); anything else sends this round to an ordinary
+    /// list.
+    pub fn watch_list_failed(&mut self, failure: &Failure) {
+        match failure {
+            Failure::Expired | Failure::TooLarge => self.unavailable = true,
+            Failure::Other => self.fallback_to_list = true,
+        }
     }
 
     /// A watch event (or bookmark) at `resource_version` was processed.
@@ -139,15 +181,19 @@ impl Reflector {
             Some(Failure::Expired) => {
                 self.unavailable = true;
                 self.needs_list = true;
+                self.fallback_to_list = false;
             }
-            Some(Failure::TooLarge) => self.needs_list = true,
+            Some(Failure::TooLarge) => {
+                self.needs_list = true;
+                self.fallback_to_list = false;
+            }
             Some(Failure::Other) | None => {}
         }
     }
 
     /// The process restarted (a controller crash): everything is forgotten, as a new reflector starts.
     pub fn restart(&mut self) {
-        *self = Reflector::new(self.first_list);
+        *self = Reflector { streaming: self.streaming, ..Reflector::new(self.first_list) };
     }
 
     pub fn last_synced(&self) -> &str {
@@ -190,6 +236,30 @@ mod tests {
         assert_eq!(r.next(), list("25"), "a relist asks for the last synced resourceVersion");
         r.list_failed(&Failure::TooLarge);
         assert_eq!(r.next(), list(""));
+    }
+
+    fn watch_list(rv: &str) -> Request {
+        Request::WatchList { resource_version: rv.into() }
+    }
+
+    #[test]
+    fn a_streaming_reflector_lists_by_watch_list_and_falls_back_on_other_errors() {
+        let mut r = Reflector::streaming(RelistFrom::Zero);
+        assert_eq!(r.next(), watch_list(""), "the first streaming list reads consistently, never from \"0\"");
+        r.watch_list_failed(&Failure::Other);
+        assert_eq!(r.next(), list("0"), "an unexpected failure falls back to one ordinary list");
+        r.listed("10");
+        assert_eq!(r.next(), watch("10"));
+        r.watch_ended(Some(&Failure::Expired));
+        assert_eq!(r.next(), watch_list(""), "after 410 the next round streams again, consistently");
+        r.watch_list_failed(&Failure::TooLarge);
+        assert_eq!(r.next(), watch_list(""), "a too-large resourceVersion is retried as a stream");
+        r.listed("20");
+        r.observed("24");
+        r.watch_ended(Some(&Failure::TooLarge));
+        assert_eq!(r.next(), watch_list("24"), "a relist streams from the last synced resourceVersion");
+        r.restart();
+        assert_eq!(r.next(), watch_list(""), "a restarted reflector still streams");
     }
 
     #[test]

@@ -42,10 +42,13 @@ fn op(f: &mut Formatter<'_>, op: &Op) -> fmt::Result {
         Op::Controller(c) => write!(f, "controller {} from {} set {}", c.name, c.informer, c.set),
         Op::Informer(k) => {
             write!(f, "informer {}", k.resource)?;
-            match &k.namespace {
-                Some(ns) => write!(f, " {ns}"),
-                None => Ok(()),
+            if let Some(ns) = &k.namespace {
+                write!(f, " {ns}")?;
             }
+            if k.send_initial_events {
+                f.write_str(" streaming")?;
+            }
+            Ok(())
         }
         Op::Watch(w) => {
             let from = w.start_revision.as_ref().map(Named).filter(|n| !n.is_zero());

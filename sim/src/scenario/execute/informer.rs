@@ -1,7 +1,9 @@
 //! An `informer` step: client-go's informer over the simulated HTTP path, so that what informers believed,
 //! and from which apiserver, can be judged. This file is the shell: it sends the requests the sans-IO
 //! [`Reflector`] asks for (list, paged; watch with bookmarks) through the client's routing, feeds the answers
-//! back, and keeps the [`Store`] a controller's lister would read. The reflector decides the rules (which
+//! back, and keeps the [`Store`] a controller's lister would read. With `streaming` the lists are watch-lists:
+//! the initial events up to the `k8s.io/initial-events-end` bookmark stand for the list, and the same
+//! stream goes on as the watch. The reflector decides the rules (which
 //! resourceVersion a list asks for, what a failure makes it do next; `crate::kube::reflector`).
 //!
 //! Every list, event and restart is filed as a [`Belief`] (what the informer held true from then on, and
@@ -21,7 +23,7 @@ use super::ctx::{Ctx, Finished};
 use super::kube::{answer_rv, KubeConn};
 use super::records::{Belief, BeliefKind, InformerLog, KubeEvent, KubeResult};
 use super::Observed;
-use crate::apiserver::rest_client::ClientError;
+use crate::apiserver::rest_client::{ClientError, StreamEvent, WatchStream};
 use crate::kube::reflector::{Failure, Reflector, RelistFrom, Request};
 use crate::kube::store::{Notice, Store};
 use crate::scenario::plan::{KubePlan, StepPlan};
@@ -54,7 +56,11 @@ pub(super) async fn informer_step(
         trace: ctx.trace.clone(),
         timeout: ctx.request_timeout,
         log: log.clone(),
-        reflector: Reflector::new(RelistFrom::with(&ctx.informer_bugs)),
+        reflector: if plan.send_initial_events {
+            Reflector::streaming(RelistFrom::with(&ctx.informer_bugs))
+        } else {
+            Reflector::new(RelistFrom::with(&ctx.informer_bugs))
+        },
         store: Arc::default(),
     };
     let store = shell.store.clone();
@@ -155,6 +161,9 @@ impl Shell {
                 match self.reflector.next() {
                     Request::List { resource_version } => self.list_step(&resource_version, &mut synced).await,
                     Request::Watch { resource_version } => self.watch_step(&resource_version).await,
+                    Request::WatchList { resource_version } => {
+                        self.watch_list_step(&resource_version, &mut synced).await
+                    }
                 }
             };
             let restarted = tokio::select! {
@@ -186,11 +195,65 @@ impl Shell {
     }
 
     async fn watch_step(&mut self, from: &str) {
-        let failure = self.watch(from).await;
+        let failure = match self.open(&self.watch_path(from, false), from).await {
+            Ok((stream, apiserver)) => self.follow(stream, &apiserver).await,
+            Err(failure) => Some(failure),
+        };
+        self.watch_ended(failure).await;
+    }
+
+    async fn watch_ended(&mut self, failure: Option<Failure>) {
         if failure.is_some() {
             tokio::time::sleep(BACKOFF).await;
         }
         self.reflector.watch_ended(failure.as_ref());
+    }
+
+    /// A streaming list: the initial events make the list; once they end, the same stream is the watch.
+    async fn watch_list_step(&mut self, asked: &str, synced: &mut Option<Synced>) {
+        let (mut stream, apiserver) = match self.open(&self.watch_path(asked, true), asked).await {
+            Ok(opened) => opened,
+            Err(failure) => return self.watch_list_failed(failure).await,
+        };
+        let mut items = Vec::new();
+        let rv = loop {
+            let e = match tokio::time::timeout(WATCH_IDLE_LIMIT, stream.next()).await {
+                Ok(Some(e)) => e,
+                Ok(None) | Err(_) => {
+                    self.trace.event(
+                        &self.label,
+                        format_args!("watch-list from {apiserver}: ended before its initial events"),
+                    );
+                    return self.watch_list_failed(Failure::Other).await;
+                }
+            };
+            let event = KubeEvent::of(&e);
+            match event.kind.as_str() {
+                "ERROR" => {
+                    self.trace.event(&self.label, format_args!("watch-list from {apiserver}: {}", event.describe()));
+                    return self.watch_list_failed(failure_of(event.code.unwrap_or(0), &e.object)).await;
+                }
+                "BOOKMARK" if ends_initial_events(&e) => break event.rv,
+                "ADDED" => items.push(e.object),
+                _ => {}
+            }
+        };
+        self.reflector.listed(&rv);
+        let body = serde_json::json!({ "metadata": { "resourceVersion": rv }, "items": items });
+        self.replace(&apiserver, asked, &body, synced.is_none());
+        if let Some(tx) = synced.take() {
+            let _ = tx.send((apiserver.clone(), 200, body));
+        }
+        let failure = self.follow(stream, &apiserver).await;
+        self.watch_ended(failure).await;
+    }
+
+    async fn watch_list_failed(&mut self, failure: Failure) {
+        // client-go retries a 410 or a too-large resourceVersion at once, from "".
+        if failure == Failure::Other {
+            tokio::time::sleep(BACKOFF).await;
+        }
+        self.reflector.watch_list_failed(&failure);
     }
 
     /// The process restarted: a new reflector and an empty store, as a crashed controller comes back.
@@ -295,34 +358,43 @@ impl Shell {
         log.beliefs.push(belief);
     }
 
-    /// One watch from `from`, until it ends: `None` when it ended cleanly, else why it failed.
-    async fn watch(&mut self, from: &str) -> Option<Failure> {
-        let path = {
-            let mut q = form_urlencoded::Serializer::new(String::new());
-            q.append_pair("watch", "true");
-            q.append_pair("resourceVersion", from);
-            q.append_pair("allowWatchBookmarks", "true");
-            self.selectors(&mut q);
-            format!("{}?{}", self.plan.collection, q.finish())
-        };
+    fn watch_path(&self, from: &str, streaming: bool) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("watch", "true");
+        if streaming {
+            q.append_pair("sendInitialEvents", "true");
+            q.append_pair("resourceVersionMatch", "NotOlderThan");
+        }
+        q.append_pair("resourceVersion", from);
+        q.append_pair("allowWatchBookmarks", "true");
+        self.selectors(&mut q);
+        format!("{}?{}", self.plan.collection, q.finish())
+    }
+
+    /// Opens a watch on `path` through the client's routing: the stream and the apiserver serving it.
+    async fn open(&mut self, path: &str, from: &str) -> Result<(WatchStream, String), Failure> {
         let (i, apiserver) = self.conn.pick_named();
-        let opened = tokio::time::timeout(self.timeout, self.conn.client(i).watch(&path)).await;
-        let mut stream = match opened {
-            Ok(Ok(stream)) => stream,
+        let opened = tokio::time::timeout(self.timeout, self.conn.client(i).watch(path)).await;
+        match opened {
+            Ok(Ok(stream)) => Ok((stream, apiserver)),
             Ok(Err(ClientError::Status(s))) => {
                 let code = s.code.unwrap_or(0) as u16;
                 if code == 429 || code >= 500 {
                     self.conn.failed_at(i);
                 }
-                self.trace.event(&self.label, format_args!("watch rv={from} -> {apiserver}: {code}"));
-                return Some(failure_of(code, &serde_json::json!(*s)));
+                self.trace.event(&self.label, format_args!("watch rv={} -> {apiserver}: {code}", shown(from)));
+                Err(failure_of(code, &serde_json::json!(*s)))
             }
             Ok(Err(ClientError::Transport(_))) | Err(_) => {
                 self.conn.failed_at(i);
-                self.trace.event(&self.label, format_args!("watch rv={from} -> {apiserver}: no answer"));
-                return Some(Failure::Other);
+                self.trace.event(&self.label, format_args!("watch rv={} -> {apiserver}: no answer", shown(from)));
+                Err(Failure::Other)
             }
-        };
+        }
+    }
+
+    /// Follows a watch until it ends: `None` when it ended cleanly, else why it failed.
+    async fn follow(&mut self, mut stream: WatchStream, apiserver: &str) -> Option<Failure> {
         let started_ms = now_ms();
         let mut events = 0;
         loop {
@@ -356,7 +428,8 @@ impl Shell {
             let mut log = self.log.lock().expect("informer log lock");
             log.store = names(&store);
             drop(store);
-            let belief = Belief { at_ms: now_ms(), apiserver: apiserver.clone(), rv, what: BeliefKind::Event(event) };
+            let apiserver = apiserver.to_string();
+            let belief = Belief { at_ms: now_ms(), apiserver, rv, what: BeliefKind::Event(event) };
             if !matches!(&belief.what, BeliefKind::Event(e) if e.kind == "BOOKMARK") {
                 self.trace.event(&self.label, format_args!("{belief}"));
             }
@@ -368,6 +441,11 @@ impl Shell {
         }
         None
     }
+}
+
+/// Whether a bookmark marks the end of a watch-list's initial events.
+fn ends_initial_events(e: &StreamEvent) -> bool {
+    e.object.pointer("/metadata/annotations/k8s.io~1initial-events-end").and_then(Value::as_str) == Some("true")
 }
 
 /// How the reflector reads a refusal: 410 is `Expired`, a 504 whose cause is `ResourceVersionTooLarge` is

@@ -64,6 +64,11 @@ impl Verb {
             Verb::Watch => "watch",
         }
     }
+
+    /// Whether the verb changes what is stored (a dry run aside).
+    pub fn is_write(self) -> bool {
+        matches!(self, Verb::Create | Verb::Update | Verb::Patch | Verb::Delete | Verb::Deletecollection)
+    }
 }
 
 /// A patch's type, by its `Content-Type`.
@@ -181,6 +186,10 @@ pub struct Informer {
     /// served whole from the watch cache whatever the limit, as upstream serves them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
+    /// Streaming lists (client-go's `WatchListClient`): each (re)list is a watch with
+    /// `sendInitialEvents=true`, synced at its `k8s.io/initial-events-end` bookmark, instead of paged GETs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub streaming: bool,
 }
 
 impl Informer {

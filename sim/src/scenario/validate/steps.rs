@@ -132,7 +132,10 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
     }
     if let Some(i) = &s.informer {
         let list = Spanned::new(i.span(), i.get_ref().as_list());
-        ops.push(("informer", Op::Informer(Box::new(super::kube::kube_plan(src, names, catalog, &list)?))));
+        let mut plan = super::kube::kube_plan(src, names, catalog, &list)?;
+        // A streaming informer's list is a watch-list; the plan says so as a `kube` watch step would.
+        plan.send_initial_events = i.get_ref().streaming;
+        ops.push(("informer", Op::Informer(Box::new(plan))));
     }
     kv_ops(src, names, s, &mut ops)?;
     lease_ops(src, names, s, &mut ops)?;
