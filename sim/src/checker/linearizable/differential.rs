@@ -74,6 +74,7 @@ impl FakeEtcd {
             CommandResponse::Compact(r) => Response::from(r),
             CommandResponse::LeaseGrant(r) => Response::from(r),
             CommandResponse::LeaseRevoke(r) => Response::from(r),
+            CommandResponse::Auth(r) => unreachable!("only KV and lease requests are applied here, not {r:?}"),
         })
     }
 }
@@ -88,6 +89,9 @@ fn status_of(err: &EtcdError) -> ErrorStatus {
         Code::ResourceExhausted => GrpcCode::ResourceExhausted,
         Code::Unavailable => GrpcCode::Unavailable,
         Code::Unimplemented => GrpcCode::Unimplemented,
+        Code::PermissionDenied => GrpcCode::PermissionDenied,
+        Code::Unauthenticated => GrpcCode::Unauthenticated,
+        Code::Unknown => GrpcCode::Unknown,
     };
     ErrorStatus::new(code, err.to_string())
 }
