@@ -7,13 +7,18 @@
 //! Right after a (re)list at X, X itself is still servable (nothing was evicted since), even though no
 //! event at X is in the buffer, and X − 1 is not: the change at X is in no event the cache could send
 //! (kubernetes #49956, fixed; [`WatchCacheConfig::empty_history_accepts_older_rv`] puts the bug back).
+//!
+//! Invariants, asserted in pairs (when an event goes in, and when a watch reads the history out): the
+//! history holds at most `capacity` events, in strictly increasing resourceVersion order, none above the
+//! cache's resourceVersion; every added or modified object carries its event's resourceVersion. The O(1)
+//! halves always run; the whole-ring halves run under debug assertions, which the simulation build keeps on.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::Value;
 
 use crate::storage::error::StorageError;
-use crate::storage::object::SharedObject;
+use crate::storage::object::{Object, SharedObject};
 use crate::storage::resource_version::ResourceVersion;
 
 /// What happened to an object.
@@ -98,6 +103,14 @@ impl WatchCache {
                 event.resource_version, self.resource_version
             )));
         }
+        if event.kind != EventKind::Deleted {
+            assert_eq!(
+                event.object.value().resource_version(),
+                event.resource_version.to_string(),
+                "watch cache: the object of an event at {} carries another resourceVersion",
+                event.resource_version
+            );
+        }
         event.prev_object = self.objects.get(&event.key).cloned();
         match event.kind {
             EventKind::Deleted => {
@@ -113,7 +126,27 @@ impl WatchCache {
             self.evicted_since_list = true;
         }
         self.events.push_back(event);
+        assert!(self.events.len() <= self.capacity, "watch cache: history over its capacity");
+        self.debug_check_history();
         Ok(())
+    }
+
+    /// The whole-ring invariants: strictly increasing resourceVersions, none above the cache's, within
+    /// capacity. Debug builds (and every simulated run) check them on each write and each read.
+    fn debug_check_history(&self) {
+        if cfg!(debug_assertions) {
+            assert!(self.events.len() <= self.capacity, "watch cache: history over its capacity");
+            let mut rvs = self.events.iter().map(|e| e.resource_version);
+            if let Some(first) = rvs.next() {
+                let last = rvs.try_fold(first, |prev, rv| (rv > prev).then_some(rv));
+                let last = last.unwrap_or_else(|| panic!("watch cache: history out of order: {:?}", self.rvs()));
+                assert!(last <= self.resource_version, "watch cache: history ends above the cache's resourceVersion");
+            }
+        }
+    }
+
+    fn rvs(&self) -> Vec<u64> {
+        self.events.iter().map(|e| e.resource_version.0).collect()
     }
 
     /// A progress notification: every event up to `rv` has been applied.
@@ -184,7 +217,10 @@ impl WatchCache {
         if rv.0 < oldest.0 - 1 {
             return Err(StorageError::TooOldResourceVersion { requested: rv.0, oldest_servable: oldest.0 - 1 });
         }
-        Ok(self.events.iter().filter(|e| e.resource_version > rv).cloned().collect())
+        self.debug_check_history();
+        let out: Vec<CachedEvent> = self.events.iter().filter(|e| e.resource_version > rv).cloned().collect();
+        assert!(out.first().is_none_or(|e| e.resource_version > rv), "watch cache: served an event at or below {rv}");
+        Ok(out)
     }
 }
 

@@ -23,7 +23,10 @@ pub(super) struct ObjState {
 pub(super) fn decode(key: &str, data: &[u8], rev: i64) -> Result<Value, StorageError> {
     let mut obj: Value = serde_json::from_slice(data)
         .map_err(|e| StorageError::CorruptObj { key: key.to_string(), message: e.to_string() })?;
+    // An object read from etcd exists at a revision; its resourceVersion is that revision, nothing else.
+    assert!(rev > 0, "etcd3 store: decoding {key} at mod revision {rev}");
     obj.set_resource_version(ResourceVersion::from_revision(rev));
+    debug_assert_eq!(obj.resource_version(), rev.to_string(), "etcd3 store: {key}'s resourceVersion is its revision");
     Ok(obj)
 }
 

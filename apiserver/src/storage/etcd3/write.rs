@@ -120,11 +120,17 @@ impl Etcd3Store {
                 if !self.before_reread(&etcd_key).await? {
                     return Err(StorageError::ResourceVersionConflicts { key: etcd_key, rv: state.rev });
                 }
+                let compared = state.rev;
                 state = from_kv(&etcd_key, else_branch_kv(&response), ignore_not_found)?;
+                // The loop makes progress: etcd refused `mod_revision == compared` in the same txn that read
+                // the fresh state, so the fresh state cannot be at `compared` again.
+                assert_ne!(state.rev, compared, "GuaranteedUpdate: {etcd_key} refused at and re-read at {compared}");
                 current = true;
                 continue;
             }
-            return decode(&etcd_key, &data, header_revision(&response));
+            let written = header_revision(&response);
+            assert!(written > state.rev, "GuaranteedUpdate: {etcd_key} written at {written}, not after {}", state.rev);
+            return decode(&etcd_key, &data, written);
         }
     }
 
