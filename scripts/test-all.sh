@@ -51,7 +51,7 @@ export KUBESIM_PYTHON="$venv/bin/python"
 echo "== real build: cargo test --workspace"
 cargo test --workspace
 
-echo "== simulation build: cargo sim-test (scenarios, traffic, durability, the apiserver simulation over 200 seeds)"
+echo "== simulation build: cargo sim-test (scenarios with their twins without watch caches, the zoo, traffic, durability)"
 cargo sim-test
 
 echo "== snapshots: none pending review (scenarios' outcomes in snapshots/)"

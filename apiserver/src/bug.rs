@@ -6,7 +6,8 @@
 //! [`crate::storage::cacher::CacherConfig::bugs`]), never a global.
 //!
 //! The Cacher's switches come first, in the order a request meets them (the watch cache's history, a new
-//! watcher, its registration, bookmarks, freshness), then the etcd3 store's.
+//! watcher, its registration, bookmarks, freshness), then the etcd3 store's, then the registry's (handed to
+//! each [`crate::registry::store::Store`] through `Store::with_bugs`).
 
 pub use kubesim_failpoints::{Bug as _, UnknownBug};
 
@@ -60,6 +61,13 @@ kubesim_failpoints::bugs! {
             "stale-suggestion-trusted",
             "kubernetes #82303",
             "a write judged against the watch cache's stale copy gets a spurious 409 or precondition failure"
+        ),
+        /// The registry store drops a DELETE's `preconditions.resourceVersion` before it checks anything, as
+        /// kube-apiserver did before `metav1.Preconditions` had the field: only a uid precondition is kept.
+        DeleteIgnoresRvPrecondition => (
+            "delete-ignores-rv-precondition",
+            "kubernetes #73648, PR #74040",
+            "a DELETE sent with the resourceVersion its client read as precondition deletes the object even after another client changed it, so that change is lost"
         ),
     }
 }

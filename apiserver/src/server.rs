@@ -115,12 +115,14 @@ pub fn build(
             // Stored in another group's shape: the store sees its own shape through a converting storage.
             let ns = ns.map(|ns| Converting::new(ns, Conversion::IDENTITY));
             let backend = Converting::new(backend, conversion);
-            let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns);
+            let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns)
+                .with_bugs(options.bugs.clone());
             let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
             registry.insert(key, Arc::new(store));
             continue;
         }
-        let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns);
+        let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns)
+            .with_bugs(options.bugs.clone());
         let rest: Arc<dyn Rest> = if info.resource == services::resource() {
             // Allocations are read and written in etcd directly: every apiserver must see every other's.
             let direct = |key: &str| {

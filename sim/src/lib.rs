@@ -4,15 +4,16 @@
 //!
 //! - [`cluster`]: nodes, names, addresses, seeds; [`fault`]: faults and the random nemesis;
 //! - [`client`]: the recording client; [`workload`]: traffic generators; [`trace`]: the event trace;
-//! - [`run`]: one run from description to verdicts; [`history`] and [`checker`]: what was seen, and the
+//! - [`scenario`]: the scenario language and the one runner every simulation goes through; [`run`]: the
+//!   traffic preset (generated etcd traffic from a few knobs) on that runner; [`history`] and [`checker`]: what was seen, and the
 //!   guarantees it must keep; [`describe`]: the one text form of what was asked and seen, which the trace,
 //!   the checkers' verdicts and the scenario reports share;
 //! - [`bugs`]: every bug switch of every component, for the scenario language and the CLI;
 //! - [`kube`]: client-go's reflector, informer store and retry rules, as models simulated clients drive;
 //! - [`demo`]: the smallest simulation, one member and one client;
 //! - [`report`]: a run's HTML timeline and Perfetto trace, built after the run from its trace and history;
-//! - [`apiserver`]: the apiserver library on its own node over a 3-member cluster, with its own history
-//!   ([`history::apiserver`]) and checkers ([`checker::apiserver`]).
+//! - [`apiserver`]: the clients, history recorder and etcd-side record of scenarios' apiserver workloads,
+//!   judged by [`checker::apiserver`] over [`history::apiserver`].
 //!
 //! Everything that touches madsim's runtime exists only in the simulation build (`--cfg madsim`).
 

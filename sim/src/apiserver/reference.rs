@@ -13,11 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use etcd_proto::etcdserverpb as pb;
+use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use etcd_proto::mvccpb::event::EventType;
 use tokio::sync::mpsc;
 
 use crate::client::channel;
+use crate::cluster::Cluster;
 use crate::history::apiserver::{Change, ChangeKind};
 
 /// How long the reference watch may go without a response before it moves to another member.
@@ -50,6 +52,27 @@ impl Reference {
     pub fn take(&self) -> (Vec<Change>, u64) {
         let mut record = self.lock();
         (std::mem::take(&mut record.changes), record.through)
+    }
+
+    /// Waits (at most 20 simulated seconds) until the record reaches etcd's current revision, and returns
+    /// that revision (0 if no member answered). Call it on a node with an address (the control node).
+    pub async fn catch_up(&self, cluster: &Cluster) -> u64 {
+        let mut current = 0;
+        for _ in 0..100 {
+            for endpoint in cluster.endpoints() {
+                let mut kv = KvClient::new(channel(&endpoint));
+                let request = pb::RangeRequest { key: b"/".to_vec(), count_only: true, ..pb::RangeRequest::default() };
+                if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_millis(500), kv.range(request)).await {
+                    current = r.into_inner().header.map_or(0, |h| h.revision as u64);
+                    if self.through() >= current {
+                        return current;
+                    }
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        current
     }
 
     /// Watches `prefix` from revision 1 through `endpoints` in turn, forever (the caller aborts it).

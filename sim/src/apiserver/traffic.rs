@@ -1,5 +1,5 @@
-//! What the apiserver's clients do, each on a node of its own, over HTTP to the apiserver: random clients
-//! sharing a handful of configmaps, and one scripted client alone on its own.
+//! What an apiserver workload's clients do, each on a node of its own, over HTTP to the apiservers: random
+//! clients sharing a handful of configmaps, and one scripted client alone on its own.
 //!
 //! A random client creates, updates (with the last resourceVersion it saw as optimistic lock), deletes (with
 //! or without a resourceVersion precondition), gets and lists consistently, and opens watches from the
@@ -22,13 +22,6 @@ use serde_json::{json, Value};
 use super::record::{configmap_key, resource_version, Answer, Recorder};
 use super::rest_client::{ClientError, KubeClient};
 use crate::history::apiserver::{ApiCall, ApiOutcome, Refusal};
-
-/// The namespace the random clients share.
-pub const SHARED: &str = "shared";
-/// The scripted client's own namespace.
-pub const SCRIPTED: &str = "script";
-/// The scripted client's name in the history.
-pub const SCRIPT_CLIENT: &str = "script";
 
 fn configmap(namespace: &str, name: &str, data: &str, rv: Option<u64>) -> Value {
     let mut obj = json!({
@@ -87,12 +80,8 @@ async fn pause(rng: &mut ChaCha8Rng, max_ms: u64) {
     tokio::time::sleep(Duration::from_millis(rng.random_range(0..max_ms))).await;
 }
 
-/// One random client: `ops` requests on the shared configmaps, and the watches it opened, until all end.
-pub async fn random_client(name: String, client: Arc<KubeClient>, rec: Recorder, rng: ChaCha8Rng, ops: usize) {
-    random_client_in(SHARED, name, client, rec, rng, ops).await;
-}
-
-/// [`random_client`] on the configmaps `a`..`d` of `namespace` (which must exist).
+/// One random client: `ops` requests on the configmaps `a`..`d` of `namespace` (which must exist), and the
+/// watches it opened, until all end.
 pub async fn random_client_in(
     namespace: &str,
     name: String,
@@ -195,8 +184,16 @@ pub fn script(rng: &mut ChaCha8Rng, steps: usize) -> Vec<(usize, Step)> {
     (0..steps).map(|_| (rng.random_range(0..2), *STEPS.choose(rng).expect("steps"))).collect()
 }
 
-/// Runs the script, one step at a time, on configmaps `s0` and `s1` of its own namespace.
-pub async fn scripted_client(client: Arc<KubeClient>, rec: Recorder, steps: Vec<(usize, Step)>, mut rng: ChaCha8Rng) {
+/// Runs the script as client `name`, one step at a time, on configmaps `s0` and `s1` of `namespace` (which
+/// must exist, and where no other client may touch them).
+pub async fn scripted_client(
+    namespace: &str,
+    name: String,
+    client: Arc<KubeClient>,
+    rec: Recorder,
+    steps: Vec<(usize, Step)>,
+    mut rng: ChaCha8Rng,
+) {
     // Every resourceVersion seen per key, oldest first, without repeats.
     let mut seen: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
     for (i, (k, step)) in steps.into_iter().enumerate() {
@@ -206,14 +203,14 @@ pub async fn scripted_client(client: Arc<KubeClient>, rec: Recorder, steps: Vec<
             pause(&mut rng, 60).await;
         }
         let n = format!("s{k}");
-        let key = configmap_key(SCRIPTED, &n);
+        let key = configmap_key(namespace, &n);
         let data = format!("step{i}");
         let latest = seen.get(&k).and_then(|s| s.last()).copied();
         let oldest = seen.get(&k).and_then(|s| s.first()).copied();
         let outcome = match step {
             Step::Create => {
-                let obj = configmap(SCRIPTED, &n, &data, None);
-                rec.call(SCRIPT_CLIENT, ApiCall::Create { key }, create(&client, SCRIPTED, obj)).await
+                let obj = configmap(namespace, &n, &data, None);
+                rec.call(&name, ApiCall::Create { key }, create(&client, namespace, obj)).await
             }
             Step::UpdateLatest | Step::UpdateStale | Step::UpdateUnconditional => {
                 let rv = match step {
@@ -221,8 +218,8 @@ pub async fn scripted_client(client: Arc<KubeClient>, rec: Recorder, steps: Vec<
                     Step::UpdateStale => oldest,
                     _ => None,
                 };
-                let obj = configmap(SCRIPTED, &n, &data, rv);
-                rec.call(SCRIPT_CLIENT, ApiCall::Update { key, rv }, update(&client, SCRIPTED, &n, obj)).await
+                let obj = configmap(namespace, &n, &data, rv);
+                rec.call(&name, ApiCall::Update { key, rv }, update(&client, namespace, &n, obj)).await
             }
             Step::Delete | Step::DeleteLatest | Step::DeleteStale => {
                 let rv = match step {
@@ -230,9 +227,9 @@ pub async fn scripted_client(client: Arc<KubeClient>, rec: Recorder, steps: Vec<
                     Step::DeleteStale => oldest,
                     _ => None,
                 };
-                rec.call(SCRIPT_CLIENT, ApiCall::Delete { key, rv }, delete(&client, SCRIPTED, &n, rv)).await
+                rec.call(&name, ApiCall::Delete { key, rv }, delete(&client, namespace, &n, rv)).await
             }
-            Step::Get => rec.call(SCRIPT_CLIENT, ApiCall::Get { key }, get(&client, SCRIPTED, &n)).await,
+            Step::Get => rec.call(&name, ApiCall::Get { key }, get(&client, namespace, &n)).await,
         };
         if let ApiOutcome::Written { rv, .. } | ApiOutcome::Found { rv, .. } = outcome {
             let seen = seen.entry(k).or_default();

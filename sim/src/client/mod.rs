@@ -47,6 +47,9 @@ pub struct RecordingClient {
     history: SharedHistory,
     trace: Trace,
     timeout: Duration,
+    /// The simple token of the user the client logged in as (an `auth` login step); every request carries
+    /// it in the `token` metadata, as clientv3 does after `Authenticate`.
+    token: Option<String>,
 }
 
 impl RecordingClient {
@@ -60,7 +63,23 @@ impl RecordingClient {
             history,
             trace,
             timeout,
+            token: None,
         }
+    }
+
+    /// The token the client's requests carry, if it logged in.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// Logs the client in with `token` (`Some`) or out (`None`).
+    pub fn set_token(&mut self, token: Option<String>) {
+        self.token = token;
+    }
+
+    /// `message` as a request carrying the client's token, if it has one.
+    pub fn authorized<T>(&self, message: T) -> tonic::Request<T> {
+        with_token(self.token.as_deref(), message)
     }
 
     /// Names the client in the trace (default `c<id>`): a scenario's clients go by their own names.
@@ -91,38 +110,45 @@ impl RecordingClient {
 
     pub async fn range(&mut self, req: pb::RangeRequest) -> Outcome {
         let request = Request::Range((&req).into());
+        let req = self.authorized(req);
         self.call(request, |mut kv| async move { kv.range(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
 
     pub async fn put(&mut self, req: pb::PutRequest) -> Outcome {
         let request = Request::Put((&req).into());
+        let req = self.authorized(req);
         self.call(request, |mut kv| async move { kv.put(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
 
     pub async fn delete_range(&mut self, req: pb::DeleteRangeRequest) -> Outcome {
         let request = Request::DeleteRange((&req).into());
+        let req = self.authorized(req);
         self.call(request, |mut kv| async move { kv.delete_range(req).await.map(|r| Response::from(r.get_ref())) })
             .await
     }
 
     pub async fn txn(&mut self, req: pb::TxnRequest) -> Outcome {
         let request = Request::Txn((&req).into());
+        let req = self.authorized(req);
         self.call(request, |mut kv| async move { kv.txn(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
 
     pub async fn compact(&mut self, req: pb::CompactionRequest) -> Outcome {
         let request = Request::Compact((&req).into());
+        let req = self.authorized(req);
         self.call(request, |mut kv| async move { kv.compact(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
 
     pub async fn lease_grant(&mut self, req: pb::LeaseGrantRequest) -> Outcome {
         let request = Request::LeaseGrant((&req).into());
+        let req = self.authorized(req);
         let mut lease = self.lease.clone();
         self.call(request, |_| async move { lease.lease_grant(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
 
     pub async fn lease_revoke(&mut self, req: pb::LeaseRevokeRequest) -> Outcome {
         let request = Request::LeaseRevoke((&req).into());
+        let req = self.authorized(req);
         let mut lease = self.lease.clone();
         self.call(request, |_| async move { lease.lease_revoke(req).await.map(|r| Response::from(r.get_ref())) }).await
     }
@@ -132,9 +158,11 @@ impl RecordingClient {
     /// Returns the TTL the member granted, 0 for a lease it does not know, `None` without an answer.
     pub async fn lease_keep_alive(&mut self, id: i64) -> Option<i64> {
         let mut lease = self.lease.clone();
+        let token = self.token.clone();
         let once = async move {
             let req = pb::LeaseKeepAliveRequest { id };
-            let mut stream = lease.lease_keep_alive(futures::stream::iter([req])).await?.into_inner();
+            let mut stream =
+                lease.lease_keep_alive(with_token(token.as_deref(), futures::stream::iter([req]))).await?.into_inner();
             stream.message().await
         };
         let ttl = match tokio::time::timeout(self.timeout, once).await {
@@ -156,7 +184,7 @@ impl RecordingClient {
     pub async fn lease_time_to_live(&mut self, id: i64, keys: bool) -> Result<(i64, Vec<Bytes>), String> {
         let mut lease = self.lease.clone();
         let req = pb::LeaseTimeToLiveRequest { id, keys };
-        let answer = match tokio::time::timeout(self.timeout, lease.lease_time_to_live(req)).await {
+        let answer = match tokio::time::timeout(self.timeout, lease.lease_time_to_live(self.authorized(req))).await {
             Ok(Ok(resp)) => {
                 let resp = resp.into_inner();
                 // etcd lists a lease's keys from a map, in no set order; sorted, they compare across members.
@@ -181,15 +209,18 @@ impl RecordingClient {
     /// it changes nothing.
     pub async fn lease_leases(&mut self) -> Result<Vec<i64>, String> {
         let mut lease = self.lease.clone();
-        let answer = match tokio::time::timeout(self.timeout, lease.lease_leases(pb::LeaseLeasesRequest {})).await {
-            Ok(Ok(resp)) => {
-                let mut ids: Vec<i64> = resp.into_inner().leases.iter().map(|l| l.id).collect();
-                ids.sort_unstable();
-                Ok(ids)
-            }
-            Ok(Err(status)) => Err(format!("err {:?} {:?}", status.code(), status.message())),
-            Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
-        };
+        let answer =
+            match tokio::time::timeout(self.timeout, lease.lease_leases(self.authorized(pb::LeaseLeasesRequest {})))
+                .await
+            {
+                Ok(Ok(resp)) => {
+                    let mut ids: Vec<i64> = resp.into_inner().leases.iter().map(|l| l.id).collect();
+                    ids.sort_unstable();
+                    Ok(ids)
+                }
+                Ok(Err(status)) => Err(format!("err {:?} {:?}", status.code(), status.message())),
+                Err(_) => Err(format!("no answer within {}ms", self.timeout.as_millis())),
+            };
         let asked = describe::LEASE_LEASES;
         match &answer {
             Ok(ids) => self.trace.event(&self.name, format_args!("{asked} -> ok {} leases", ids.len())),
@@ -225,6 +256,16 @@ impl RecordingClient {
 /// taken effect.
 fn never_sent(status: &tonic::Status) -> bool {
     status.code() == tonic::Code::Unavailable && status.message() == "transport error"
+}
+
+/// `message` as a request with `token` in its `token` metadata, where etcd's servers look for it.
+pub fn with_token<T>(token: Option<&str>, message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    if let Some(token) = token {
+        let value = token.parse().expect("simple tokens are printable ASCII");
+        request.metadata_mut().insert("token", value);
+    }
+    request
 }
 
 /// A channel that connects per request, as madsim-tonic does anyway: a member that was down is reachable

@@ -28,6 +28,8 @@ pub struct WatchSpec {
     pub open_for: Duration,
     /// A scenario's handle on the stream; `None` for generated traffic.
     pub control: Option<WatchControl>,
+    /// The token of the user the client logged in as, sent with the stream.
+    pub token: Option<String>,
 }
 
 /// What a scenario needs beyond a plain watch: to learn its history id, to send more requests on its
@@ -115,7 +117,7 @@ pub async fn record_watch(spec: WatchSpec, history: SharedHistory, trace: Trace)
     let mut client = WatchClient::new(channel(&spec.endpoint));
     let opened = tokio::select! {
         biased;
-        r = client.watch(outbound) => r,
+        r = client.watch(super::with_token(spec.token.as_deref(), outbound)) => r,
         () = &mut deadline => {
             trace.event(&name, format_args!("{id} closed (no stream within its time)"));
             return failed;

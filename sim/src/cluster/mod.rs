@@ -48,6 +48,8 @@ pub struct ClusterSpec {
     /// Raft entries applied between two snapshots, and kept in the log behind one; `None` keeps fake-etcd's
     /// defaults (etcd's 100,000 and 5,000).
     pub snapshot_count: Option<u64>,
+    /// How long a simple auth token lives without use; `None` keeps etcd's 300 s.
+    pub auth_token_ttl_s: Option<u64>,
     /// The bug switches on, per component (`crate::bugs`); none by default.
     pub bugs: Bugs,
     /// Client names (a scenario's); empty means `c1..cK`. When given, there is one per client.
@@ -66,6 +68,7 @@ impl ClusterSpec {
             clients,
             progress_notify_interval_ms: 1000,
             snapshot_count: None,
+            auth_token_ttl_s: None,
             bugs: Bugs::default(),
             client_labels: Vec::new(),
             apiservers: Vec::new(),
@@ -393,6 +396,9 @@ fn build_member(
     if let Some(count) = spec.snapshot_count {
         config.raft.snapshot_threshold_entries = count;
         config.raft.snapshot_catch_up_entries = count;
+    }
+    if let Some(ttl) = spec.auth_token_ttl_s {
+        config.auth_token_ttl_s = ttl as i64;
     }
     let (observer_trace, observer_name) = (trace.clone(), name.clone());
     config.observer = RaftObserver::new(move |line| observer_trace.event(&observer_name, line));

@@ -10,6 +10,8 @@
 //! Faults are applied through an [`Injector`], which also keeps the record of what it applied and when;
 //! the record belongs here, with the faults, so that the cluster knows nothing of them.
 
+pub mod etcd;
+mod failpoint;
 mod injector;
 pub mod nemesis;
 
@@ -24,6 +26,7 @@ use madsim::task::NodeId;
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::SimError;
 
+pub use failpoint::{failpoint, FailpointSpec};
 pub use injector::Injector;
 
 /// madsim's default per-message latency, restored by [`Fault::Heal`].

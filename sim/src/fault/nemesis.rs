@@ -8,7 +8,10 @@
 //!   unclog them one by one in a different random order;
 //! - packet loss; added latency;
 //! - kill a member and restart it; pause a member and resume it (a member or an apiserver, when the cluster
-//!   has apiservers).
+//!   has apiservers);
+//! - only when a scenario lists them: a leader partition (the member that leads cut off from the other
+//!   members, as the old apiserver simulation's nemesis did) and a compaction (at a revision a little below
+//!   the newest, never past a [`Horizon`] such as the apiserver record's, so that the record is never cut).
 //!
 //! Apiservers are nodes like the others for the partitions, clogs and swizzles. A cluster without them draws
 //! exactly what it drew before they existed, so that etcd-only runs keep their schedules.
@@ -26,8 +29,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Fault, Injector};
 
-/// One of the nemesis's fault patterns. The order is the draw order: with every pattern enabled, round
-/// `n` picks `ALL[random_range(0..8)]`.
+/// One of the nemesis's fault patterns. The order is the draw order: with the default patterns, round `n`
+/// picks `DEFAULT[random_range(0..8)]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Pattern {
     Partition,
@@ -38,10 +41,29 @@ pub enum Pattern {
     Latency,
     Kill,
     Pause,
+    LeaderPartition,
+    Compact,
 }
 
 impl Pattern {
-    pub const ALL: [Pattern; 8] = [
+    /// Every pattern.
+    pub const ALL: [Pattern; 10] = [
+        Pattern::Partition,
+        Pattern::OneWay,
+        Pattern::Clog,
+        Pattern::Swizzle,
+        Pattern::Loss,
+        Pattern::Latency,
+        Pattern::Kill,
+        Pattern::Pause,
+        Pattern::LeaderPartition,
+        Pattern::Compact,
+    ];
+
+    /// The patterns a nemesis draws from when a scenario names none: the network and process faults. The
+    /// leader partition and the compaction came later and are drawn only when named, so that the default
+    /// schedules (and every snapshot made from them) stay what they were.
+    pub const DEFAULT: [Pattern; 8] = [
         Pattern::Partition,
         Pattern::OneWay,
         Pattern::Clog,
@@ -62,6 +84,8 @@ impl Pattern {
             Pattern::Latency => "latency",
             Pattern::Kill => "kill",
             Pattern::Pause => "pause",
+            Pattern::LeaderPartition => "leader-partition",
+            Pattern::Compact => "compact",
         }
     }
 }
@@ -88,7 +112,7 @@ pub struct NemesisConfig {
 
 impl Default for NemesisConfig {
     fn default() -> NemesisConfig {
-        NemesisConfig { patterns: Pattern::ALL.to_vec(), quiet_ms: (200, 1500) }
+        NemesisConfig { patterns: Pattern::DEFAULT.to_vec(), quiet_ms: (200, 1500) }
     }
 }
 
@@ -96,14 +120,31 @@ async fn sleep_ms(rng: &mut ChaCha8Rng, lo: u64, hi: u64) {
     madsim::time::sleep(Duration::from_millis(rng.random_range(lo..hi))).await;
 }
 
-/// Runs rounds until `stop` is set, then heals everything it broke.
-pub async fn run(faults: Injector, config: NemesisConfig, mut rng: ChaCha8Rng, stop: Arc<AtomicBool>) {
+/// The revision compactions must not pass (a record that watches etcd and must not be compacted away), read
+/// when a compaction is drawn.
+pub type Horizon = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// Runs rounds until `stop` is set, then heals everything it broke. Compactions stay at or below `horizon`
+/// when there is one.
+pub async fn run(
+    faults: Injector,
+    config: NemesisConfig,
+    mut rng: ChaCha8Rng,
+    stop: Arc<AtomicBool>,
+    horizon: Option<Horizon>,
+) {
     assert!(!config.patterns.is_empty(), "a nemesis needs a pattern (validated)");
     // Let the clients get going before the first fault.
     sleep_ms(&mut rng, 100, 600).await;
+    // The revision of the last compaction that took effect: the next must go further to be one.
+    let mut compacted = 0u64;
     while !stop.load(Ordering::SeqCst) {
         let pattern = config.patterns[rng.random_range(0..config.patterns.len())];
-        round(&faults, pattern, &mut rng).await;
+        match pattern {
+            Pattern::LeaderPartition => leader_partition(&faults, &mut rng).await,
+            Pattern::Compact => compact(&faults, &mut rng, horizon.as_ref(), &mut compacted).await,
+            _ => round(&faults, pattern, &mut rng).await,
+        }
         sleep_ms(&mut rng, config.quiet_ms.0, config.quiet_ms.1).await;
     }
     faults.apply(&Fault::Heal);
@@ -180,6 +221,33 @@ async fn round(faults: &Injector, pattern: Pattern, rng: &mut ChaCha8Rng) {
             sleep_ms(rng, 200, 2000).await;
             faults.apply(&Fault::Resume(server));
         }
+        Pattern::LeaderPartition | Pattern::Compact => unreachable!("drawn in `run`, which asks etcd for them"),
+    }
+}
+
+/// The leader cut off from the other members for a while, then healed: the others elect a new leader and
+/// the old one's clients stall. No leader known (an election under way): the round passes.
+async fn leader_partition(faults: &Injector, rng: &mut ChaCha8Rng) {
+    let cluster = faults.cluster();
+    if let Some(leader) = super::etcd::leader(cluster).await {
+        let others = cluster.member_names().into_iter().filter(|m| *m != leader).collect();
+        faults.apply(&Fault::Partition { left: vec![leader], right: others });
+        sleep_ms(rng, 300, 1200).await;
+        faults.apply(&Fault::Heal);
+    }
+}
+
+/// A compaction a few revisions below the newest (or below the horizon), leaving some history so that
+/// watches from recent revisions still start and older ones must be refused.
+async fn compact(faults: &Injector, rng: &mut ChaCha8Rng, horizon: Option<&Horizon>, compacted: &mut u64) {
+    let cluster = faults.cluster();
+    let newest = match horizon {
+        Some(h) => h(),
+        None => super::etcd::current_revision(cluster).await,
+    };
+    let target = newest.saturating_sub(rng.random_range(0..6));
+    if target > *compacted && super::etcd::compact(cluster, target).await {
+        *compacted = target;
     }
 }
 

@@ -6,6 +6,7 @@
 //! [`shrink`] reduces a failing scenario to a smaller one that fails the same way.
 //! `scenarios/README.md` is the language's reference, with an example per feature.
 
+pub mod auth;
 pub mod error;
 pub mod execute;
 pub mod expr;

@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 use crate::checker::Guarantee;
 use crate::cluster::ClusterSpec;
 use crate::fault::nemesis::NemesisConfig;
+use crate::fault::FailpointSpec;
 use crate::fault::Fault;
 use crate::history::{GrpcCode, KeySpan};
-use crate::run::FailpointSpec;
 use crate::workload::Workload;
 
+use super::auth::AuthPlan;
 use super::expr::Expr;
 use super::syntax::{
     self, CompareOp, CompareTarget, EventType, ExpectOutcome, PatchType, Routing, SortOrder, SortTarget, Verb,
@@ -41,6 +42,9 @@ pub struct Scenario {
     /// Guarantees that must pass, and those that must fail.
     pub hold: BTreeSet<Guarantee>,
     pub fail: BTreeSet<Guarantee>,
+    /// `WriteOutcomesSameWithoutWatchCache`: must hold (`Some(true)`), must fail (`Some(false)`), or not
+    /// asked (`None`, and the run has no twin without watch caches).
+    pub cache_parity: Option<bool>,
     /// The bug zoo entry this scenario is, if any.
     pub zoo: Option<ZooEntry>,
 }
@@ -55,6 +59,17 @@ pub struct ZooEntry {
 }
 
 impl Scenario {
+    /// The same scenario with every apiserver's watch cache off: the twin run that
+    /// `WriteOutcomesSameWithoutWatchCache` compares with.
+    pub fn without_watch_cache(&self) -> Scenario {
+        let mut twin = self.clone();
+        for a in &mut twin.cluster.apiservers {
+            a.watch_cache = false;
+        }
+        twin.cache_parity = None;
+        twin
+    }
+
     /// Turns on a bug switch for this scenario's runs, whatever its file says.
     pub fn turn_on(&mut self, bug: &str) -> Result<(), crate::bugs::UnknownSwitch> {
         self.cluster.bugs.turn_on(bug)
@@ -226,7 +241,8 @@ pub enum Op {
     },
     Wait(WaitPlan),
     Kube(Box<KubePlan>),
-    /// An informer: its list request (verb list), which its relists repeat.
+    /// An informer: its list request (verb list), which its relists repeat; `send_initial_events` says that
+    /// it lists by streaming (watch-lists).
     Informer(Box<KubePlan>),
     /// Restarts the informer of the named step.
     InformerRestart {
@@ -234,6 +250,8 @@ pub enum Op {
     },
     /// A controller's read-modify-write of one object, read from the informer step's store.
     Controller(Box<ControllerPlan>),
+    /// A request of etcd's Auth service, or a login or logout.
+    Auth(AuthPlan),
 }
 
 /// A `controller` step.
@@ -268,6 +286,7 @@ impl Op {
             Op::Informer(_) => "informer",
             Op::InformerRestart { .. } => "informer_restart",
             Op::Controller(_) => "controller",
+            Op::Auth(_) => "auth",
         }
     }
 
@@ -392,6 +411,8 @@ pub struct Expectations {
     pub keys: Option<Vec<String>>,
     /// lease_leases: the `lease_grant` steps whose leases are listed, and no others.
     pub leases: Option<Vec<String>>,
+    /// auth lists and gets: the names in the answer, in order.
+    pub names: Option<Vec<String>>,
     /// txn: one per operation of the branch that ran.
     pub responses: Option<Vec<ResponseExpect>>,
     pub events: Option<Vec<EventExpect>>,
@@ -503,6 +524,8 @@ pub struct WorkloadPlan {
     pub kind: WorkloadKind,
     pub clients: Vec<String>,
     pub ops: usize,
+    /// An `apiserver` workload's scripted client (`<name>-script`) and its number of steps.
+    pub script: Option<(String, usize)>,
     /// `file:line` of the `[[workload]]`, for findings about it.
     pub at: String,
 }

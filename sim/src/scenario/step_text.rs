@@ -40,6 +40,7 @@ fn op(f: &mut Formatter<'_>, op: &Op) -> fmt::Result {
         Op::Kube(k) => kube(f, k),
         Op::InformerRestart { informer } => write!(f, "informer-restart {informer}"),
         Op::Controller(c) => write!(f, "controller {} from {} set {}", c.name, c.informer, c.set),
+        Op::Auth(a) => write!(f, "{a}"),
         Op::Informer(k) => {
             write!(f, "informer {}", k.resource)?;
             if let Some(ns) = &k.namespace {

@@ -309,6 +309,7 @@ fn informer(
             };
             let open_for = Duration::from_millis(rng.random_range(1000..3000));
             let spec = WatchSpec {
+                token: None,
                 client: id,
                 name: name.clone(),
                 endpoint: endpoint.clone(),

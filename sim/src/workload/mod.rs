@@ -60,6 +60,7 @@ pub(crate) fn spawn_watch(
     open_for: Duration,
 ) -> madsim::task::JoinHandle<()> {
     let spec = WatchSpec {
+        token: None,
         client: client.id,
         name: client.name().to_string(),
         endpoint: client.endpoint().to_string(),

@@ -9,6 +9,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDetails};
 use serde_json::Value;
 
+use crate::bug::Bug;
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::options::{self, DeleteOptions, PropagationPolicy};
@@ -112,6 +113,17 @@ impl<S: Storage + Clone> Store<S> {
         name: &str,
         opts: &DeleteOptions,
     ) -> Result<DeleteResult, RegistryError> {
+        let dropped;
+        let opts = if self.bugs.has(Bug::DeleteIgnoresRvPrecondition) && opts.preconditions.resource_version.is_some() {
+            // The old API had no such field: the decoder dropped it, and the delete went ahead on whatever
+            // the object had become since its client read it (kubernetes #73648).
+            let mut old = opts.clone();
+            old.preconditions.resource_version = None;
+            dropped = old;
+            &dropped
+        } else {
+            opts
+        };
         let dry_run = options::dry_run("DeleteOptions", &opts.dry_run)?;
         if let Some(reason) = self.strategy.undeletable(name) {
             let resource = self.resource.group_resource();

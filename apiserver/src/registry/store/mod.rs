@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::bug::Bugs;
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::resource::Resource;
@@ -36,6 +37,8 @@ pub struct Store<S: Storage> {
     /// The namespaces' storage, for the NamespaceLifecycle admission check on create; `None` for
     /// cluster-scoped resources.
     namespaces: Option<S>,
+    /// The bug switches on for this store's apiserver (none unless a simulation puts one back).
+    bugs: Bugs,
 }
 
 impl<S: Storage + Clone> Store<S> {
@@ -52,7 +55,13 @@ impl<S: Storage + Clone> Store<S> {
             namespaces.is_some() || !strategy.namespace_scoped(),
             "a namespaced resource needs the namespaces' storage for admission"
         );
-        Store { resource, strategy, storage, system, namespaces }
+        Store { resource, strategy, storage, system, namespaces, bugs: Bugs::none() }
+    }
+
+    /// This store with the apiserver's bug switches (`crate::server::ServerOptions::bugs`).
+    pub fn with_bugs(mut self, bugs: Bugs) -> Store<S> {
+        self.bugs = bugs;
+        self
     }
 
     pub fn resource(&self) -> &Resource {

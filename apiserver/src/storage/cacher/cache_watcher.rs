@@ -12,6 +12,11 @@
 //! requested starting point while it sends its initial events (`advance_past_initial` is false); with
 //! `bookmarks-from-zero-after-init` a watch-list request's initial-events-end bookmark waits for the
 //! dispatcher's next bookmark (`end_on_bookmark`), as before kubernetes PR #127012 moved it here.
+//!
+//! Invariants it asserts on what it reads (the Cacher's dispatch asserts the same order on what it writes):
+//! initial events come in resourceVersion order, and dispatched events each once, in strictly increasing
+//! resourceVersion order; with its starting point advancing past the initial events, nothing it forwards
+//! goes back in time.
 
 use tokio::sync::mpsc;
 
@@ -51,6 +56,12 @@ impl CacheWatcher {
         initial_end: Option<ResourceVersion>,
         mut input: mpsc::Receiver<Input>,
     ) {
+        debug_assert!(
+            initial.windows(2).all(|w| w[0].resource_version <= w[1].resource_version),
+            "cache watcher: initial events out of order"
+        );
+        // The newest dispatched event: the Cacher hands each event once, in order.
+        let mut last_dispatched = ResourceVersion(0);
         for event in &initial {
             if self.advance_past_initial {
                 self.position = self.position.max(event.resource_version);
@@ -71,6 +82,12 @@ impl CacheWatcher {
                 item = input.recv() => match item {
                     None => return,
                     Some(Input::Event(event)) => {
+                        assert!(
+                            event.resource_version > last_dispatched,
+                            "cache watcher: dispatched {} after {last_dispatched}",
+                            event.resource_version
+                        );
+                        last_dispatched = event.resource_version;
                         if event.resource_version > self.position && !self.send(&event).await {
                             return;
                         }

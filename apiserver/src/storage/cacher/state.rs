@@ -96,6 +96,9 @@ pub(super) struct CacherState {
     /// dispatcher's `lastProcessedResourceVersion`, which bookmarks carry with
     /// `bookmarks-from-zero-after-init`.
     last_processed: ResourceVersion,
+    /// The newest event dispatched in this generation: every event goes to the watchers once, in order
+    /// (each `CacheWatcher` asserts the same on what it reads).
+    last_dispatched: ResourceVersion,
 }
 
 impl CacherState {
@@ -115,6 +118,7 @@ impl CacherState {
             bugs: config.bugs.clone(),
             undispatched: VecDeque::new(),
             last_processed: ResourceVersion(0),
+            last_dispatched: ResourceVersion(0),
         }
     }
 
@@ -160,6 +164,7 @@ impl CacherState {
             self.terminate_all_watchers();
         }
         self.undispatched.clear();
+        self.last_dispatched = ResourceVersion(0);
         self.cache.replace(items, rv);
         self.generation += 1;
         self.readiness = Readiness::Ready;
@@ -193,6 +198,13 @@ impl CacherState {
     }
 
     fn dispatch(&mut self, event: Arc<CachedEvent>) {
+        assert!(
+            event.resource_version > self.last_dispatched,
+            "cacher: dispatching {} after {}",
+            event.resource_version,
+            self.last_dispatched
+        );
+        self.last_dispatched = event.resource_version;
         self.watchers.retain(|_, slot| slot.input.try_send(Input::Event(event.clone())).is_ok());
     }
 

@@ -1,67 +1,102 @@
-//! "Write outcomes are the same with the watch cache on and off": one seed's scripted client runs a fixed
-//! sequence of creates, updates (with its latest or a stale resourceVersion as optimistic lock), deletes
-//! (with and without resourceVersion preconditions) and gets on keys nobody else touches, once with the
-//! Cacher in front of etcd and once without. Each step's outcome is then fixed by the sequence's own
-//! semantics (conflicts, AlreadyExists, NotFound), whatever the schedule or the faults, so the two runs must
-//! agree step for step, except where availability decides: a write with an ambiguous outcome in either run
-//! (it may or may not have happened) leaves its key's later steps uncomparable, and a read that failed for
-//! availability is skipped.
+//! "Write outcomes are the same without the watch cache": one seed runs twice, once with the apiservers'
+//! watch caches in front of etcd and once without, and the writes whose outcome follows from the order of
+//! the requests (a scripted client's creates, updates with its latest or a stale resourceVersion as
+//! optimistic lock, deletes with and without resourceVersion preconditions, on keys nobody else touches; a
+//! scenario's `kube` write steps) must come out the same step for step, whatever the schedule or the faults,
+//! except where availability decides: a write with an ambiguous outcome in either run (it may or may not
+//! have happened) leaves its key's later steps uncomparable, and a read that failed for availability is
+//! skipped.
+//!
+//! Both kinds of step become a [`Step`]: a label, the key it acts on, and its outcome in words that leave out
+//! revisions (which differ between runs), or `None` when it is ambiguous.
 
 use std::collections::BTreeSet;
 
 use super::{ApiGuarantee, ApiViolation};
 use crate::history::apiserver::{ApiOp, ApiOutcome};
 
+/// One step of a sequence the check compares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// How a violation names the step (`script step 4 \`update /registry/...\``, `controller/update`).
+    pub label: String,
+    /// The object it acts on: an ambiguous write makes the later steps on it uncomparable.
+    pub key: String,
+    pub write: bool,
+    /// What the outcome says about the state, without revisions; `None`: ambiguous (no answer, a 5xx, a
+    /// 429).
+    pub semantic: Option<String>,
+    /// The outcome as it was, revisions included, for the violation's text.
+    pub shown: String,
+}
+
 /// What a step's outcome says about the state, without the revisions (which differ between runs).
-fn semantic(outcome: &ApiOutcome) -> String {
-    match outcome {
+fn semantic(outcome: &ApiOutcome) -> Option<String> {
+    Some(match outcome {
         ApiOutcome::Written { data, .. } => format!("written v={data}"),
         ApiOutcome::Deleted { .. } => "deleted".into(),
         ApiOutcome::Found { data, .. } => format!("found v={data}"),
         ApiOutcome::Listed { items, .. } => format!("listed {:?}", items.keys().collect::<Vec<_>>()),
         ApiOutcome::Refused(r) => format!("refused {r:?}"),
-        ApiOutcome::Unavailable(_) | ApiOutcome::Unknown => "ambiguous".into(),
-    }
+        ApiOutcome::Unavailable(_) | ApiOutcome::Unknown => return None,
+    })
+}
+
+/// A scripted client's requests as steps, in order.
+pub fn steps_of(ops: &[ApiOp]) -> Vec<Step> {
+    ops.iter()
+        .enumerate()
+        .map(|(i, op)| Step {
+            label: format!("{} step {i} `{}`", op.client, op.call),
+            key: op.call.key().unwrap_or_default().to_string(),
+            write: op.call.is_write(),
+            semantic: semantic(&op.outcome),
+            shown: op.outcome.to_string(),
+        })
+        .collect()
 }
 
 /// Compares the scripted steps of a run with the cache (`cached`) and without (`uncached`), step by step.
 pub fn check(cached: &[ApiOp], uncached: &[ApiOp]) -> Vec<ApiViolation> {
-    compare(cached, uncached).0
+    compare_steps(&steps_of(cached), &steps_of(uncached)).0
 }
 
 /// [`check`], and how many steps could be compared (neither ambiguous nor after an ambiguous write).
 pub fn compare(cached: &[ApiOp], uncached: &[ApiOp]) -> (Vec<ApiViolation>, usize) {
+    compare_steps(&steps_of(cached), &steps_of(uncached))
+}
+
+/// Compares two runs' sequences of steps; the violations, and how many steps could be compared.
+pub fn compare_steps(cached: &[Step], uncached: &[Step]) -> (Vec<ApiViolation>, usize) {
     let mut compared = 0;
     let mut found = Vec::new();
     if cached.len() != uncached.len() {
         found.push(violation(format!(
-            "the script ran {} steps with the cache and {} without",
+            "the sequence ran {} steps with the cache and {} without",
             cached.len(),
             uncached.len()
         )));
     }
     let mut tainted = BTreeSet::new();
-    for (step, (a, b)) in cached.iter().zip(uncached).enumerate() {
-        let key = a.call.key().unwrap_or_default().to_string();
-        if b.call.key() != a.call.key() {
-            found.push(violation(format!("step {step} is `{}` in one run and `{}` in the other", a.call, b.call)));
+    for (a, b) in cached.iter().zip(uncached) {
+        if a.key != b.key || a.write != b.write {
+            found.push(violation(format!("{} acts on {} in one run and on {} in the other", a.label, a.key, b.key)));
             break;
         }
-        if tainted.contains(&key) {
+        if tainted.contains(&a.key) {
             continue;
         }
-        if a.outcome.is_ambiguous() || b.outcome.is_ambiguous() {
-            if a.call.is_write() {
-                tainted.insert(key);
+        let (Some(sa), Some(sb)) = (&a.semantic, &b.semantic) else {
+            if a.write {
+                tainted.insert(a.key.clone());
             }
             continue;
-        }
+        };
         compared += 1;
-        let (sa, sb) = (semantic(&a.outcome), semantic(&b.outcome));
         if sa != sb {
             found.push(violation(format!(
-                "step {step} `{}`: with the cache {sa} ({}), without it {sb} ({})",
-                a.call, a.outcome, b.outcome
+                "{}: with the cache {sa} ({}), without it {sb} ({})",
+                a.label, a.shown, b.shown
             )));
         }
     }
@@ -69,5 +104,5 @@ pub fn compare(cached: &[ApiOp], uncached: &[ApiOp]) -> (Vec<ApiViolation>, usiz
 }
 
 fn violation(details: String) -> ApiViolation {
-    ApiViolation { guarantee: ApiGuarantee::WriteOutcomesIndependentOfCache, details }
+    ApiViolation { guarantee: ApiGuarantee::WriteOutcomesSameWithoutWatchCache, details }
 }

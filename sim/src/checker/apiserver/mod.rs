@@ -5,7 +5,7 @@
 //!   once, or fails with 410 Expired;
 //! - [`consistent_read`]: a consistent read (resourceVersion unset) sees every write acknowledged before it
 //!   started;
-//! - [`cache_parity`]: the outcomes of a scripted write sequence are the same with the watch cache on and off.
+//! - [`cache_parity`]: the outcomes of a scripted write sequence are the same without the watch cache.
 //!
 //! The first two compare what clients saw with the etcd-side record of the registry prefix
 //! ([`ApiHistory::changes`]); the third compares two runs of one seed.
@@ -27,7 +27,7 @@ use crate::history::apiserver::{ApiHistory, Change, ChangeKind};
 pub enum ApiGuarantee {
     WatchFromResourceVersion,
     ConsistentReadSeesAcknowledgedWrites,
-    WriteOutcomesIndependentOfCache,
+    WriteOutcomesSameWithoutWatchCache,
 }
 
 impl ApiGuarantee {
@@ -41,7 +41,7 @@ impl ApiGuarantee {
                 "a consistent read (list or get with resourceVersion unset) sees every write acknowledged before \
                  it started"
             }
-            ApiGuarantee::WriteOutcomesIndependentOfCache => {
+            ApiGuarantee::WriteOutcomesSameWithoutWatchCache => {
                 "write outcomes are the same with the watch cache on and off"
             }
         }

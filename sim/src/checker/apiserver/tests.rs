@@ -136,7 +136,7 @@ fn scripted_write_outcomes_must_agree_except_after_ambiguity() {
     ];
     let found = cache_parity::check(&spurious, &uncached);
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].guarantee, ApiGuarantee::WriteOutcomesIndependentOfCache);
+    assert_eq!(found[0].guarantee, ApiGuarantee::WriteOutcomesSameWithoutWatchCache);
 
     // After an ambiguous write the key's later outcomes may differ.
     let ambiguous =

@@ -1,9 +1,11 @@
 //! `kind = "apiserver"` workloads: clients on nodes of their own sending HTTP requests through the
 //! apiservers (the `j`th client of a workload, 0-based, to the `j mod N`th apiserver, as a round-robin
-//! balancer spreads connections), each running the apiserver simulation's random client (`apiserver::traffic`): creates,
+//! balancer spreads connections), each running the random client of `apiserver::traffic`: creates,
 //! updates with the last resourceVersion seen as optimistic lock (409 when it is stale), deletes with and
 //! without a resourceVersion precondition, consistent gets and lists, and watches from the last list's
-//! resourceVersion or a little before it, on the ConfigMaps `a`..`d` of namespace `default`.
+//! resourceVersion or a little before it, on the ConfigMaps `a`..`d` of namespace `default`. With
+//! `script_steps`, one more client (`<name>-script`) runs the scripted sequence on `s0` and `s1`, whose
+//! outcomes `WriteOutcomesSameWithoutWatchCache` compares between a run and its twin without watch caches.
 //!
 //! Every request and watch goes into one [`ApiHistory`] for the run (`apiserver::record::Recorder`), and
 //! the control node keeps the etcd-side record of the registry prefix the apiserver checkers compare them
@@ -69,15 +71,36 @@ impl ApiWorkloads {
         node.spawn(traffic::random_client_in(NAMESPACE, name, client, rec, rng, ops))
     }
 
+    /// An apiserver workload's scripted client, on `node`: `steps` steps of the seeded sequence through
+    /// the first apiserver, on ConfigMaps `s0` and `s1` that the random clients never touch.
+    pub(super) fn spawn_script(
+        &self,
+        cluster: &Cluster,
+        node: &madsim::runtime::NodeHandle,
+        name: &str,
+        steps: usize,
+        seeds: Seeds,
+    ) -> JoinHandle<()> {
+        let client = Arc::new(KubeClient::new(cluster.apiservers[0].addr));
+        let script = traffic::script(&mut seeds.rng(&format!("workload/{name}")), steps);
+        let pauses = seeds.rng(&format!("workload/{name}/pauses"));
+        let (rec, name) = (self.recorder.clone(), name.to_string());
+        node.spawn(async move { traffic::scripted_client(NAMESPACE, name, client, rec, script, pauses).await })
+    }
+
+    /// The revision the nemesis's compactions must not pass: the record's, which a compaction beyond would
+    /// end.
+    pub(super) fn horizon(&self) -> crate::fault::nemesis::Horizon {
+        let reference = self.reference.clone();
+        Arc::new(move || reference.through())
+    }
+
     /// Once the clients are done and the faults healed: waits (on the control node) until the record has
     /// caught up with etcd's revision, stops it, and hands back the history with it.
     pub(super) async fn finish(self, cluster: &Arc<Cluster>, trace: &Trace) -> ApiHistory {
         let (c, r) = (cluster.clone(), self.reference.clone());
-        let current = cluster
-            .control
-            .spawn(async move { crate::apiserver::catch_up(&c, &r).await })
-            .await
-            .expect("the record's catch-up panicked");
+        let current =
+            cluster.control.spawn(async move { r.catch_up(&c).await }).await.expect("the record's catch-up panicked");
         trace.event(
             "sim",
             format_args!("apiserver record through rev={} (etcd at rev={current})", self.reference.through()),

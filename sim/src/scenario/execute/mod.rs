@@ -15,11 +15,13 @@
 //!   deterministic.
 
 pub mod api_workload;
+mod auth;
 mod board;
 mod controller;
 mod ctx;
 pub mod informer;
 pub mod kube;
+pub(crate) mod lifecycle;
 mod phases;
 pub mod records;
 mod script;
@@ -43,6 +45,7 @@ use crate::fault::{Injector, ScheduledFault};
 use crate::history::apiserver::ApiHistory;
 use crate::history::{self as h, History, Outcome, WatchId};
 use crate::trace::Trace;
+pub use auth::AuthOutcome;
 use board::Board;
 use ctx::Ctx;
 use phases::Records;
@@ -71,6 +74,9 @@ pub struct ScenarioRun {
     /// The apiserver workloads' requests and watches with the etcd-side record of the registry prefix
     /// (`None`: the scenario has no apiserver workload).
     pub api_history: Option<ApiHistory>,
+    /// The same seed with every apiserver's watch cache off, when the scenario checks
+    /// `WriteOutcomesSameWithoutWatchCache`.
+    pub without_watch_cache: Option<Box<ScenarioRun>>,
 }
 
 impl ScenarioRun {
@@ -112,14 +118,26 @@ pub enum Observed {
     Waited(Result<(), String>),
     /// A `kube` step's answer (a watch's events filled in when the run ends).
     Kube(records::KubeResult),
+    /// An `auth` step's answer.
+    Auth(auth::AuthOutcome),
     /// A sleep, progress request or cancel: nothing comes back.
     Done,
     /// The step could not be sent (an unresolved reference), or the run ended before it.
     NotRun(String),
 }
 
-/// Runs `scenario` with `seed`.
+/// Runs `scenario` with `seed`; when it checks `WriteOutcomesSameWithoutWatchCache`, runs the seed again
+/// with every apiserver's watch cache off, on a runtime of its own, as the run's twin.
 pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
+    let mut first = run_once(scenario, seed);
+    if scenario.cache_parity.is_some() {
+        first.without_watch_cache = Some(Box::new(run_once(&scenario.without_watch_cache(), seed)));
+    }
+    first
+}
+
+/// One run of `scenario` with `seed` on a fresh madsim runtime.
+fn run_once(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let mut runtime = Runtime::with_seed_and_config(seed, madsim::Config::default());
     // The scenario's own limit ends the clients; this one is the backstop if teardown itself hangs.
     runtime.set_time_limit(Duration::from_secs(scenario.time_limit_s + 3600));
@@ -151,7 +169,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let faults = Injector::new(cluster.clone());
     let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board);
     let stop = Arc::new(AtomicBool::new(false));
-    let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop);
+    let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop, api.as_ref());
 
     let timed_out = phases::wait_for_clients(scenario, &mut clients, &trace).await;
     phases::stop_faults(scenario, &trace, &stop, nemesis, &scheduled).await;
@@ -163,7 +181,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         Some(api) => Some(api.finish(&cluster, &trace).await),
         None => None,
     };
-    crate::run::finish(&cluster, &trace).await;
+    lifecycle::finish(&cluster, &trace).await;
 
     let clients = client_records(scenario, &records, &kube_events, &informers);
     let state = std::mem::take(&mut *ctx.board.lock());
@@ -180,6 +198,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         panics: cluster.panics(),
         sim_time: madsim::time::TimeHandle::current().elapsed(),
         api_history,
+        without_watch_cache: None,
     }
 }
 

@@ -15,6 +15,7 @@ use super::api_workload::ApiWorkloads;
 use super::board::Board;
 use super::ctx::Ctx;
 use super::kube::KubeConn;
+use super::lifecycle;
 use super::records::KubeEvent;
 use super::script::run_script;
 use super::StepRecord;
@@ -29,8 +30,8 @@ use crate::workload::run_client;
 /// Each scripted client's step records, in file order.
 pub(super) type Records = Arc<Mutex<Vec<Vec<StepRecord>>>>;
 
-/// Builds the cluster, traces the start, arms the failpoints, and gives the members a moment to bind
-/// before the first request.
+/// Builds the cluster, traces the start, arms the failpoints, and waits until every member listens (and,
+/// with apiservers, until every apiserver is ready) before the first request.
 pub(super) async fn start_cluster(
     scenario: &Scenario,
     seed: u64,
@@ -48,8 +49,8 @@ pub(super) async fn start_cluster(
             cluster.clients.len()
         ),
     );
-    crate::run::prepare(&cluster, &scenario.failpoints, trace, history);
-    madsim::time::sleep(Duration::from_millis(50)).await;
+    lifecycle::prepare(&cluster, &scenario.failpoints, trace, history);
+    lifecycle::members_listening(&cluster, trace).await;
     if !cluster.apiservers.is_empty() {
         // Kubernetes clients start once every apiserver is ready (caches listed, system namespaces made), as
         // they would behind a load balancer that checks /readyz.
@@ -105,7 +106,7 @@ pub(super) fn start_workloads(
             let node = &cluster.clients[next];
             next += 1;
             debug_assert_eq!(&node.name, name);
-            let ops = crate::run::share(w.ops, w.clients.len(), j);
+            let ops = lifecycle::share(w.ops, w.clients.len(), j);
             let kind = match w.kind {
                 WorkloadKind::Etcd(kind) => kind,
                 WorkloadKind::Apiserver => {
@@ -126,6 +127,13 @@ pub(super) fn start_workloads(
             .named(name);
             let rng = seeds.rng(&format!("workload/{name}"));
             tasks.push(node.node.spawn(run_client(kind, client, rng, ops)));
+        }
+        if let Some((name, steps)) = &w.script {
+            let node = &cluster.clients[next];
+            next += 1;
+            debug_assert_eq!(&node.name, name);
+            let api = api.expect("an apiserver workload has its recorder");
+            tasks.push(api.spawn_script(cluster, &node.node, name, *steps, seeds));
         }
     }
     tasks
@@ -159,17 +167,20 @@ pub(super) fn schedule_faults(
     scheduled
 }
 
-/// Starts the nemesis on the control node, if the scenario has one; it runs until `stop` is set.
+/// Starts the nemesis on the control node, if the scenario has one; it runs until `stop` is set, and its
+/// compactions never pass the apiserver record (`api`), which must not lose a revision.
 pub(super) fn start_nemesis(
     scenario: &Scenario,
     cluster: &Cluster,
     faults: &Injector,
     seeds: Seeds,
     stop: &Arc<AtomicBool>,
+    api: Option<&ApiWorkloads>,
 ) -> Option<JoinHandle<()>> {
     scenario.nemesis.clone().map(|config| {
         let rng = seeds.rng("nemesis");
-        cluster.control.spawn(nemesis::run(faults.clone(), config, rng, stop.clone()))
+        let horizon = api.map(ApiWorkloads::horizon);
+        cluster.control.spawn(nemesis::run(faults.clone(), config, rng, stop.clone(), horizon))
     })
 }
 

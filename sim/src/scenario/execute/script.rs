@@ -69,6 +69,7 @@ async fn run_step(ctx: &Ctx, client: &mut RecordingClient, step: &StepPlan) -> F
         Op::Kube(_) | Op::Informer(_) | Op::Controller(_) => {
             unreachable!("validated: only Kubernetes clients send kube steps")
         }
+        Op::Auth(plan) => super::auth::auth_step(client, step, plan).await,
         Op::InformerRestart { informer } => {
             let done = super::informer::restart(ctx, informer);
             let shown = done.as_ref().map_or_else(|e| e.clone(), |()| "done".to_string());

@@ -89,6 +89,7 @@ async fn open_watch(
         // Without `open_for_ms` the watch stays open until the run closes it.
         open_for: Duration::from_millis(open_for_ms.unwrap_or(u64::MAX / 4)),
         control: Some(WatchControl { opened: opened_tx, requests: requests_rx, close: close_rx }),
+        token: client.token().map(String::from),
     };
     let (history, trace) = (ctx.history.clone(), ctx.trace.clone());
     let task = madsim::task::spawn(async move {

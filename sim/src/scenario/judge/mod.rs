@@ -6,12 +6,13 @@
 //! the differing positions marked, which is what a reader needs to see at once.
 
 pub mod apiserver;
+mod cache_parity;
 pub mod informer;
 mod kube;
 
 use std::collections::BTreeMap;
 
-use super::execute::{KubeResult, Observed, ScenarioRun};
+use super::execute::{AuthOutcome, KubeResult, Observed, ScenarioRun};
 use super::expr::Expr;
 use super::plan::{EventExpect, Expectations, KvExpect, Op, ResponseExpect, ResponseKind, Scenario};
 use super::syntax::{EventType, ExpectOutcome};
@@ -107,6 +108,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
                 (Observed::Kv(outcome), Some(e)) => j.kv(outcome, e),
                 (Observed::Ttl(ttl), Some(e)) => j.ttl(ttl, e),
                 (Observed::Leases(ids), Some(e)) => j.leases(ids, e),
+                (Observed::Auth(a), Some(e)) => j.auth(a, e),
                 (Observed::Watch(Ok(id)), Some(e)) => j.watch(&run.history.watches[id.0], e),
                 (Observed::Kube(result), Some(e)) => j.kube(result, e),
                 (Observed::Waited(Ok(())) | Observed::Done, Some(_)) => {}
@@ -114,6 +116,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
         }
     }
     findings.extend(apiserver::findings(scenario, run.api_history.as_ref()));
+    findings.extend(cache_parity::finding(scenario, run));
     let mut checks = Vec::new();
     for (g, verdict) in &report.verdicts {
         let must_hold = if scenario.hold.contains(g) {
@@ -379,6 +382,37 @@ impl StepJudge<'_> {
                     self.push(what, *want == actual, format!("got {actual:?}"));
                 }
                 Err(err) => self.fail(&what, err.clone()),
+            }
+        }
+    }
+
+    /// An `auth` step's answer: its outcome, etcd's code and text for a refusal, the names a list returned.
+    fn auth(&mut self, answer: &AuthOutcome, e: &Expectations) {
+        let got = answer.to_string();
+        if let Some(want) = e.outcome {
+            let (ok, err, unknown) = match answer {
+                AuthOutcome::Ok(_) => (true, false, false),
+                AuthOutcome::Err(_) => (false, true, false),
+                AuthOutcome::Unknown(_) => (false, false, true),
+            };
+            self.outcome(want, &got, ok, unknown, err, false);
+        }
+        if let Some((code, message)) = &e.error {
+            match answer {
+                AuthOutcome::Err(status) => {
+                    self.push(format!("error code {code:?}"), status.code == *code, format!("got {:?}", status.code));
+                    if let Some(m) = message {
+                        self.text("error message", m, &status.message);
+                    }
+                }
+                _ => self.fail(&format!("error code {code:?}"), format!("got {got}")),
+            }
+        }
+        if let Some(want) = &e.names {
+            let what = format!("names {want:?}");
+            match answer {
+                AuthOutcome::Ok(names) => self.push(what, names == want, format!("got {names:?}")),
+                _ => self.fail(&what, got),
             }
         }
     }

@@ -45,6 +45,10 @@ pub struct Expect {
     /// be one of these, and each of these must be listed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leases: Option<Spanned<Vec<Spanned<String>>>>,
+    /// auth `user-list`, `role-list`: the names listed; `user-get`: the user's roles; `role-get`: the role's
+    /// permissions as `read /a` or `readwrite [/a, /b)`; each in etcd's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Spanned<Vec<String>>>,
     /// txn: what each operation of the branch that ran returned, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub responses: Option<Spanned<Vec<Spanned<ExpectResponse>>>>,

@@ -10,12 +10,14 @@
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::checker::Guarantee;
-
+mod auth;
+mod checks;
 mod kube;
 
 mod expect;
 
+pub use auth::Auth;
+pub use checks::{CheckName, Checks};
 pub use expect::{Codes, EventType, Expect, ExpectError, ExpectEvent, ExpectKv, ExpectOutcome, ExpectResponse};
 pub use kube::{Apiserver, Controller, ExpectWatchEvent, Informer, Kube, PatchType, Routing, Verb};
 
@@ -109,6 +111,9 @@ pub struct Cluster {
     /// compact its log, so that a member that lagged behind must install a snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_count: Option<Spanned<u64>>,
+    /// How long a simple auth token lives without use (etcd's `--auth-token-ttl`, default 300 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_token_ttl_s: Option<Spanned<u64>>,
     /// Bug switches for negative tests, by name (`restore-lowers-watchers`, `skip-sync`,
     /// `txn-ranges-checked-only-where-served`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -139,6 +144,7 @@ impl Default for Cluster {
             progress_notify_interval_ms: default_progress_notify_interval_ms(),
             request_timeout_ms: default_request_timeout_ms(),
             snapshot_count: None,
+            auth_token_ttl_s: None,
             bugs: Vec::new(),
             apiservers: None,
             resources: Vec::new(),
@@ -220,6 +226,9 @@ pub struct Step {
     /// A controller's read-modify-write from an informer's store, retried on conflict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<Spanned<Controller>>,
+    /// A request of etcd's Auth service, or a login or logout of the step's client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<Spanned<Auth>>,
 
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<Spanned<Expect>>,
@@ -514,6 +523,10 @@ pub struct Workload {
     pub clients: Spanned<usize>,
     /// Requests over all of the workload's clients.
     pub ops: usize,
+    /// `apiserver` workloads: a scripted client (`<name>-script`) that runs this many steps of a seeded
+    /// sequence on ConfigMaps nobody else writes, whose outcomes follow from the sequence alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_steps: Option<Spanned<usize>>,
 }
 
 /// `[[fault]]`: one fault, at a fixed time or after a step; exactly one action key.
@@ -638,18 +651,6 @@ pub struct Nemesis {
 
 fn default_true() -> bool {
     true
-}
-
-/// `[checks]`: the guarantees the run's history must keep, and those it must break (a scenario that
-/// reproduces a bug on purpose).
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Checks {
-    /// Default: every guarantee.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hold: Option<Vec<Guarantee>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fail: Vec<Guarantee>,
 }
 
 /// The key fields of a key-range table, borrowed.

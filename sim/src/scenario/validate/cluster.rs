@@ -56,6 +56,12 @@ pub(super) fn spec(src: &Source, c: &syntax::Cluster) -> Result<ClusterSpec> {
         }
         spec.snapshot_count = Some(*count.get_ref());
     }
+    if let Some(ttl) = &c.auth_token_ttl_s {
+        if *ttl.get_ref() == 0 || *ttl.get_ref() > 86_400 {
+            return Err(src.err(ttl.span(), format!("`auth_token_ttl_s` is {}; expected 1 to 86400", ttl.get_ref())));
+        }
+        spec.auth_token_ttl_s = Some(*ttl.get_ref());
+    }
     for bug in &c.bugs {
         spec.bugs.turn_on(bug.get_ref()).map_err(|err| src.err(bug.span(), err.to_string()))?;
     }
@@ -86,8 +92,23 @@ pub(super) fn clients(
             take(src, &name, members, &mut names)?;
             generated.push(name.into_inner());
         }
+        let script = match &w.script_steps {
+            None => None,
+            Some(steps) if kind != WorkloadKind::Apiserver => {
+                return Err(src.err(steps.span(), "`script_steps` belongs to an `apiserver` workload"));
+            }
+            Some(steps) if *steps.get_ref() == 0 || *steps.get_ref() > 1000 => {
+                return Err(src.err(steps.span(), format!("`script_steps` is {}; expected 1 to 1000", steps.get_ref())));
+            }
+            Some(steps) => {
+                let name = Spanned::new(w.name.span(), format!("{}-script", w.name.get_ref()));
+                take(src, &name, members, &mut names)?;
+                Some((name.into_inner(), *steps.get_ref()))
+            }
+        };
         let at = src.line_of(&w.name.span());
-        workloads.push(WorkloadPlan { name: w.name.get_ref().clone(), kind, clients: generated, ops: w.ops, at });
+        let name = w.name.get_ref().clone();
+        workloads.push(WorkloadPlan { name, kind, clients: generated, ops: w.ops, script, at });
     }
     Ok((names, workloads))
 }

@@ -9,6 +9,7 @@ use toml::Spanned;
 use super::names::Names;
 use super::{Result, Source};
 use crate::history::GrpcCode;
+use crate::scenario::auth::AuthPlan;
 use crate::scenario::plan::{
     DeletePlan, EventExpect, Expectations, GetPlan, KvExpect, Op, PutPlan, ResponseExpect, TxnOpPlan, TxnPlan,
     WatchPlan,
@@ -41,6 +42,9 @@ fn allowed(op: &Op) -> &'static [&'static str] {
         Op::InformerRestart { .. } => &[],
         Op::Controller(_) => super::kube_expect::allowed(crate::scenario::syntax::Verb::Update),
         Op::Kube(k) | Op::Informer(k) => super::kube_expect::allowed(k.verb),
+        Op::Auth(AuthPlan::Logout) => &[],
+        Op::Auth(a) if a.lists() => &["outcome", "error", "names"],
+        Op::Auth(_) => &["outcome", "error"],
     }
 }
 
@@ -100,6 +104,7 @@ pub(super) fn expectations(src: &Source, names: &Names, op: &Op, e: &Spanned<syn
         ttl_s: expr(&r.ttl_s)?,
         keys: r.keys.as_ref().map(|k| k.get_ref().clone()),
         leases,
+        names: r.names.as_ref().map(|n| n.get_ref().clone()),
         responses,
         events,
         canceled: r.canceled.as_ref().map(|c| *c.get_ref()).or(r.compact_revision.as_ref().map(|_| true)),
@@ -129,6 +134,7 @@ fn check_keys_apply(src: &Source, op: &Op, r: &syntax::Expect) -> Result<()> {
         ("ttl_s", r.ttl_s.as_ref().map(Spanned::span)),
         ("keys", r.keys.as_ref().map(Spanned::span)),
         ("leases", r.leases.as_ref().map(Spanned::span)),
+        ("names", r.names.as_ref().map(Spanned::span)),
         ("responses", r.responses.as_ref().map(Spanned::span)),
         ("events", r.events.as_ref().map(Spanned::span)),
         ("canceled", r.canceled.as_ref().map(Spanned::span)),

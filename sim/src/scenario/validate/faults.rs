@@ -9,8 +9,8 @@ use super::names::Names;
 use super::{Result, Source};
 use crate::cluster::ClusterSpec;
 use crate::fault::nemesis::{NemesisConfig, Pattern};
+use crate::fault::FailpointSpec;
 use crate::fault::Fault;
-use crate::run::FailpointSpec;
 use crate::scenario::plan::{FaultPlan, When};
 use crate::scenario::syntax;
 
@@ -181,12 +181,19 @@ fn fault_of(src: &Source, f: &Spanned<syntax::Fault>) -> Result<Fault> {
 }
 
 /// The `[nemesis]`, when it is enabled.
-pub(super) fn nemesis(src: &Source, n: &syntax::Nemesis) -> Result<NemesisConfig> {
+pub(super) fn nemesis(src: &Source, n: &syntax::Nemesis, spec: &ClusterSpec) -> Result<NemesisConfig> {
     let mut config = NemesisConfig::default();
     if let Some(list) = &n.patterns {
         let mut patterns = Vec::new();
         for p in list {
             let pattern: Pattern = p.get_ref().parse().map_err(|e: String| src.err(p.span(), e))?;
+            if pattern == Pattern::LeaderPartition && spec.members < 2 {
+                return Err(src.err(
+                    p.span(),
+                    "`leader-partition` cuts the leader off from the other members, and the cluster has one; \
+                     expected `[cluster] members` of 2 or more",
+                ));
+            }
             if !patterns.contains(&pattern) {
                 patterns.push(pattern);
             }

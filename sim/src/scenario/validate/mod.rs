@@ -9,8 +9,10 @@
 //! - [`steps`]: each scripted client and its steps, with [`ops`] for the requests a step sends and
 //!   [`expect`] for what it expects; [`order`] refuses `after` chains that can never start;
 //! - [`faults`]: the scheduled faults, the failpoints and the nemesis;
-//! - [`checks`]: the guarantees that must hold or fail.
+//! - [`checks`]: the guarantees that must hold or fail, and whether the run needs its twin without watch
+//!   caches.
 
+mod auth;
 mod checks;
 mod cluster;
 mod expect;
@@ -72,10 +74,10 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     let faults = faults::faults(&src, &names, &file, &spec, &nodes)?;
     let failpoints = faults::failpoints(&src, &file, &nodes)?;
     let nemesis = match &file.nemesis {
-        Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref())?),
+        Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref(), &spec)?),
         _ => None,
     };
-    let (hold, fail) = checks::checks(&src, &file.checks)?;
+    let wanted = checks::checks(&src, &file.checks, &spec, &clients, &workloads)?;
 
     let summary =
         text.lines().next().and_then(|l| l.strip_prefix('#')).map(|l| l.trim().to_string()).unwrap_or_default();
@@ -96,8 +98,9 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         faults,
         failpoints,
         nemesis,
-        hold,
-        fail,
+        hold: wanted.hold,
+        fail: wanted.fail,
+        cache_parity: wanted.cache_parity,
         zoo,
         file,
     })

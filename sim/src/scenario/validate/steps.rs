@@ -139,6 +139,9 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
     }
     kv_ops(src, names, s, &mut ops)?;
     lease_ops(src, names, s, &mut ops)?;
+    if let Some(a) = &s.auth {
+        ops.push(("auth", Op::Auth(super::auth::auth_plan(src, a.get_ref())?)));
+    }
     watch_ops(src, names, step, &mut ops)?;
     if let Some(ms) = &s.sleep_ms {
         ops.push(("sleep_ms", Op::Sleep { ms: *ms.get_ref() }));
@@ -147,7 +150,7 @@ fn step_op(src: &Source, names: &Names, catalog: &Catalog, step: &Spanned<syntax
         ops.push(("wait", Op::Wait(wait_plan(src, names, w)?)));
     }
     const ALL: &str = "get, put, delete, txn, compact, lease_grant, lease_revoke, lease_keep_alive, \
-                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube, informer, informer_restart, controller";
+                       lease_time_to_live, lease_leases, watch, watch_progress, watch_cancel, sleep_ms, wait, kube, informer, informer_restart, controller, auth";
     match ops.len() {
         1 => Ok(ops.pop().expect("one").1),
         0 => Err(src.err(step.span(), format!("the step has no operation; expected exactly one of: {ALL}"))),
