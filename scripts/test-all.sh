@@ -33,6 +33,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# The apiserver's build script reads the k8s-rs-pb sources through `cargo metadata --offline`, which wants
+# every package of this platform downloaded, not only those of the crate being built first.
+echo "== fetching the locked crates"
+cargo fetch --locked
+
 echo "== formatting: cargo fmt --check (rustfmt.toml)"
 cargo fmt --all -- --check
 

@@ -24,6 +24,18 @@
 //!   (kube-apiserver's answer when etcd cannot be reached mid-update); `Drop` skips the retry and reports what
 //!   the state in hand says, the bug upstream fixed (kubernetes #82303: a stale cached suggestion gives a
 //!   spurious 409, a conflict is not retried), the simulation's bug switch for the cache-parity check.
+//! - [`Point::BeforeBookmarkSend`] — a watch on the Cacher, before it forwards a dispatched bookmark.
+//!   `Delay`/`Hold` keep the watch's client behind (its next resume point is older); `Drop` skips that
+//!   bookmark, as a watcher whose buffer was full misses one upstream; `Error` ends the watch, which the
+//!   client must re-establish from the last resourceVersion it saw.
+//! - [`Point::BeforeProgressRequest`] — the Cacher's progress requester, before it asks etcd for a progress
+//!   notification on behalf of a read waiting for the cache to be fresh (KEP-2340). `Delay`/`Hold` keep the
+//!   cache behind an idle etcd longer; `Drop` and `Error` skip that request (the next period asks again), so a
+//!   wait that needs every one of them times out, as with `no-progress-requests` (kubernetes #91073).
+//! - [`Point::BeforeHttpWatchSend`] — the HTTP watch handler, before it writes an event (or bookmark) to the
+//!   client's stream. `Delay`/`Hold` make a slow stream; `Drop` loses that one event on the wire, a deliberate
+//!   bug the simulation's watch checker must catch; `Error` ends the stream cleanly, as a dropped connection
+//!   does, and the client must watch again from the last resourceVersion it saw.
 
 pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
 
@@ -34,6 +46,9 @@ kubesim_failpoints::points! {
         CacherBetweenListAndWatch => "cacher-between-list-and-watch",
         CacherWatchBetweenReadyAndRegister => "cacher-watch-between-ready-and-register",
         BeforeUpdateReread => "before-guaranteed-update-reread",
+        BeforeBookmarkSend => "before-bookmark-send",
+        BeforeProgressRequest => "before-progress-request",
+        BeforeHttpWatchSend => "before-http-watch-send",
     }
 }
 

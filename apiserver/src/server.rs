@@ -158,7 +158,8 @@ pub fn build(
         })
         .collect();
     let health = Arc::new(Health { kv: KvClient::new(channel), key: format!("{prefix}health").into_bytes(), cachers });
-    Arc::new(ApiServer::new(catalog, registry, options.config, clock, health))
+    let failpoints = options.failpoints.clone();
+    Arc::new(ApiServer::new(catalog, registry, options.config, clock, health).with_failpoints(failpoints))
 }
 
 /// The etcd and cache checks.

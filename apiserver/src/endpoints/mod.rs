@@ -150,6 +150,8 @@ pub struct ApiServer {
     pub(crate) system_namespaces: AtomicBool,
     /// The `/openapi/v3` documents of the catalog, built on first use.
     pub(crate) openapi: openapi::OpenApiCache,
+    /// The failpoints of the HTTP layer (`before-http-watch-send`); nothing armed unless a simulation arms it.
+    pub(crate) failpoints: crate::failpoint::Failpoints,
 }
 
 impl ApiServer {
@@ -176,7 +178,14 @@ impl ApiServer {
             shutdown: Shutdown::default(),
             system_namespaces: AtomicBool::new(false),
             openapi: openapi::OpenApiCache::default(),
+            failpoints: crate::failpoint::Failpoints::new(),
         }
+    }
+
+    /// This server with the apiserver's failpoint registry, which its storage shares.
+    pub fn with_failpoints(mut self, failpoints: crate::failpoint::Failpoints) -> ApiServer {
+        self.failpoints = failpoints;
+        self
     }
 
     pub fn catalog(&self) -> &Catalog {

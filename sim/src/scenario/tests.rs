@@ -384,3 +384,42 @@ fn trusting_a_stale_cached_suggestion_fails_write_outcomes_same_without_watch_ca
         assert!(broken.detail.contains("409"), "seed {seed}: the finding shows the spurious 409: {}", broken.detail);
     }
 }
+
+/// The failpoints where apiserver races live each bite as their bug switch does: `before-http-watch-send`
+/// dropping one event on the wire breaks some seed's watch (`WatchFromResourceVersion`), and
+/// `before-progress-request` dropping every progress request leaves an idle cache behind, so the zoo's
+/// read at a newer resourceVersion fails as with `no-progress-requests` (kubernetes #91073).
+#[test]
+fn the_http_watch_send_and_progress_request_failpoints_bite() {
+    let drop = "\n[[failpoint]]\nnode = \"apiserver-1\"\npoint = \"before-http-watch-send\"\naction = \"drop\"\n\
+                skip = 20\ntimes = 1\n";
+    let dropped = parse("api.toml", &API_WORKLOAD.replace("{failpoint}", drop)).unwrap();
+    let mut caught = 0;
+    for seed in 1..=5 {
+        let r = run(&dropped, seed);
+        assert!(r.trace.iter().any(|l| l.contains("failpoint before-http-watch-send drop")), "seed {seed}: no drop");
+        let j = judge::judge(&dropped, &r);
+        let watched = j.findings.iter().find(|f| f.who == "apiserver" && f.what == "WatchFromResourceVersion");
+        caught += usize::from(watched.is_some_and(|f| !f.pass));
+    }
+    assert!(caught > 0, "no seed's WatchFromResourceVersion finding noticed the event lost on the wire");
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/zoo/cache-read-at-newer-rv-idle-resource.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let no_progress =
+        "\n[[failpoint]]\nnode = \"apiserver-1\"\npoint = \"before-progress-request\"\naction = \"drop\"\n";
+    let clean = parse("idle.toml", &text).unwrap();
+    let starved = parse("idle.toml", &(text.clone() + no_progress)).unwrap();
+    let mut switched = clean.clone();
+    switched.turn_on("no-progress-requests").unwrap();
+    for seed in 1..=3 {
+        assert!(judge::judge(&clean, &run(&clean, seed)).passed(), "seed {seed} passes as it is");
+        let failed = |s: &super::Scenario| -> Vec<String> {
+            let j = judge::judge(s, &run(s, seed));
+            j.failures().map(|f| format!("{}: {}", f.who, f.what)).collect()
+        };
+        let (by_failpoint, by_switch) = (failed(&starved), failed(&switched));
+        assert!(!by_failpoint.is_empty(), "seed {seed}: dropped progress requests changed nothing");
+        assert_eq!(by_failpoint, by_switch, "seed {seed}: the failpoint fails the scenario as the switch does");
+    }
+}

@@ -30,6 +30,7 @@ use crate::endpoints::query;
 use crate::endpoints::response::{content_type, status_value};
 use crate::endpoints::table::{self, IncludeObject, ListMeta};
 use crate::endpoints::{ApiServer, Body};
+use crate::failpoint::{Injected, Point};
 use crate::storage::watch::INITIAL_EVENTS_END_ANNOTATION;
 use crate::storage::{WatchEvent, Watcher};
 
@@ -102,13 +103,22 @@ fn event_stream(
     let deadline = tokio::time::Instant::now() + timeout;
     futures::stream::unfold(Some((server, watcher, encoder, open)), move |state| async move {
         let (server, mut watcher, mut encoder, open) = state?;
-        let event = tokio::select! {
-            biased;
-            () = server.shutdown.wait() => None,
-            () = tokio::time::sleep_until(deadline) => None,
-            event = watcher.next() => event,
+        let event = loop {
+            let event = tokio::select! {
+                biased;
+                () = server.shutdown.wait() => None,
+                () = tokio::time::sleep_until(deadline) => None,
+                event = watcher.next() => event,
+            };
+            let event = event?;
+            match server.failpoints.eval(Point::BeforeHttpWatchSend).await {
+                Ok(()) => break event,
+                // The deliberate bug: this event never reaches the client.
+                Err(Injected::Drop) => continue,
+                // The connection drops: the stream ends as a timed-out watch's does.
+                Err(Injected::Error) => return None,
+            }
         };
-        let event = event?;
         let now = server.clock.now_unix_s();
         let frame = encoder.encode(&event, now);
         // An ERROR event is the last.

@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 
 use super::state::Input;
 use super::watch_cache::{CachedEvent, EventKind};
+use crate::failpoint::{Failpoints, Injected, Point};
 use crate::storage::object::{Object, SharedObject};
 use crate::storage::options::SelectionPredicate;
 use crate::storage::resource_version::ResourceVersion;
@@ -45,6 +46,8 @@ pub(super) struct CacheWatcher {
     /// (otherwise `run` sends it right after the initial events).
     pub(super) end_on_bookmark: Option<ResourceVersion>,
     pub(super) out: mpsc::Sender<WatchEvent>,
+    /// The apiserver's failpoints (`before-bookmark-send`).
+    pub(super) failpoints: Failpoints,
 }
 
 impl CacheWatcher {
@@ -100,9 +103,15 @@ impl CacheWatcher {
                     }
                     Some(Input::Bookmark(rv)) => {
                         // A bookmark never claims more than this watcher has been sent.
-                        if self.allow_bookmarks && rv > self.position
-                            && self.out.send(WatchEvent::Bookmark(rv)).await.is_err()
-                        {
+                        if !self.allow_bookmarks || rv <= self.position {
+                            continue;
+                        }
+                        match self.failpoints.eval(Point::BeforeBookmarkSend).await {
+                            Ok(()) => {}
+                            Err(Injected::Drop) => continue,
+                            Err(Injected::Error) => return,
+                        }
+                        if self.out.send(WatchEvent::Bookmark(rv)).await.is_err() {
                             return;
                         }
                     }

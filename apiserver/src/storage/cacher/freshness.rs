@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use super::Shared;
+use crate::failpoint::Point;
 use crate::storage::error::StorageError;
 use crate::storage::resource_version::ResourceVersion;
 
@@ -70,6 +71,13 @@ pub(super) async fn request_progress_while_waiting(shared: Arc<Shared>, stop: Ar
             biased;
             () = stop.stopped() => return,
             () = tokio::time::sleep(shared.config.progress_request_period) => {}
+        }
+        if shared.lock().waiting_fresh == 0 {
+            continue;
+        }
+        // The lock is not held across the failpoint, which may wait.
+        if shared.config.failpoints.eval(Point::BeforeProgressRequest).await.is_err() {
+            continue;
         }
         let state = shared.lock();
         if state.waiting_fresh > 0 {

@@ -48,6 +48,7 @@ fn watch(state: &mut CacherState, config: &CacherConfig, start: Start) -> mpsc::
         advance_past_initial: !config.bugs.has(Bug::WatcherResendsInitialEvents),
         end_on_bookmark: None,
         out,
+        failpoints: config.failpoints.clone(),
     };
     tokio::spawn(watcher.run(started.initial, None, input));
     events
@@ -114,6 +115,7 @@ async fn a_watcher_drops_what_its_initial_events_covered_unless_switched() {
             advance_past_initial: !bug,
             end_on_bookmark: None,
             out,
+            failpoints: crate::failpoint::Failpoints::new(),
         };
         let initial = vec![event(EventKind::Added, "a", 11)];
         input_tx.send(Input::Event(event(EventKind::Added, "a", 11).into())).await.unwrap();
@@ -146,5 +148,34 @@ fn bookmarks_from_zero_after_init_switch() {
         state.dispatch_bookmarks(now + frequency, frequency);
         let moved = input.try_recv().ok().map(|i| format!("{i:?}"));
         assert_eq!(moved.as_deref(), Some("Bookmark(ResourceVersion(12))"), "switch {bug}: after progress");
+    }
+}
+
+/// `before-bookmark-send`: dropped once, the watcher skips that bookmark and forwards the next; as an error,
+/// it ends the watch there.
+#[tokio::test]
+async fn the_bookmark_failpoint_skips_one_bookmark_or_ends_the_watch() {
+    use crate::failpoint::{Action, Arm, Failpoints, Point};
+    for (action, expected) in [(Action::Drop, vec![("BOOKMARK", 13)]), (Action::Error, vec![])] {
+        let (input_tx, input) = mpsc::channel(WATCHER_INPUT_CAPACITY);
+        let (out, events) = mpsc::channel(100);
+        let failpoints = Failpoints::new();
+        failpoints.arm(Point::BeforeBookmarkSend, Arm { action: action.clone(), skip: 0, times: Some(1) });
+        let watcher = CacheWatcher {
+            key_prefix: "/pods/".into(),
+            predicate: SelectionPredicate::default(),
+            allow_bookmarks: true,
+            position: ResourceVersion(10),
+            advance_past_initial: true,
+            end_on_bookmark: None,
+            out,
+            failpoints,
+        };
+        input_tx.send(Input::Bookmark(ResourceVersion(12))).await.unwrap();
+        input_tx.send(Input::Bookmark(ResourceVersion(13))).await.unwrap();
+        drop(input_tx);
+        watcher.run(Vec::new(), None, input).await;
+        let expected: Vec<(&str, u64)> = expected;
+        assert_eq!(received(events).await, expected, "{action:?}");
     }
 }

@@ -101,6 +101,7 @@ impl Cacher {
             advance_past_initial: !config.bugs.has(Bug::WatcherResendsInitialEvents),
             end_on_bookmark,
             out,
+            failpoints: config.failpoints.clone(),
         };
         tokio::spawn(watcher.run(started.initial, initial_end, input));
         let (progress, _) = mpsc::unbounded_channel();
