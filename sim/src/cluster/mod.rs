@@ -15,6 +15,7 @@
 pub mod apiserver;
 pub mod seeds;
 
+use std::collections::BTreeSet;
 use std::future::pending;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -230,6 +231,10 @@ pub struct Cluster {
     pending_restarts: Arc<AtomicUsize>,
     /// One line per member start nobody asked for: a panic that madsim recovered by restarting the node.
     panics: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Nodes a `kill` fault took down and no `restart` has brought back: the only nodes that may be down
+    /// when a run ends. Any other server that is down then panicked, and madsim's restart (1 to 10 s
+    /// later) was still pending.
+    down: std::sync::Mutex<BTreeSet<String>>,
 }
 
 impl Cluster {
@@ -257,6 +262,7 @@ impl Cluster {
             trace: trace.clone(),
             pending_restarts: Arc::default(),
             panics,
+            down: std::sync::Mutex::default(),
         };
         cluster.install_crash_hooks();
         cluster
@@ -448,6 +454,34 @@ impl Cluster {
     /// Every member panic so far (each one madsim recovered by restarting the node).
     pub fn panics(&self) -> Vec<String> {
         self.panics.lock().expect("panics lock poisoned").clone()
+    }
+
+    /// Kills `name`'s node for a `kill` fault; it stays down, as the harness meant, until a restart.
+    pub fn kill(&self, name: &str) {
+        self.down.lock().expect("down lock poisoned").insert(name.to_string());
+        Handle::current().kill(self.node_id(name).expect("faults name nodes of the cluster"));
+    }
+
+    /// A `restart` fault brings `name` back.
+    pub fn mark_restarted(&self, name: &str) {
+        self.down.lock().expect("down lock poisoned").remove(name);
+    }
+
+    /// Files every member or apiserver that is down though no fault took it down: it panicked too close to
+    /// the end for madsim's delayed restart (which [`Lives::begin`] would have reported) to happen.
+    pub fn file_pending_panic_restarts(&self) {
+        let down = self.down.lock().expect("down lock poisoned").clone();
+        let servers =
+            self.members.iter().map(|m| (&m.name, m.id)).chain(self.apiservers.iter().map(|a| (&a.name, a.id)));
+        for (name, id) in servers {
+            if Handle::current().is_exit(id) && !down.contains(name) {
+                self.trace.event(name, "panicked; the run ended before its restart");
+                self.panics
+                    .lock()
+                    .expect("panics lock poisoned")
+                    .push(format!("{name} panicked and was not yet restarted"));
+            }
+        }
     }
 
     /// Waits until every member a crash hook killed has been restarted.

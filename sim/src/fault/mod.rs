@@ -199,12 +199,15 @@ impl Fault {
                 net.update_config(|c| c.packet_loss_rate = f64::from(*loss_permille) / 1000.0)
             }
             Fault::Latency { min_ms, max_ms } => net.update_config(|c| c.send_latency = ms(*min_ms)..ms(*max_ms)),
-            Fault::Kill(n) => Handle::current().kill(id(n)),
-            Fault::Restart(n) => match (cluster.member(n), cluster.apiserver(n)) {
-                (Some(m), _) => m.restart(),
-                (None, Some(a)) => a.restart(),
-                (None, None) => crate::cluster::restart_node(id(n)),
-            },
+            Fault::Kill(n) => cluster.kill(n),
+            Fault::Restart(n) => {
+                cluster.mark_restarted(n);
+                match (cluster.member(n), cluster.apiserver(n)) {
+                    (Some(m), _) => m.restart(),
+                    (None, Some(a)) => a.restart(),
+                    (None, None) => crate::cluster::restart_node(id(n)),
+                }
+            }
             Fault::Pause(n) => Handle::current().pause(id(n)),
             Fault::Resume(n) => Handle::current().resume(id(n)),
             Fault::Release { node, point } => match (cluster.member(node), cluster.apiserver(node)) {

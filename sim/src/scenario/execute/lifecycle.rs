@@ -59,7 +59,7 @@ pub(crate) async fn members_listening(cluster: &Cluster, trace: &Trace) {
 }
 
 /// What every run does last: lets held failpoints go, so that nothing waits forever past the run, waits for
-/// the restarts crash hooks scheduled, and writes `sim end`.
+/// the restarts crash hooks scheduled, files any server still down from a panic, and writes `sim end`.
 pub(crate) async fn finish(cluster: &Cluster, trace: &Trace) {
     for m in &cluster.members {
         for &p in Point::ALL {
@@ -72,6 +72,7 @@ pub(crate) async fn finish(cluster: &Cluster, trace: &Trace) {
         }
     }
     cluster.wait_for_restarts().await;
+    cluster.file_pending_panic_restarts();
     trace.event("sim", "end");
 }
 
