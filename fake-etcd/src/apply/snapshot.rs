@@ -39,6 +39,12 @@ impl StateMachine {
             .expect("serialising in-memory maps to a Vec cannot fail")
     }
 
+    /// Whether `bytes` decode as a snapshot this version takes: what a member checks before it lets a peer's
+    /// snapshot into Raft, since a restore that fails afterwards cannot be undone.
+    pub fn snapshot_decodes(bytes: &[u8]) -> bool {
+        bincode::deserialize::<SnapshotOwned>(bytes).is_ok()
+    }
+
     /// Replaces the whole state with a snapshot's; lease deadlines restart from `now` (see the module doc).
     /// The store keeps this state machine's configuration (`crate::mvcc::MvccStore::adopt`).
     pub fn restore(&mut self, bytes: &[u8], now: Millis) -> Result<(), SnapshotError> {

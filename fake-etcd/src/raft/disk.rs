@@ -112,6 +112,36 @@ impl DiskState {
     }
 
     /// The invariants of the layout, checked after every change (and so on every replay at sync).
+    /// What [`DiskState::check`] asserts, as an error: a state read back from a data dir is trusted only if it
+    /// holds (a torn or corrupted image must stop the member with a message, not a panic).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.truncated_index > self.snapshot.get_metadata().index {
+            return Err(format!(
+                "the log starts after {} but the snapshot covers only up to {}",
+                self.truncated_index,
+                self.snapshot.get_metadata().index
+            ));
+        }
+        Self::validate_run(self.truncated_index, self.truncated_term, &self.entries)
+    }
+
+    /// Entries that may follow index `after` (of term `after_term`): consecutive indices from `after + 1`,
+    /// terms never going down.
+    fn validate_run(after: u64, after_term: u64, entries: &[Entry]) -> Result<(), String> {
+        let mut previous = after_term;
+        for (i, e) in entries.iter().enumerate() {
+            let want = after.checked_add(1 + i as u64).ok_or("a log index past u64")?;
+            if e.index != want {
+                return Err(format!("entry {} where entry {want} belongs", e.index));
+            }
+            if e.term < previous {
+                return Err(format!("entry {} has term {} after term {previous}", e.index, e.term));
+            }
+            previous = e.term;
+        }
+        Ok(())
+    }
+
     fn check(&self) {
         debug_assert!(self.truncated_index <= self.snapshot.get_metadata().index);
         debug_assert!(self.entries.iter().enumerate().all(|(i, e)| e.index == self.truncated_index + 1 + i as u64));
@@ -136,6 +166,48 @@ impl DiskOp {
     /// had better write the whole state afresh instead (its journal would otherwise keep what is gone).
     pub fn reshapes_log(&self) -> bool {
         matches!(self, DiskOp::InstallSnapshot(_) | DiskOp::SaveSnapshot(_) | DiskOp::Compact(_))
+    }
+
+    /// Applies a write read back from a WAL after checking that the member could have made it (no gap in the
+    /// log, no snapshot older than the log, no compaction past the snapshot or the log's end), so that what
+    /// [`DiskOp::apply_to`] asserts holds; the error says what is wrong.
+    pub fn replay_onto(&self, state: &mut DiskState) -> Result<(), String> {
+        match self {
+            DiskOp::Append(entries) => {
+                let new: Vec<Entry> = entries.iter().filter(|e| e.index > state.truncated_index).cloned().collect();
+                if let Some(first) = new.first() {
+                    if first.index > state.last_index() + 1 {
+                        return Err(format!("an append at {} leaves a gap after {}", first.index, state.last_index()));
+                    }
+                    let before = first.index - 1;
+                    let term = state.term_at(before).ok_or_else(|| format!("no term for entry {before}"))?;
+                    DiskState::validate_run(before, term, &new)?;
+                }
+            }
+            DiskOp::InstallSnapshot(snapshot) => {
+                let meta = snapshot.get_metadata();
+                if meta.index < state.truncated_index {
+                    return Err(format!(
+                        "a snapshot at {} older than the log start {}",
+                        meta.index, state.truncated_index
+                    ));
+                }
+            }
+            DiskOp::SaveSnapshot(snapshot) => {
+                if snapshot.get_metadata().index < state.snapshot.get_metadata().index {
+                    return Err("a snapshot older than the one saved before it".into());
+                }
+            }
+            DiskOp::Compact(index) => {
+                let (index, snapshot) = (*index, state.snapshot.get_metadata().index);
+                if index > state.truncated_index && (index > snapshot || index > state.last_index()) {
+                    return Err(format!("a compaction to {index} past the snapshot ({snapshot}) or the log's end"));
+                }
+            }
+            DiskOp::SetHardState(_) | DiskOp::SetConfState(_) => {}
+        }
+        self.apply_to(state);
+        Ok(())
     }
 
     pub fn apply_to(&self, state: &mut DiskState) {

@@ -9,6 +9,9 @@
 //!   the Ready loop); `authority` (real build only) rewrites the one header of etcdctl's that h2 rejects;
 //!   `channel_stream` is the plain response stream the services share.
 //!
+//! The services are public so that a host can also call them in-process, without a network: the fuzz
+//! targets (`fuzz/`) hand them decoded requests exactly as tonic would after reading a request off the wire.
+//!
 //! Dependencies point one way: `server` on the rooms, `api` on `member`, `member` on `peer`, and `peer` on
 //! none of them. What this layer must not do: decide KV, lease or watch semantics (the cores do), or hold
 //! the member lock across an `.await`.
@@ -21,9 +24,15 @@ pub mod member;
 mod peer;
 mod server;
 
+pub use api::auth::AuthService;
+pub use api::cluster::ClusterService;
+pub use api::kv::KvService;
+pub use api::lease::LeaseService;
+pub use api::maintenance::MaintenanceService;
+pub use api::watch::WatchService;
 pub use member::config::{EventObserver, MemberConfig, MemberEvent, RaftObserver, RaftSettings};
 pub use member::Member;
-pub use peer::PeerSpec;
+pub use peer::{Link, PeerService, PeerSpec};
 #[cfg(not(madsim))]
 pub use server::serve_listener;
 pub use server::{serve, serve_peers};

@@ -103,8 +103,10 @@ impl DataDir {
         };
         let wal_path = wal_path(&dir, generation);
         let file = open_wal(&dir, &wal_path)?;
+        let corrupt = |detail: String| DataDirError::Corrupt { path: root.to_path_buf(), detail };
+        state.validate().map_err(|why| corrupt(format!("image: {why}")))?;
         for op in replay_wal(&wal_path, &file)? {
-            op.apply_to(&mut state);
+            op.replay_onto(&mut state).map_err(|why| corrupt(format!("WAL: {why}")))?;
         }
         remove_stale_wals(&dir, generation)?;
         let data_dir = DataDir { dir, identity, wal: Mutex::new(Wal { generation, file }) };

@@ -3,11 +3,29 @@
 //! followers forward. Everything else about the member stays out of the transport's reach.
 
 use super::Member;
+use crate::apply::StateMachine;
 use crate::error::EtcdError;
 use crate::lease::TimeToLive;
 use crate::raft::codec;
+use crate::raft::CommittedEntry;
 use crate::service::peer::{Link, PeerSpec};
 use crate::types::{ClusterId, LeaseId, MemberId};
+
+/// Whether what `msg` carries for the state machine decodes: every normal entry's payload, and a snapshot's
+/// data. Raft accepts whatever a peer sends, and the member applies committed entries and restores snapshots
+/// with no way back (etcd, which trusts its peers, panics on them there); a member of this version proposes
+/// nothing else, so anything that does not decode is dropped at the door, as a message lost on the wire.
+/// Found by the `peer_frames` fuzz target.
+fn well_formed(msg: &::raft::eraftpb::Message) -> bool {
+    let entries = msg.get_entries();
+    // A leader appends a run of consecutive indices after `index`, with terms that never go down and never
+    // pass its own; raft-rs's log panics on anything else.
+    let run = entries.iter().enumerate().all(|(i, e)| e.index == msg.index + 1 + i as u64 && e.term <= msg.term)
+        && entries.windows(2).all(|w| w[0].term <= w[1].term);
+    let entries = run && entries.iter().all(|e| CommittedEntry::from_raft(e).payload().is_ok());
+    let snapshot = !msg.has_snapshot() || StateMachine::snapshot_decodes(msg.get_snapshot().get_data());
+    entries && snapshot
+}
 
 impl Link for Member {
     fn cluster_id(&self) -> ClusterId {
@@ -22,13 +40,13 @@ impl Link for Member {
         Member::peer(self, id).cloned()
     }
 
-    /// Messages that do not decode, or come from a member Raft does not know, are dropped: Raft retries what
-    /// matters.
+    /// Messages that do not decode, are not for this member, or no correct peer sends
+    /// ([`codec::from_a_peer`]) are dropped: Raft retries what matters.
     fn deliver(&self, messages: &[Vec<u8>]) {
         let mut st = self.lock();
         for bytes in messages {
             let Ok(msg) = codec::decode_message(bytes) else { continue };
-            if msg.to != self.config.member_id.0 {
+            if !codec::from_a_peer(&msg, self.config.member_id.0) || !well_formed(&msg) {
                 continue;
             }
             let _ = st.raft.node.step(msg);

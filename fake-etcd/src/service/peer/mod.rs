@@ -18,5 +18,5 @@ mod wire;
 
 pub(super) use forward::{forward_lease_renew, forward_lease_time_to_live};
 pub use link::{Link, PeerSpec};
-pub(super) use service::PeerService;
+pub use service::PeerService;
 pub(super) use transport::run;
