@@ -17,14 +17,25 @@ use crate::types::{ClusterId, LeaseId, MemberId};
 /// nothing else, so anything that does not decode is dropped at the door, as a message lost on the wire.
 /// Found by the `peer_frames` fuzz target.
 fn well_formed(msg: &::raft::eraftpb::Message) -> bool {
+    use ::raft::eraftpb::MessageType as T;
     let entries = msg.get_entries();
-    // A leader appends a run of consecutive indices after `index`, with terms that never go down and never
-    // pass its own; raft-rs's log panics on anything else.
-    let run = entries.iter().enumerate().all(|(i, e)| e.index == msg.index + 1 + i as u64 && e.term <= msg.term)
-        && entries.windows(2).all(|w| w[0].term <= w[1].term);
-    let entries = run && entries.iter().all(|e| CommittedEntry::from_raft(e).payload().is_ok());
+    let (run, payloads) = match msg.get_msg_type() {
+        // A leader appends a run of consecutive indices after `index`, with terms that never go down and
+        // never pass its own; raft-rs's log panics on anything else.
+        T::MsgAppend => (
+            entries.iter().enumerate().all(|(i, e)| e.index == msg.index + 1 + i as u64 && e.term <= msg.term)
+                && entries.windows(2).all(|w| w[0].term <= w[1].term),
+            true,
+        ),
+        // A forwarded proposal's entries are not in any log yet (no index, no term), but will be applied.
+        T::MsgPropose => (true, true),
+        // Anything else carries no entries for the state machine (a read-index request's one entry is its
+        // context, opaque to Raft).
+        _ => (true, false),
+    };
+    let decodes = !payloads || entries.iter().all(|e| CommittedEntry::from_raft(e).payload().is_ok());
     let snapshot = !msg.has_snapshot() || StateMachine::snapshot_decodes(msg.get_snapshot().get_data());
-    entries && snapshot
+    run && decodes && snapshot
 }
 
 impl Link for Member {
