@@ -19,7 +19,7 @@ use super::syntax::{EventType, ExpectOutcome};
 use crate::checker::model::Refusal;
 use crate::checker::{self, linearizable, Guarantee, Verdict};
 use crate::describe;
-use crate::history::{self as h, EventKind, Outcome, ResponseBody, WatchRecord};
+use crate::history::{self as h, EventKind, GrpcCode, Outcome, ResponseBody, WatchRecord};
 
 /// One expectation, judged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,6 +189,20 @@ impl StepJudge<'_> {
         self.push(format!("outcome {name}"), pass, format!("got {got}"));
     }
 
+    /// `expect.error`: etcd's code and, if given, its text, against the refusal the step got (`None`: it got
+    /// none, and `got` says what instead).
+    fn error(&mut self, (code, message): &(GrpcCode, Option<String>), status: Option<&h::ErrorStatus>, got: &str) {
+        match status {
+            Some(status) => {
+                self.push(format!("error code {code:?}"), status.code == *code, format!("got {:?}", status.code));
+                if let Some(m) = message {
+                    self.text("error message", m, &status.message);
+                }
+            }
+            None => self.fail(&format!("error code {code:?}"), format!("got {got}")),
+        }
+    }
+
     fn kv(&mut self, outcome: &Outcome, e: &Expectations) {
         let got = describe::outcome(outcome).to_string();
         if let Some(want) = e.outcome {
@@ -203,16 +217,12 @@ impl StepJudge<'_> {
             };
             self.outcome(want, &got, ok, unknown, err, not_sent);
         }
-        if let Some((code, message)) = &e.error {
-            match outcome {
-                Outcome::Err(status) => {
-                    self.push(format!("error code {code:?}"), status.code == *code, format!("got {:?}", status.code));
-                    if let Some(m) = message {
-                        self.text("error message", m, &status.message);
-                    }
-                }
-                _ => self.fail(&format!("error code {code:?}"), format!("got {got}")),
-            }
+        if let Some(want) = &e.error {
+            let status = match outcome {
+                Outcome::Err(status) => Some(status),
+                _ => None,
+            };
+            self.error(want, status, &got);
         }
         let Outcome::Ok(resp) = outcome else {
             // Body expectations need a response; the outcome finding above already says there was none.
@@ -397,16 +407,12 @@ impl StepJudge<'_> {
             };
             self.outcome(want, &got, ok, unknown, err, false);
         }
-        if let Some((code, message)) = &e.error {
-            match answer {
-                AuthOutcome::Err(status) => {
-                    self.push(format!("error code {code:?}"), status.code == *code, format!("got {:?}", status.code));
-                    if let Some(m) = message {
-                        self.text("error message", m, &status.message);
-                    }
-                }
-                _ => self.fail(&format!("error code {code:?}"), format!("got {got}")),
-            }
+        if let Some(want) = &e.error {
+            let status = match answer {
+                AuthOutcome::Err(status) => Some(status),
+                _ => None,
+            };
+            self.error(want, status, &got);
         }
         if let Some(want) = &e.names {
             let what = format!("names {want:?}");
