@@ -16,7 +16,9 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message, RaftError> {
 }
 
 /// Whether a correct peer can send `msg` to member `me`: a message type that travels between members (not
-/// one of Raft's local ones, such as `MsgHup`, which would make the member campaign), from another member,
+/// one of Raft's local ones, such as `MsgHup`, which would make the member campaign), from a member (a
+/// follower that briefly takes itself for the leader forwards a read-index request to itself, so `from` may
+/// be `me`),
 /// with a term wherever the sender's own term goes, and none on the forwarded proposals, read-index requests
 /// and leader transfers (raft-rs forwards those as they came, and refuses to send one with a term). raft-rs, like etcd's Raft, trusts its peers and panics on some of these
 /// ("term should be set when sending MsgRequestVoteResponse"); fake-etcd drops them instead, as a message
@@ -38,7 +40,7 @@ pub fn from_a_peer(msg: &Message, me: u64) -> bool {
         | T::MsgReadIndexResp => false,
         T::MsgHup | T::MsgBeat | T::MsgUnreachable | T::MsgSnapStatus | T::MsgCheckQuorum => return false,
     };
-    msg.from != 0 && msg.from != me && msg.to == me && (msg.term == 0) == termless
+    msg.from != 0 && msg.to == me && (msg.term == 0) == termless
 }
 
 #[cfg(test)]
@@ -84,7 +86,6 @@ mod tests {
             (msg(MessageType::MsgRequestVote, 2, 0), false),
             (msg(MessageType::MsgHup, 2, 3), false),
             (msg(MessageType::MsgCheckQuorum, 2, 3), false),
-            (msg(MessageType::MsgHeartbeat, 1, 3), false),
             (msg(MessageType::MsgHeartbeat, 0, 3), false),
             (msg(MessageType::MsgAppendResponse, 2, 0), false),
             (msg(MessageType::MsgReadIndex, 2, 15), false),
