@@ -192,24 +192,29 @@ impl HealthCheck for Health {
 /// `kube-public`, `kube-node-lease` (the system namespaces controller).
 pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
-/// Creates the system namespaces that do not exist yet, retrying until each does, then marks the server's
-/// post-start hook done.
+/// Creates the system namespaces that do not exist yet, retrying until each does, then the `kubernetes`
+/// service in `default`, then marks the server's post-start hook done. The four namespaces are made
+/// together: one after the other they cost four rounds of a read and a write through Raft before the
+/// server could say it is ready.
 pub async fn bootstrap(server: Arc<ApiServer>) {
     let Some(namespaces) = server.rest("", "v1", "namespaces").cloned() else { return };
-    for name in SYSTEM_NAMESPACES {
-        loop {
-            let get = namespaces.get("", name, &crate::storage::GetOptions::default()).await;
-            if get.is_ok() {
-                break;
-            }
-            let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            match namespaces.create("", obj, &crate::registry::CreateOptions::default()).await {
-                Ok(_) => break,
-                Err(err) if err.to_status().code == Some(409) => break,
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+    let ensure = |name: &'static str| {
+        let namespaces = namespaces.clone();
+        async move {
+            loop {
+                if namespaces.get("", name, &crate::storage::GetOptions::default()).await.is_ok() {
+                    return;
+                }
+                let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+                match namespaces.create("", obj, &crate::registry::CreateOptions::default()).await {
+                    Ok(_) => return,
+                    Err(err) if err.to_status().code == Some(409) => return,
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
             }
         }
-    }
+    };
+    futures::future::join_all(SYSTEM_NAMESPACES.map(ensure)).await;
     bootstrap_kubernetes_service(&server).await;
     server.mark_system_namespaces_ready();
 }

@@ -65,6 +65,10 @@ mod real {
         /// Enable the Raft pre-vote algorithm to prevent disruption when a partitioned member rejoins.
         #[arg(long, default_value_t = false)]
         pre_vote: bool,
+        /// Whether a starting member fast-forwards its election clock once its peers are reachable, to speed
+        /// up the first election ("--initial-election-tick-advance=false" turns it off, as in etcd).
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+        initial_election_tick_advance: bool,
         /// Duration of periodic watch progress notifications (e.g. "10m", "500ms").
         #[arg(long, default_value = "10m")]
         experimental_watch_progress_notify_interval: humantime::Duration,
@@ -216,6 +220,7 @@ mod real {
         // members started in the same millisecond still draw apart.
         config.raft.election_seed = start_ms ^ config.member_id.0.rotate_left(32);
         config.raft.pre_vote = args.pre_vote;
+        config.raft.initial_election_tick_advance = args.initial_election_tick_advance;
         config.raft.snapshot_threshold_entries = args.snapshot_count.max(1);
         if let Some(dir) = &args.data_dir {
             let identity = Identity { member: config.member_id, cluster: config.cluster_id };

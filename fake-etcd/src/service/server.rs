@@ -125,6 +125,8 @@ fn spawn_tickers(member: Arc<Member>) -> Vec<tokio::task::JoinHandle<()>> {
     if let Some(queue) = member_for_raft.take_peer_queue() {
         tasks.push(tokio::spawn(peer::run(member_for_raft.clone(), queue)));
     }
+    let starting_member = member_for_raft.clone();
+    tasks.push(tokio::spawn(async move { starting_member.advance_election_ticks_when_peers_active().await }));
     let ready_member = member_for_raft.clone();
     tasks.push(tokio::spawn(async move { ready_member.run_ready_loop().await }));
     let tick_every = member_for_raft.config().raft.tick_interval;

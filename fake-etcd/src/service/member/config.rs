@@ -68,6 +68,9 @@ pub struct RaftSettings {
     /// Seeds the election timeouts drawn at each later election reset (`raft::timeout`).
     pub election_seed: u64,
     pub pre_vote: bool,
+    /// `--initial-election-tick-advance` (etcd: on): once its peers are reachable, a starting member
+    /// fast-forwards its election clock to two ticks short of the timeout (`member::election_start`).
+    pub initial_election_tick_advance: bool,
     /// Entries applied between two snapshots (etcd: `--snapshot-count`).
     pub snapshot_threshold_entries: u64,
     /// Entries kept in the log behind a snapshot, so that a follower slightly behind catches up from the log
@@ -83,6 +86,7 @@ impl Default for RaftSettings {
             election_timeout_tick: 10,
             election_seed: 0,
             pre_vote: false,
+            initial_election_tick_advance: true,
             snapshot_threshold_entries: 100_000,
             snapshot_catch_up_entries: 5000,
         }

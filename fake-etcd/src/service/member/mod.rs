@@ -10,6 +10,7 @@
 //! - `membership`: who the members are, who leads (and moving the leadership), the status facts;
 //! - `replica`: the Raft side (the node, the ids of this life's proposals) and the drive loop that turns
 //!   each Ready into effects on the other parts;
+//! - `election_start`: etcd's initial election tick advance, once the peers are reachable;
 //! - `peer_link`: what the peer transport may do to the member, and nothing more;
 //! - `auth`: simple tokens, who a request's token names, password hashing and logins;
 //! - `internal`: the shell's own log records; `config`, `identity` and `data_dir`: what the member is
@@ -24,6 +25,7 @@ pub(super) mod config;
 pub mod data_dir;
 pub mod identity;
 pub(super) mod internal;
+mod election_start;
 mod lease;
 mod membership;
 pub(super) mod outbox;
@@ -33,6 +35,7 @@ mod replica;
 mod watch;
 mod write;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -52,7 +55,7 @@ use crate::failpoint::Failpoints;
 use crate::lease::LeaseIdGen;
 use crate::mvcc::MvccConfig;
 use crate::raft::{Message, RaftError};
-use crate::types::{LogIndex, Millis};
+use crate::types::{LogIndex, MemberId, Millis};
 use crate::watch::HubConfig;
 
 pub use membership::StatusFacts;
@@ -68,6 +71,8 @@ pub struct Member {
     peer_tx: mpsc::UnboundedSender<Message>,
     peer_rx: Mutex<Option<mpsc::UnboundedReceiver<Message>>>,
     tasks_started: AtomicBool,
+    /// The peers a stream is open to (etcd's active peers; see `election_start`).
+    active_peers: Mutex<BTreeSet<MemberId>>,
     /// Wakes the Ready loop task (see [`Member::run_ready_loop`]) after proposals were handed to Raft.
     ready: Notify,
 }
@@ -127,6 +132,7 @@ impl Member {
             peer_tx,
             peer_rx: Mutex::new(Some(peer_rx)),
             tasks_started: AtomicBool::new(false),
+            active_peers: Mutex::new(BTreeSet::new()),
             ready: Notify::new(),
         });
         {

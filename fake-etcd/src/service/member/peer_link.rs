@@ -51,6 +51,14 @@ impl Link for Member {
         Member::peer(self, id).cloned()
     }
 
+    fn peer_ids(&self) -> Vec<MemberId> {
+        self.config.peers.iter().map(|p| p.id).filter(|&id| id != self.config.member_id).collect()
+    }
+
+    fn set_peer_active(&self, to: MemberId, active: bool) {
+        Member::set_peer_active(self, to, active);
+    }
+
     /// Messages that do not decode, are not for this member, or no correct peer sends
     /// ([`codec::from_a_peer`]) are dropped: Raft retries what matters.
     fn deliver(&self, messages: &[Vec<u8>]) {

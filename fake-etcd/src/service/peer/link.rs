@@ -27,6 +27,13 @@ pub trait Link: Send + Sync + 'static {
     /// A member of the initial cluster by id.
     fn peer(&self, id: MemberId) -> Option<PeerSpec>;
 
+    /// The other members of the initial cluster, whom the transport greets when it starts.
+    fn peer_ids(&self) -> Vec<MemberId>;
+
+    /// Whether a stream to `to` is open now (etcd's "active peer"): the member waits for its peers to be
+    /// reachable before it fast-forwards its first election timeout.
+    fn set_peer_active(&self, to: MemberId, active: bool);
+
     /// Steps a batch of encoded Raft messages from a peer.
     fn deliver(&self, messages: &[Vec<u8>]);
 

@@ -8,7 +8,9 @@
 //! reported to Raft as unreachable, and the next batch opens a new one; Raft resends what was lost. A peer of
 //! another cluster refuses the stream when it opens, which is reported the same way and logged with etcd's
 //! text. Batches that carry a snapshot go as one `Deliver` call each, so that Raft learns whether the snapshot
-//! arrived. The transport knows the member only as a [`Link`]: where its peers are, and where to report.
+//! arrived. Each sender greets its peer when it starts, with a stream whose first batch is empty, so that
+//! the member learns which peers are reachable before Raft sends anything (`member::election_start` waits
+//! for that). The transport knows the member only as a [`Link`]: where its peers are, and where to report.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -37,6 +39,12 @@ const SEND_TIMEOUT: Duration = Duration::from_millis(500);
 /// this plus the timeout.
 const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
+/// How long apart a starting sender tries to open its first stream to a peer that is not listening yet,
+/// and for how long it keeps trying (etcd's stream readers redial every 100 ms; its initial election tick
+/// advance waits 5 s for them).
+const GREET_RETRY: Duration = Duration::from_millis(100);
+const GREET_FOR: Duration = Duration::from_secs(5);
+
 /// Most messages in one batch, so that one slow batch does not hold back a whole backlog.
 const MAX_BATCH: usize = 64;
 
@@ -44,18 +52,24 @@ const MAX_BATCH: usize = 64;
 /// reported, as etcd drops a message when its stream buffer is full.
 const STREAM_BUFFER: usize = 256;
 
-/// Runs until the member's queue closes: fans the queue out to one sender task per peer.
+/// Runs until the member's queue closes: fans the queue out to one sender task per peer. Every peer's
+/// sender starts at once and greets its peer (see [`Sender::greet`]), as etcd's rafthttp dials every peer
+/// when it starts rather than when the first message is due.
 pub async fn run(member: Arc<dyn Link>, mut queue: mpsc::UnboundedReceiver<Message>) {
     let mut senders: BTreeMap<MemberId, mpsc::UnboundedSender<Message>> = BTreeMap::new();
+    let start_sender = |to: MemberId| {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Some(peer) = member.peer(to) {
+            tokio::spawn(send_loop(member.clone(), peer, rx));
+        }
+        tx
+    };
+    for to in member.peer_ids() {
+        senders.insert(to, start_sender(to));
+    }
     while let Some(msg) = queue.recv().await {
         let to = MemberId(msg.to);
-        let sender = senders.entry(to).or_insert_with(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            if let Some(peer) = member.peer(to) {
-                tokio::spawn(send_loop(member.clone(), peer, rx));
-            }
-            tx
-        });
+        let sender = senders.entry(to).or_insert_with(|| start_sender(to));
         let _ = sender.send(msg);
     }
 }
@@ -88,6 +102,7 @@ impl OpenStream {
 enum Event {
     Ack(Result<Option<StreamAck>, tonic::Status>),
     Stalled,
+    Greet,
     Queued(Option<Message>),
 }
 
@@ -107,6 +122,8 @@ struct Sender {
     /// A peer of another cluster refuses every stream; saying so once per run of refusals keeps the log
     /// useful.
     refused: bool,
+    /// While the first stream has not opened: when to try next, and when to stop trying.
+    greeting: Option<(Instant, Instant)>,
 }
 
 async fn send_loop(member: Arc<dyn Link>, peer: PeerSpec, mut rx: mpsc::UnboundedReceiver<Message>) {
@@ -114,7 +131,9 @@ async fn send_loop(member: Arc<dyn Link>, peer: PeerSpec, mut rx: mpsc::Unbounde
         tracing::warn!(peer = %peer.name, "no usable peer URL; messages to it are dropped");
         return;
     };
-    let mut sender = Sender { member, peer, client, stream: None, refused: false };
+    let now = Instant::now();
+    let greeting = Some((now, now + GREET_FOR));
+    let mut sender = Sender { member, peer, client, stream: None, refused: false, greeting };
     loop {
         let event = match &mut sender.stream {
             Some(open) => {
@@ -127,7 +146,14 @@ async fn send_loop(member: Arc<dyn Link>, peer: PeerSpec, mut rx: mpsc::Unbounde
                     msg = rx.recv() => Event::Queued(msg),
                 }
             }
-            None => Event::Queued(rx.recv().await),
+            None => match sender.greeting {
+                Some((next, _)) => tokio::select! {
+                    biased;
+                    msg = rx.recv() => Event::Queued(msg),
+                    () = tokio::time::sleep_until(next) => Event::Greet,
+                },
+                None => Event::Queued(rx.recv().await),
+            },
         };
         match event {
             Event::Ack(Ok(Some(ack))) => {
@@ -145,6 +171,7 @@ async fn send_loop(member: Arc<dyn Link>, peer: PeerSpec, mut rx: mpsc::Unbounde
                 tracing::debug!(peer = %sender.peer.name, "peer stream stalled");
                 sender.broken();
             }
+            Event::Greet => sender.greet().await,
             Event::Queued(None) => return,
             Event::Queued(Some(first)) => {
                 let mut batch = vec![first];
@@ -182,7 +209,18 @@ impl Sender {
     /// (a leader stops streaming appends to it and probes).
     fn broken(&mut self) {
         self.stream = None;
+        self.member.set_peer_active(self.peer.id, false);
         self.member.report_undelivered(self.peer.id, false);
+    }
+
+    /// Opens a stream with nothing in its first batch, so that both ends know the other is there before
+    /// Raft has anything to say; tried every [`GREET_RETRY`] until one opens or [`GREET_FOR`] has passed.
+    async fn greet(&mut self) {
+        let Some((_, give_up)) = self.greeting else { return };
+        let batch = self.batch(&[]);
+        self.open(batch).await;
+        let now = Instant::now();
+        self.greeting = (self.stream.is_none() && now < give_up).then_some((now + GREET_RETRY, give_up));
     }
 
     async fn send(&mut self, messages: Vec<Message>) {
@@ -215,6 +253,7 @@ impl Sender {
         // The first batch on a stream always asks for an answer: a stream that opens and then carries
         // nothing counts as stuck like any other.
         batch.ack_seq = 1;
+        let messages_sent = !batch.messages.is_empty();
         let _ = tx.try_send(batch);
         let mut request = Request::new(ReceiverStream::new(rx));
         self.stream_metadata(request.metadata_mut());
@@ -222,15 +261,25 @@ impl Sender {
         match opened {
             Ok(Ok(response)) => {
                 self.refused = false;
+                self.greeting = None;
+                self.member.set_peer_active(self.peer.id, true);
                 let acks = response.into_inner();
                 let now = Instant::now();
                 self.stream = Some(OpenStream { tx, acks, seq: 1, probe: Some((1, now)), last_probe: now });
             }
             Ok(Err(status)) if is_cluster_mismatch(&status) => {
                 self.log_refusal(&status);
-                self.member.report_undelivered(self.peer.id, false);
+                self.unopened(messages_sent);
             }
-            _ => self.member.report_undelivered(self.peer.id, false),
+            _ => self.unopened(messages_sent),
+        }
+    }
+
+    /// A stream did not open: Raft hears of it when the batch carried messages (a greeting carries none).
+    fn unopened(&mut self, carried_messages: bool) {
+        self.member.set_peer_active(self.peer.id, false);
+        if carried_messages {
+            self.member.report_undelivered(self.peer.id, false);
         }
     }
 
