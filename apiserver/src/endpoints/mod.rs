@@ -23,6 +23,7 @@ pub mod openapi;
 #[cfg(not(madsim))]
 pub mod protobuf;
 pub mod query;
+pub mod quiet_flush;
 pub mod request_info;
 pub mod response;
 pub mod router;

@@ -24,6 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+use crate::endpoints::quiet_flush::QuietFlush;
 use crate::endpoints::ApiServer;
 
 /// Spawns hyper's background tasks on the current runtime.
@@ -219,7 +220,7 @@ where
         let server = service_server.clone();
         async move { Ok::<_, std::convert::Infallible>(server.handle(req).await) }
     });
-    let stream = FirstByteDeadline::new(stream, server.config.header_read_timeout);
+    let stream = FirstByteDeadline::new(QuietFlush::new(stream), server.config.header_read_timeout);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
     tokio::select! {

@@ -9,6 +9,7 @@
 use std::net::SocketAddr;
 use std::sync::Mutex;
 
+use apiserver::endpoints::quiet_flush::QuietFlush;
 use apiserver::endpoints::serve::RuntimeExecutor;
 use bytes::{Bytes, BytesMut};
 use http::{Method, Request, StatusCode};
@@ -65,7 +66,7 @@ impl KubeClient {
         let stream = tokio::net::TcpStream::connect(self.addr)
             .await
             .map_err(|e| ClientError::Transport(format!("dial {}: {e}", self.addr)))?;
-        let (send, connection) = http1::handshake(TokioIo::new(stream))
+        let (send, connection) = http1::handshake(TokioIo::new(QuietFlush::new(stream)))
             .await
             .map_err(|e| ClientError::Transport(format!("handshake: {e}")))?;
         hyper::rt::Executor::execute(&RuntimeExecutor, async move {
