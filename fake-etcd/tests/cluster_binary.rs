@@ -212,6 +212,12 @@ fn three_processes_form_a_cluster_that_survives_its_leader() {
         assert!(status.contains(url.as_str()), "{url} missing from {status}");
     }
     assert_eq!(status.lines().filter(|l| l.contains(", true, false, ")).count(), 1, "one leader: {status}");
+    // etcd's initial election tick advance: each member, once both its peers answered, fast-forwarded its
+    // election clock to two ticks short of the timeout.
+    for i in 0..3 {
+        let line = "fast-forwarding 8 ticks (election ticks 10) with 2 active peer(s)";
+        assert!(cluster.log(i).contains(line), "member {i} did not advance its ticks: {}", cluster.log(i));
+    }
 
     let leader_index = cluster.leader_index();
     cluster.procs[leader_index] = None;

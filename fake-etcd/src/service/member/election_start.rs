@@ -46,7 +46,8 @@ impl Member {
         let polls = GIVE_UP_AFTER.as_millis() / POLL_INTERVAL.as_millis();
         for _ in 0..polls {
             tokio::time::sleep(POLL_INTERVAL).await;
-            if self.active_peer_count() > 1 {
+            let active = self.active_peer_count();
+            if active > 1 {
                 let ticks = raft.election_tick.saturating_sub(2);
                 let mut st = self.lock();
                 for _ in 0..ticks {
@@ -54,7 +55,13 @@ impl Member {
                 }
                 st.drive(self);
                 drop(st);
-                tracing::debug!(ticks, "peers active; fast-forwarded the election clock");
+                // etcd 3.4's line (capnslog, its spelling included).
+                tracing::info!(
+                    "etcdserver: {} initialzed peer connection; fast-forwarding {ticks} ticks (election ticks {}) \
+                     with {active} active peer(s)",
+                    self.config.member_id,
+                    raft.election_tick
+                );
                 return;
             }
         }

@@ -9,7 +9,7 @@ use crate::lease::TimeToLive;
 use crate::raft::codec;
 use crate::raft::CommittedEntry;
 use crate::service::peer::{Link, PeerSpec};
-use crate::types::{ClusterId, LeaseId, MemberId};
+use crate::types::{ClusterId, LeaseId, LogIndex, MemberId};
 
 /// Whether what `msg` carries for the state machine decodes: every normal entry's payload, and a snapshot's
 /// data. Raft accepts whatever a peer sends, and the member applies committed entries and restores snapshots
@@ -36,6 +36,15 @@ fn well_formed(msg: &::raft::eraftpb::Message) -> bool {
     let decodes = !payloads || entries.iter().all(|e| CommittedEntry::from_raft(e).payload().is_ok());
     let snapshot = !msg.has_snapshot() || StateMachine::snapshot_decodes(msg.get_snapshot().get_data());
     run && decodes && snapshot
+}
+
+/// Whether `msg` acknowledges entries past the end of this member's log (`last_index`). A correct follower
+/// acknowledges only what the leader of its term sent it, and a leader's log only grows, so such a response
+/// comes from a peer that breaks the protocol; raft-rs's leader would record the peer as matching
+/// entries it does not have and slice its log past the end (`unstable.slice[..] out of bound`). Found by
+/// the `peer_frames` fuzz target.
+fn acknowledges_unsent(msg: &::raft::eraftpb::Message, last_index: LogIndex) -> bool {
+    msg.get_msg_type() == ::raft::eraftpb::MessageType::MsgAppendResponse && !msg.reject && msg.index > last_index.0
 }
 
 impl Link for Member {
@@ -65,7 +74,10 @@ impl Link for Member {
         let mut st = self.lock();
         for bytes in messages {
             let Ok(msg) = codec::decode_message(bytes) else { continue };
-            if !codec::from_a_peer(&msg, self.config.member_id.0) || !well_formed(&msg) {
+            if !codec::from_a_peer(&msg, self.config.member_id.0)
+                || !well_formed(&msg)
+                || acknowledges_unsent(&msg, st.raft.node.status().last_index)
+            {
                 continue;
             }
             let _ = st.raft.node.step(msg);
