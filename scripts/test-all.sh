@@ -10,10 +10,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each phase says when it starts, so that a CI log shows where the time goes.
+phase() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
 missing() { for tool in etcd etcdctl protoc; do command -v "$tool" >/dev/null 2>&1 || return 0; done; return 1; }
 if missing; then
   if [ "$(id -u)" = 0 ]; then
-    echo "== installing the real peers and protoc (Debian etcd-server, etcd-client, protobuf-compiler)"
+    phase "installing the real peers and protoc (Debian etcd-server, etcd-client, protobuf-compiler)"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client protobuf-compiler >/dev/null
   else
@@ -26,7 +29,7 @@ fi
 # The run reports' browser test (sim/tests/report_browser.rs) opens them in Debian's chromium, headless.
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
-    echo "== installing Debian's chromium for the report browser test"
+    phase "installing Debian's chromium for the report browser test"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
@@ -37,13 +40,13 @@ fi
 
 # The apiserver's build script reads the k8s-rs-pb sources through `cargo metadata --offline`, which wants
 # every package of this platform downloaded, not only those of the crate being built first.
-echo "== fetching the locked crates"
+phase "fetching the locked crates"
 cargo fetch --locked
 
-echo "== formatting: cargo fmt --check (rustfmt.toml)"
+phase "formatting: cargo fmt --check (rustfmt.toml)"
 cargo fmt --all -- --check
 
-echo "== the Python kubernetes client for the binary's client tests: a virtualenv under the target directory"
+phase "the Python kubernetes client for the binary's client tests: a virtualenv under the target directory"
 venv="$(realpath -m "${CARGO_TARGET_DIR:-target}/pyvenv")"
 if ! "$venv/bin/python" -c 'import kubernetes, sys; sys.exit(kubernetes.__version__ != "37.0.2")' 2>/dev/null; then
   if ! python3 -c 'import ensurepip, venv' 2>/dev/null && [ "$(id -u)" = 0 ]; then
@@ -55,20 +58,20 @@ if ! "$venv/bin/python" -c 'import kubernetes, sys; sys.exit(kubernetes.__versio
 fi
 export KUBESIM_PYTHON="$venv/bin/python"
 
-echo "== real build: cargo test --workspace"
+phase "real build: cargo test --workspace"
 cargo test --workspace
 
-echo "== simulation build: cargo sim-test (scenarios with their twins without watch caches, the zoo, traffic, durability)"
+phase "simulation build: cargo sim-test (scenarios with their twins without watch caches, the zoo, traffic, durability)"
 cargo sim-test
 
-echo "== snapshots: none pending review (scenarios' outcomes in snapshots/)"
+phase "snapshots: none pending review (scenarios' outcomes in snapshots/)"
 pending=$(find snapshots -name '*.snap.new' -o -name '*.pending-snap')
 if [ -n "$pending" ]; then
   echo "error: pending snapshots; review them with \`cargo insta review\`: $pending" >&2
   exit 1
 fi
 
-echo "== fuzzing, bounded: every input that once crashed a target, then 30 s of each target from a fixed seed"
+phase "fuzzing, bounded: every input that once crashed a target, then 30 s of each target from a fixed seed"
 # peer_frames only replays its regressions: exploring, it still finds panics raft-rs keeps for peers that
 # break the protocol (README.md, Fuzzing); scripts/fuzz.sh with no arguments is the hour-long run.
 corpus_root="$(mktemp -d)"
@@ -76,7 +79,7 @@ FUZZ_FLAGS="-seed=1" FUZZ_CORPUS_ROOT="$corpus_root" bash scripts/fuzz.sh 30 etc
 FUZZ_CORPUS_ROOT="$corpus_root" bash scripts/fuzz.sh 0 peer_frames
 rm -rf "$corpus_root"
 
-echo "== determinism across processes: scenario seeds (one of HA apiservers and informers) and a faulted traffic run, each twice"
+phase "determinism across processes: scenario seeds (one of HA apiservers and informers) and a faulted traffic run, each twice"
 cargo kubesim check-determinism scenarios/crash-restart-member-mid-write.toml --seed 3
 cargo kubesim check-determinism scenarios/zoo/informer-relist-from-lagging-apiserver.toml --seed 3 --zoo
 a=$(cargo kubesim traffic --seed 3 --hash-only)
