@@ -165,12 +165,12 @@ pub fn build_apiserver(
             let (catalog, endpoint, trace, node_name, ready) =
                 (catalog.clone(), endpoint.clone(), trace.clone(), node_name.clone(), init_ready.clone());
             async move {
-                // The first start waits for its member to know a leader, as a control-plane bootstrap
-                // (kubeadm) starts kube-apiserver against a healthy etcd; otherwise its first reads would wait
-                // out etcd's request timeout. A restart does not wait: a kube-apiserver restarted during an
-                // etcd outage comes up and stays unready.
+                // The first start waits for its member to be healthy (a linearizable read answered), as a
+                // control-plane bootstrap (kubeadm) starts kube-apiserver against a healthy etcd; otherwise its
+                // first reads could wait out etcd's request timeout. A restart does not wait: a kube-apiserver
+                // restarted during an etcd outage comes up and stays unready.
                 if first {
-                    super::leader_elected(std::slice::from_ref(&endpoint), Duration::MAX).await;
+                    super::member_healthy(&endpoint).await;
                 }
                 let server =
                     server::build(catalog, crate::client::channel(&endpoint), options, system, Arc::new(SimClock));

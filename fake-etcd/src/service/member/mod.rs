@@ -23,9 +23,9 @@
 mod auth;
 pub(super) mod config;
 pub mod data_dir;
+mod election_start;
 pub mod identity;
 pub(super) mod internal;
-mod election_start;
 mod lease;
 mod membership;
 pub(super) mod outbox;

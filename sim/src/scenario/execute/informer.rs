@@ -416,17 +416,21 @@ impl Shell {
             let Ok(rv) = event.rv.parse::<u64>() else { continue };
             self.reflector.observed(&event.rv);
             let mut store = self.store.lock().expect("store lock");
+            let mut log = self.log.lock().expect("informer log lock");
+            // The log's copy of the store's names follows the object an ADDED or MODIFIED is about (a whole
+            // copy per event cost a pass over the store each time, 4 % of a control-plane run); a DELETED
+            // copies the store again, in case an object of the same name lives in another namespace.
             match event.kind.as_str() {
                 "ADDED" | "MODIFIED" => {
+                    log.store.insert(object_name(&e.object), crate::kube::store::object_rv(&e.object));
                     store.upsert(e.object);
                 }
                 "DELETED" => {
                     store.delete(&e.object);
+                    log.store = names(&store);
                 }
                 _ => {}
             }
-            let mut log = self.log.lock().expect("informer log lock");
-            log.store = names(&store);
             drop(store);
             let apiserver = apiserver.to_string();
             let belief = Belief { at_ms: now_ms(), apiserver, rv, what: BeliefKind::Event(event) };
@@ -461,8 +465,11 @@ fn failure_of(code: u16, status: &Value) -> Failure {
 
 /// The store's objects by name, with their resourceVersions.
 fn names(store: &Store) -> BTreeMap<String, u64> {
-    let name = |o: &Value| o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
-    store.objects().values().map(|o| (name(o), crate::kube::store::object_rv(o))).collect()
+    store.objects().values().map(|o| (object_name(o), crate::kube::store::object_rv(o))).collect()
+}
+
+fn object_name(o: &Value) -> String {
+    o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string()
 }
 
 fn shown(rv: &str) -> &str {
