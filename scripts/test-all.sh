@@ -5,7 +5,8 @@
 # the simulation build (`--cfg madsim`, the `sim` profile: optimised, assertions on; its report tests open
 # reports in Debian's chromium,
 # installed here when missing), then the
-# bounded fuzz run (scripts/fuzz.sh), and the cross-process determinism check. This is the README's test
+# bounded fuzz run (scripts/fuzz.sh), and the cross-process determinism check; clippy with `-D warnings` over
+# both builds first. This is the README's test
 # command and what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +46,10 @@ cargo fetch --locked
 
 phase "formatting: cargo fmt --check (rustfmt.toml)"
 cargo fmt --all -- --check
+
+phase "lints: clippy with warnings as errors, real build then simulation build"
+cargo clippy --workspace --all-targets -- -D warnings
+cargo sim-clippy -- -D warnings
 
 phase "the Python kubernetes client for the binary's client tests: a virtualenv under the target directory"
 venv="$(realpath -m "${CARGO_TARGET_DIR:-target}/pyvenv")"

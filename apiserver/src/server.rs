@@ -70,7 +70,8 @@ pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
 #[derive(Clone)]
 enum Backend {
     Cached(Cacher),
-    Direct(Etcd3Store),
+    /// Boxed: the store is some 600 bytes, the cache's handle 16.
+    Direct(Box<Etcd3Store>),
 }
 
 /// Builds the server for `catalog` over the etcd behind `channel`. Names, uids and timestamps come from
@@ -93,7 +94,7 @@ pub fn build(
         }
         let store = Etcd3Store::new(KvClient::new(channel.clone()), WatchClient::new(channel.clone()), config);
         if !options.watch_cache {
-            return Backend::Direct(store);
+            return Backend::Direct(Box::new(store));
         }
         let mut cacher_config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
         cacher_config.failpoints = options.failpoints.clone();
@@ -127,11 +128,11 @@ pub fn build(
             // Allocations are read and written in etcd directly: every apiserver must see every other's.
             let direct = |key: &str| {
                 let config = Etcd3Config::new(&prefix, GroupResource::new("", key));
-                Backend::Direct(Etcd3Store::new(
+                Backend::Direct(Box::new(Etcd3Store::new(
                     KvClient::new(channel.clone()),
                     WatchClient::new(channel.clone()),
                     config,
-                ))
+                )))
             };
             let ips = RangeAllocator::new(
                 direct("serviceipallocations"),

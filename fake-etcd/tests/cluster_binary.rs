@@ -160,7 +160,7 @@ impl Cluster {
         (0..self.names.len())
             .filter_map(|i| {
                 let text = self.log(i);
-                let term = text.lines().filter_map(|l| l.split("raft: leader term=").nth(1)).last()?;
+                let term = text.lines().filter_map(|l| l.split("raft: leader term=").nth(1)).next_back()?;
                 Some((term.trim().parse::<u64>().unwrap(), i))
             })
             .max()

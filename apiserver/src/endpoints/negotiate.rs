@@ -196,16 +196,12 @@ fn accept_params(params: &[(String, String)], format: Format, restrictions: Rest
             "as" => as_kind = Some(value.as_str()),
             "g" => group = Some(value.as_str()),
             "v" => version = Some(value.as_str()),
-            "stream" => {
-                if !value.is_empty() && (value != "watch" || !format.streams()) {
-                    return None;
-                }
+            "stream" if !value.is_empty() && (value != "watch" || !format.streams()) => {
+                return None;
             }
             // Asking for the server's own version of the group is not supported by resource endpoints.
-            "sv" => {
-                if !value.is_empty() {
-                    return None;
-                }
+            "sv" if !value.is_empty() => {
+                return None;
             }
             "pretty" => negotiated.pretty = value == "1",
             _ => {}

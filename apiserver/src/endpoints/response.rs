@@ -62,7 +62,7 @@ impl Responder {
             _ if is_status => obj,
             None => obj,
             Some(Conversion::Table) => {
-                let printer = self.printer.as_ref().ok_or_else(|| not_acceptable_table())?;
+                let printer = self.printer.as_ref().ok_or_else(not_acceptable_table)?;
                 let meta =
                     ListMeta { resource_version: meta_str(obj, "resourceVersion").to_string(), ..ListMeta::default() };
                 converted =

@@ -62,6 +62,8 @@ impl Timer for RuntimeTimer {
         Box::pin(RuntimeSleep(Box::pin(tokio::time::sleep(duration))))
     }
 
+    // madsim's `tokio::time::Instant` is std's, so the conversion only converts in the real build.
+    #[allow(clippy::useless_conversion)]
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
         Box::pin(RuntimeSleep(Box::pin(tokio::time::sleep_until(deadline.into()))))
     }

@@ -177,7 +177,7 @@ async fn update_retries_on_a_conflicting_write(ctx: Ctx) {
     let inputs: Vec<Value> = rx.try_iter().collect();
     if ctx.cached() {
         // The Cacher passes its own (current) copy instead of the caller's, as upstream's CacheDelegator does.
-        assert_eq!(inputs.iter().map(|o| data_of(o)).collect::<Vec<_>>(), vec!["other"]);
+        assert_eq!(inputs.iter().map(data_of).collect::<Vec<_>>(), vec!["other"]);
     } else {
         // First attempt on the stale copy lost the txn; the retry ran on what the else-branch read.
         assert_eq!(calls.load(Ordering::SeqCst), 2);

@@ -116,7 +116,7 @@ pub fn run_all(server: Server, backend: Backend) {
             let config = Etcd3Config::new(&prefix, GroupResource::new("", "configmaps"));
             let etcd3 = Etcd3Store::connect(&endpoint, config).await.unwrap();
             let store = match backend {
-                Backend::Etcd3 => super::store::Store::Etcd3(etcd3),
+                Backend::Etcd3 => super::store::Store::Etcd3(Box::new(etcd3)),
                 Backend::Cacher => super::store::Store::Cacher(new_cacher(etcd3, server, |_| {}).await),
             };
             let ctx = Ctx { store, kv: kv.clone(), endpoint: endpoint.clone(), prefix, server, backend };

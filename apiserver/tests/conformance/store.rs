@@ -19,7 +19,7 @@ use serde_json::Value;
 /// A backend under test.
 #[derive(Clone)]
 pub enum Store {
-    Etcd3(Etcd3Store),
+    Etcd3(Box<Etcd3Store>),
     Cacher(Cacher),
 }
 

@@ -65,7 +65,7 @@ async fn backing(endpoint: &str, prefix: &str, resource: &Resource, server: Serv
     let config = Etcd3Config::new(prefix, resource.group_resource());
     let etcd3 = Etcd3Store::connect(endpoint, config).await.unwrap();
     match backend {
-        Backend::Etcd3 => Backing::Etcd3(etcd3),
+        Backend::Etcd3 => Backing::Etcd3(Box::new(etcd3)),
         Backend::Cacher => {
             let mut config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
             config.request_watch_progress = matches!(server, Server::FakeEtcd);

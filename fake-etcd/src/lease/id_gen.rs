@@ -17,7 +17,7 @@ impl LeaseIdGen {
     }
 
     /// The next id; positive and never 0, as etcd masks off the sign bit.
-    pub fn next(&mut self) -> LeaseId {
+    pub fn next_id(&mut self) -> LeaseId {
         self.suffix = (self.suffix + 1) & 0xffff_ffff_ffff;
         let id = (self.prefix | self.suffix) & (i64::MAX as u64);
         LeaseId(if id == 0 { 1 } else { id as i64 })

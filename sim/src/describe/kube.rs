@@ -74,7 +74,7 @@ pub enum KubeAnswer<'a> {
 impl Display for KubeAnswer<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
-            KubeAnswer::Status { code, reason } if reason.is_empty() => write!(f, "{code}"),
+            KubeAnswer::Status { code, reason: "" } => write!(f, "{code}"),
             KubeAnswer::Status { code, reason } => write!(f, "{code} {reason}"),
             KubeAnswer::Object { code, rv: Some(rv) } => write!(f, "{code} rv={rv}"),
             KubeAnswer::Object { code, rv: None } => write!(f, "{code}"),

@@ -366,7 +366,8 @@ pub enum CompareValue {
 
 #[derive(Clone, Debug)]
 pub enum TxnOpPlan {
-    Get(GetPlan),
+    /// Boxed: a get plan (range, limits, revision, sort) is four times the size of the others.
+    Get(Box<GetPlan>),
     Put(PutPlan),
     Delete(DeletePlan),
     Txn(TxnPlan),

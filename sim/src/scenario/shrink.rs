@@ -381,7 +381,7 @@ mod tests {
             toml::from_str("[[workload]]\nname = \"w\"\nkind = \"kubernetes\"\nclients = 1\nops = 64\n").unwrap();
         let mut run = |f: &File, seed: u64| {
             let ops = f.workloads.iter().map(|w| w.ops as u64).sum::<u64>();
-            ops >= 5 && seed % ops == 0
+            ops >= 5 && seed.is_multiple_of(ops)
         };
         let mut search = SeedSearch::new(64, 32, &mut run);
         let got = shrink(&file, &[], &mut |f| search.fails(f));

@@ -108,65 +108,6 @@ fn pod_cells(pod: &Value, now: i64) -> Vec<Value> {
     ]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_kubectl_prints_them() {
-        let cases = [
-            (-5, "<invalid>"),
-            (-1, "0s"),
-            (0, "0s"),
-            (119, "119s"),
-            (120, "2m"),
-            (150, "2m30s"),
-            (600, "10m"),
-            (3 * 3600 - 1, "179m"),
-            (3 * 3600, "3h"),
-            (3 * 3600 + 60, "3h1m"),
-            (8 * 3600, "8h"),
-            (47 * 3600, "47h"),
-            (48 * 3600, "2d"),
-            (50 * 3600, "2d2h"),
-            (8 * 86400, "8d"),
-            (2 * 365 * 86400, "2y"),
-            (2 * 365 * 86400 + 86400, "2y1d"),
-            (9 * 365 * 86400, "9y"),
-        ];
-        for (secs, want) in cases {
-            assert_eq!(human_duration(secs), want, "{secs}");
-        }
-    }
-
-    #[test]
-    fn a_configmap_prints_its_key_count() {
-        let cm = json!({"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z"}, "data": {"x": "1", "y": "2"}});
-        let now = parse_rfc3339("2024-01-01T00:05:00Z").unwrap();
-        assert_eq!((configmaps().cells)(&cm, now), vec![json!("a"), json!(2), json!("5m")]);
-    }
-
-    #[test]
-    fn a_pod_prints_its_state() {
-        let pod = json!({
-            "metadata": {"name": "p", "creationTimestamp": "2024-01-01T00:00:00Z"},
-            "spec": {"containers": [{"name": "c"}], "nodeName": "n1"},
-            "status": {"phase": "Running", "podIP": "10.0.0.1", "containerStatuses": [
-                {"ready": true, "restartCount": 0, "state": {"running": {}}}
-            ]}
-        });
-        let now = parse_rfc3339("2024-01-01T01:00:00Z").unwrap();
-        let cells = (pods().cells)(&pod, now);
-        assert_eq!(
-            cells[..6],
-            [json!("p"), json!("1/1"), json!("Running"), json!("0"), json!("60m"), json!("10.0.0.1")]
-        );
-        let pending =
-            json!({"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Pending"}});
-        assert_eq!((pods().cells)(&pending, now)[..4], [json!("q"), json!("0/1"), json!("Pending"), json!("0")]);
-    }
-}
-
 const CORE: &str = "io.k8s.api.core.v1";
 
 fn def(name: &str) -> String {
@@ -581,5 +522,64 @@ pub fn resourcequotas() -> Printer {
             }
             vec![name(obj), age(obj, now), Value::from(requests.join(", ")), Value::from(limits.join(", "))]
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_kubectl_prints_them() {
+        let cases = [
+            (-5, "<invalid>"),
+            (-1, "0s"),
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (150, "2m30s"),
+            (600, "10m"),
+            (3 * 3600 - 1, "179m"),
+            (3 * 3600, "3h"),
+            (3 * 3600 + 60, "3h1m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (48 * 3600, "2d"),
+            (50 * 3600, "2d2h"),
+            (8 * 86400, "8d"),
+            (2 * 365 * 86400, "2y"),
+            (2 * 365 * 86400 + 86400, "2y1d"),
+            (9 * 365 * 86400, "9y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs}");
+        }
+    }
+
+    #[test]
+    fn a_configmap_prints_its_key_count() {
+        let cm = json!({"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z"}, "data": {"x": "1", "y": "2"}});
+        let now = parse_rfc3339("2024-01-01T00:05:00Z").unwrap();
+        assert_eq!((configmaps().cells)(&cm, now), vec![json!("a"), json!(2), json!("5m")]);
+    }
+
+    #[test]
+    fn a_pod_prints_its_state() {
+        let pod = json!({
+            "metadata": {"name": "p", "creationTimestamp": "2024-01-01T00:00:00Z"},
+            "spec": {"containers": [{"name": "c"}], "nodeName": "n1"},
+            "status": {"phase": "Running", "podIP": "10.0.0.1", "containerStatuses": [
+                {"ready": true, "restartCount": 0, "state": {"running": {}}}
+            ]}
+        });
+        let now = parse_rfc3339("2024-01-01T01:00:00Z").unwrap();
+        let cells = (pods().cells)(&pod, now);
+        assert_eq!(
+            cells[..6],
+            [json!("p"), json!("1/1"), json!("Running"), json!("0"), json!("60m"), json!("10.0.0.1")]
+        );
+        let pending =
+            json!({"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Pending"}});
+        assert_eq!((pods().cells)(&pending, now)[..4], [json!("q"), json!("0/1"), json!("Pending"), json!("0")]);
     }
 }

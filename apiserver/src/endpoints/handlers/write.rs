@@ -73,7 +73,7 @@ async fn bind_pod(
     pod_binding::validate(&binding, &target.name)?;
     let now = crate::registry::system::rfc3339(responder.now_unix_s);
     let mut apply = |current: &Value| pod_binding::bind(current, &binding, &now);
-    let opts = UpdateOptions { dry_run: options.create_options().dry_run, ..UpdateOptions::default() };
+    let opts = UpdateOptions { dry_run: options.create_options().dry_run };
     target.rest.patch(&target.namespace, &target.name, Some(Subresource::Binding), &mut apply, &opts).await?;
     let status =
         serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
@@ -100,7 +100,7 @@ pub fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> 
     let mut obj = codec::decode(&call.body, format, kind)?;
     let map = obj.as_object_mut().expect("codec::decode returns objects");
     let api_version = match target.sub.and_then(|s| s.kind_group_version) {
-        Some((group, version)) if group.is_empty() => version.to_string(),
+        Some(("", version)) => version.to_string(),
         Some((group, version)) => format!("{group}/{version}"),
         None => target.resource.resource.api_version(),
     };

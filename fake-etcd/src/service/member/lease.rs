@@ -21,7 +21,7 @@ impl Member {
     pub fn next_lease_id(&self) -> LeaseId {
         let mut st = self.lock();
         loop {
-            let id = st.lease_ids.next();
+            let id = st.lease_ids.next_id();
             if !st.sm.lessor.contains(id) {
                 return id;
             }

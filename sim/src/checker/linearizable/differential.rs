@@ -23,7 +23,7 @@ struct FakeEtcd(StateMachine);
 
 impl Server for FakeEtcd {
     fn revision(&self) -> Revision {
-        self.0.mvcc.current_revision().into()
+        self.0.mvcc.current_revision()
     }
 
     fn serve(&mut self, _rng: &mut ChaCha8Rng, request: &Request) -> Outcome {

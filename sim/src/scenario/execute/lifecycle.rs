@@ -97,18 +97,14 @@ fn observe(name: &str, observer: &EventObserver, trace: &Trace, history: &Shared
     // Expiries invoked and not yet applied, by lease.
     let pending = Mutex::new(BTreeMap::new());
     observer.set(move |event| match event {
-        MemberEvent::Compacted { revision } => {
-            trace.event(&name, format_args!("compacted rev={}", h::Revision::from(revision)))
-        }
+        MemberEvent::Compacted { revision } => trace.event(&name, format_args!("compacted rev={revision}")),
         MemberEvent::LeaseExpired { id } => {
-            let id = h::LeaseId::from(id);
             trace.event(&name, format_args!("lease-expired {id}"));
             let revoke = h::Request::LeaseRevoke(h::LeaseRevokeRequest { id });
             let op = history.lock().invoke(h::ClientId::MEMBERS, revoke, Trace::now());
             pending.lock().expect("observer lock poisoned").insert(id, op);
         }
         MemberEvent::LeaseRevoked { id, revision } => {
-            let (id, revision) = (h::LeaseId::from(id), h::Revision::from(revision));
             trace.event(&name, format_args!("lease-revoked {id} rev={revision}"));
             if let Some(op) = pending.lock().expect("observer lock poisoned").remove(&id) {
                 let response = h::Response { header_revision: revision, body: h::ResponseBody::LeaseRevoke };

@@ -93,7 +93,7 @@ pub(super) fn delete_plan(src: &Source, d: &syntax::Delete) -> Result<DeletePlan
 fn txn_op(src: &Source, names: &Names, op: &Spanned<syntax::TxnOp>) -> Result<TxnOpPlan> {
     let o = op.get_ref();
     match (&o.get, &o.put, &o.delete, &o.txn) {
-        (Some(g), None, None, None) => Ok(TxnOpPlan::Get(get_plan(src, names, g)?)),
+        (Some(g), None, None, None) => Ok(TxnOpPlan::Get(Box::new(get_plan(src, names, g)?))),
         (None, Some(p), None, None) => Ok(TxnOpPlan::Put(put_plan(src, names, p, op.span())?)),
         (None, None, Some(d), None) => Ok(TxnOpPlan::Delete(delete_plan(src, d)?)),
         (None, None, None, Some(t)) => Ok(TxnOpPlan::Txn(txn_plan(src, names, t)?)),
