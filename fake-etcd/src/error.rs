@@ -96,6 +96,10 @@ pub enum EtcdError {
     BadLeaderTransferee,
     #[error("etcdserver: member not found")]
     MemberNotFound,
+    /// A txn nested deeper than fake-etcd can decode back from its log entry
+    /// ([`crate::apply::validate::MAX_TXN_DEPTH`]); etcd 3.4 has no depth limit.
+    #[error("fake-etcd: txn nested more than {max_depth} deep")]
+    TxnTooDeep { max_depth: usize },
     /// A request etcd would serve but fake-etcd does not implement (named, so it is never silent).
     #[error("fake-etcd: {0} is not implemented")]
     Unimplemented(&'static str),
@@ -105,8 +109,19 @@ impl EtcdError {
     pub fn code(&self) -> Code {
         use EtcdError::*;
         match self {
-            EmptyKey | KeyNotFound | ValueProvided | LeaseProvided | TooManyOps | DuplicateKey | RequestTooLarge
-            | UserEmpty | RoleEmpty | AuthFailed | AuthOldRevision | InvalidAuthMgmt => Code::InvalidArgument,
+            EmptyKey
+            | KeyNotFound
+            | ValueProvided
+            | LeaseProvided
+            | TooManyOps
+            | TxnTooDeep { .. }
+            | DuplicateKey
+            | RequestTooLarge
+            | UserEmpty
+            | RoleEmpty
+            | AuthFailed
+            | AuthOldRevision
+            | InvalidAuthMgmt => Code::InvalidArgument,
             Compacted | FutureRev | LeaseTtlTooLarge => Code::OutOfRange,
             NoSpace => Code::ResourceExhausted,
             LeaseNotFound | MemberNotFound => Code::NotFound,

@@ -10,6 +10,9 @@
 //! - a fake-etcd limitation: its current, wrong output is pinned in `tests/etcdctl/<script>.limitation`,
 //!   with what is wrong said here, so that a fix shows up as a failing test to update.
 //!
+//! A script that differs is run once more on fresh servers, and passes if both sides then agree; the first
+//! difference is printed either way.
+//!
 //! `ETCDCTL_CASE=<substring>` runs only the scripts whose name contains it. `KUBESIM_UNDER_TEST=etcd` puts
 //! real etcd on both sides, which checks the harness and its normalizer. `KUBESIM_SHOW_TRANSCRIPTS=1` prints
 //! both sides' normalized transcripts of every script (the starting point of a `.fixed` or `.limitation` file).
@@ -21,8 +24,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use compat::diff::line_diff;
 use compat::script::{self, Script};
+use kubesim_testsupport::line_diff;
 use support::Peer;
 
 /// A script where fake-etcd's transcript deliberately or knowingly differs from real etcd 3.4.23's.
@@ -76,62 +79,99 @@ fn etcdctl_transcripts_match_real_etcd() {
     }
     let under_test = Peer::under_test();
     let mut failures = Vec::new();
-    let (mut equal, mut known) = (0, 0);
+    let (mut equal, mut known, mut rerun) = (0, 0, 0);
     for script in scripts.iter().filter(|s| s.name.contains(&filter)) {
-        let (real, other) = std::thread::scope(|scope| {
-            let real = scope.spawn(|| compat::transcript(script, &Peer::RealEtcd));
-            let other = scope.spawn(|| compat::transcript(script, &under_test));
-            (real.join().map_err(panic_text), other.join().map_err(panic_text))
-        });
-        let (real, other) = match (real, other) {
-            (Ok(real), Ok(other)) => (real, other),
-            (real, other) => {
-                let errors = [real.err(), other.err()].into_iter().flatten().collect::<Vec<_>>().join("\n");
-                failures.push(format!("== {} ({}): harness failure\n{errors}", script.name, script.title));
-                continue;
+        let mut outcome = compare(script, &under_test, &dir);
+        if let Outcome::Different(first) = &outcome {
+            // Both sides are real processes on a loaded machine; a script that differed once is run again on
+            // fresh servers, and passes only if both sides then agree. The first difference is still printed:
+            // a difference that comes and goes is a finding too (CI's log keeps it).
+            let again = compare(script, &under_test, &dir);
+            if matches!(again, Outcome::Equal | Outcome::Known) {
+                eprintln!(
+                    "etcdctl script {}: differed once, equal when run again; the first run:\n{first}",
+                    script.name
+                );
+                rerun += 1;
             }
-        };
-        if std::env::var_os("KUBESIM_SHOW_TRANSCRIPTS").is_some() {
-            eprintln!("== {} on etcd:\n{real}", script.name);
-            eprintln!("== {} on {}:\n{other}", script.name, under_test.label());
+            outcome = again;
         }
-        let listed = KNOWN_DIFFERENCES.iter().find(|k| k.script == script.name);
-        let verdict = match listed {
-            Some(listed) if under_test != Peer::RealEtcd => {
-                let expected = std::fs::read_to_string(listed.expected_path(&dir)).expect("checked above");
-                if other != expected {
-                    Err(format!(
-                        "{} does not show {}; - expected, + {}:\n{}",
-                        under_test.label(),
-                        listed.describe(),
-                        under_test.label(),
-                        line_diff(&expected, &other)
-                    ))
-                } else if real == other {
-                    Err(format!(
-                        "real etcd and {} now agree on {}: remove the entry",
-                        under_test.label(),
-                        listed.describe()
-                    ))
-                } else {
-                    known += 1;
-                    Ok(())
-                }
-            }
-            _ if real == other => {
-                equal += 1;
-                Ok(())
-            }
-            _ => Err(format!("- etcd, + {}:\n{}", under_test.label(), line_diff(&real, &other))),
-        };
-        eprintln!("etcdctl script {}: {}", script.name, if verdict.is_ok() { "ok" } else { "DIFFERENT" });
-        if let Err(e) = verdict {
-            failures.push(format!("== {} ({})\n{e}", script.name, script.title));
+        eprintln!("etcdctl script {}: {}", script.name, outcome.word());
+        match outcome {
+            Outcome::Equal => equal += 1,
+            Outcome::Known => known += 1,
+            Outcome::Different(e) => failures.push(format!("== {} ({})\n{e}", script.name, script.title)),
         }
     }
-    eprintln!("etcdctl scripts: {equal} equal, {known} known differences (listed by name), {} failed", failures.len());
+    eprintln!(
+        "etcdctl scripts: {equal} equal ({rerun} of them on a second run), {known} known differences (listed by name), {} failed",
+        failures.len()
+    );
     assert!(equal + known + failures.len() > 0, "no script matched ETCDCTL_CASE={filter:?}");
     assert!(failures.is_empty(), "{} etcdctl script(s) differ:\n\n{}", failures.len(), failures.join("\n\n"));
+}
+
+/// How one script's transcripts compare.
+enum Outcome {
+    Equal,
+    /// Different as [`KNOWN_DIFFERENCES`] says, and as its pinned transcript shows.
+    Known,
+    /// Different otherwise, or the harness failed: what to print.
+    Different(String),
+}
+
+impl Outcome {
+    fn word(&self) -> &'static str {
+        match self {
+            Outcome::Equal | Outcome::Known => "ok",
+            Outcome::Different(_) => "DIFFERENT",
+        }
+    }
+}
+
+/// Runs `script` on fresh servers of real etcd and of `under_test`, side by side, and compares the transcripts.
+fn compare(script: &Script, under_test: &Peer, dir: &Path) -> Outcome {
+    let (real, other) = std::thread::scope(|scope| {
+        let real = scope.spawn(|| compat::transcript(script, &Peer::RealEtcd));
+        let other = scope.spawn(|| compat::transcript(script, under_test));
+        (real.join().map_err(panic_text), other.join().map_err(panic_text))
+    });
+    let (real, other) = match (real, other) {
+        (Ok(real), Ok(other)) => (real, other),
+        (real, other) => {
+            let errors = [real.err(), other.err()].into_iter().flatten().collect::<Vec<_>>().join("\n");
+            return Outcome::Different(format!("harness failure\n{errors}"));
+        }
+    };
+    if std::env::var_os("KUBESIM_SHOW_TRANSCRIPTS").is_some() {
+        eprintln!("== {} on etcd:\n{real}", script.name);
+        eprintln!("== {} on {}:\n{other}", script.name, under_test.label());
+    }
+    let listed = KNOWN_DIFFERENCES.iter().find(|k| k.script == script.name);
+    match listed {
+        Some(listed) if *under_test != Peer::RealEtcd => {
+            let expected = std::fs::read_to_string(listed.expected_path(dir)).expect("checked above");
+            if other != expected {
+                Outcome::Different(format!(
+                    "{} does not show {}; - expected, + {}:\n{}",
+                    under_test.label(),
+                    listed.describe(),
+                    under_test.label(),
+                    line_diff(&expected, &other)
+                ))
+            } else if real == other {
+                Outcome::Different(format!(
+                    "real etcd and {} now agree on {}: remove the entry",
+                    under_test.label(),
+                    listed.describe()
+                ))
+            } else {
+                Outcome::Known
+            }
+        }
+        _ if real == other => Outcome::Equal,
+        _ => Outcome::Different(format!("- etcd, + {}:\n{}", under_test.label(), line_diff(&real, &other))),
+    }
 }
 
 /// The scripts, in name order.

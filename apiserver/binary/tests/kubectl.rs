@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use kubesim_testsupport::line_diff;
 use script::Script;
 
 /// A script where kubesim's transcript knowingly differs from kube-apiserver 1.32's. The script keeps the
@@ -193,53 +194,6 @@ fn script_paths(dir: &Path) -> Vec<PathBuf> {
         .collect();
     paths.sort();
     paths
-}
-
-/// A line diff (longest common subsequence) of two texts: `-` lines only in `expected`, `+` lines only
-/// in `actual`, and up to two unchanged lines of context around each change.
-fn line_diff(expected: &str, actual: &str) -> String {
-    let a: Vec<&str> = expected.lines().collect();
-    let b: Vec<&str> = actual.lines().collect();
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
-        }
-    }
-    let mut ops: Vec<(char, &str)> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            ops.push((' ', a[i]));
-            i += 1;
-            j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            ops.push(('+', b[j]));
-            j += 1;
-        } else {
-            ops.push(('-', a[i]));
-            i += 1;
-        }
-    }
-    let changed: Vec<bool> = ops.iter().map(|(op, _)| *op != ' ').collect();
-    let near_change = |k: usize| changed[k.saturating_sub(2)..(k + 3).min(changed.len())].iter().any(|c| *c);
-    let mut out = String::new();
-    let mut skipped = false;
-    for (k, (op, line)) in ops.iter().enumerate() {
-        if near_change(k) {
-            if skipped {
-                out.push_str("  ...\n");
-                skipped = false;
-            }
-            out.push_str(&format!("{op} {line}\n"));
-        } else {
-            skipped = true;
-        }
-    }
-    if expected.ends_with('\n') != actual.ends_with('\n') {
-        out.push_str("(the texts differ in their final newline)\n");
-    }
-    out
 }
 
 #[test]

@@ -10,6 +10,13 @@ use crate::error::EtcdError;
 /// etcd's default `--max-txn-ops`.
 pub const DEFAULT_MAX_TXN_OPS: usize = 128;
 
+/// The deepest txn nesting fake-etcd accepts (1 = a txn with no txn inside): a txn this deep still decodes
+/// from its log entry, because prost refuses messages nested more than 100 levels and every nested txn
+/// costs two (its `RequestOp` and its `TxnRequest`). etcd 3.4 (gogoproto) has no such limit. Over gRPC a
+/// deeper txn already fails to decode as a request (tonic's error); a request made in-process could get
+/// past that, commit, and then stop every member at apply, so the limit is checked before Raft.
+pub const MAX_TXN_DEPTH: usize = 50;
+
 pub fn check_range(req: &RangeRequest) -> Result<(), EtcdError> {
     non_empty(&req.key)
 }
@@ -34,7 +41,7 @@ pub fn check_delete_range(req: &DeleteRangeRequest) -> Result<(), EtcdError> {
 /// As in etcd, the op-count and key checks of the whole tree come first, then the interval rules of the
 /// success branch, then of the failure branch.
 pub fn check_txn(req: &TxnRequest, max_txn_ops: usize) -> Result<(), EtcdError> {
-    check_txn_shape(req, max_txn_ops)?;
+    check_txn_shape(req, max_txn_ops, 1)?;
     check_intervals(&req.success)?;
     check_intervals(&req.failure)?;
     Ok(())
@@ -49,7 +56,11 @@ fn non_empty(key: &[u8]) -> Result<(), EtcdError> {
 
 /// etcd's `checkTxnRequest`: the widest of compare/success/failure must fit `max_txn_ops`, and a nested txn
 /// gets only what that width leaves over (`maxTxnOps - opc`).
-fn check_txn_shape(req: &TxnRequest, max_txn_ops: usize) -> Result<(), EtcdError> {
+/// `depth` is this txn's nesting depth, 1 for the request itself.
+fn check_txn_shape(req: &TxnRequest, max_txn_ops: usize, depth: usize) -> Result<(), EtcdError> {
+    if depth > MAX_TXN_DEPTH {
+        return Err(EtcdError::TxnTooDeep { max_depth: MAX_TXN_DEPTH });
+    }
     let n_ops_widest = req.compare.len().max(req.success.len()).max(req.failure.len());
     if n_ops_widest > max_txn_ops {
         return Err(EtcdError::TooManyOps);
@@ -59,17 +70,17 @@ fn check_txn_shape(req: &TxnRequest, max_txn_ops: usize) -> Result<(), EtcdError
     }
     let n_ops_left = max_txn_ops - n_ops_widest;
     for op in req.success.iter().chain(&req.failure) {
-        check_op(op, n_ops_left)?;
+        check_op(op, n_ops_left, depth)?;
     }
     Ok(())
 }
 
-fn check_op(op: &RequestOp, max_txn_ops: usize) -> Result<(), EtcdError> {
+fn check_op(op: &RequestOp, max_txn_ops: usize, depth: usize) -> Result<(), EtcdError> {
     match &op.request {
         Some(request_op::Request::RequestRange(r)) => check_range(r),
         Some(request_op::Request::RequestPut(r)) => check_put(r),
         Some(request_op::Request::RequestDeleteRange(r)) => check_delete_range(r),
-        Some(request_op::Request::RequestTxn(r)) => check_txn_shape(r, max_txn_ops),
+        Some(request_op::Request::RequestTxn(r)) => check_txn_shape(r, max_txn_ops, depth + 1),
         // etcd answers an empty op with "key not found".
         None => Err(EtcdError::KeyNotFound),
     }
@@ -285,6 +296,40 @@ mod tests {
             assert_eq!(check_txn(&req, DEFAULT_MAX_TXN_OPS), want, "{name}");
         }
         assert_eq!(check_txn(&txn(n_puts(3), vec![]), 2), Err(EtcdError::TooManyOps));
+    }
+
+    /// A txn `depth` deep (1 = no nesting) whose innermost txn compares and puts: the deepest message
+    /// nesting a txn of that depth can have.
+    fn txn_of_depth(depth: usize) -> TxnRequest {
+        let mut t = TxnRequest { compare: vec![compare("a")], success: vec![put("a")], failure: vec![] };
+        for _ in 1..depth {
+            t = txn(vec![RequestOp { request: Some(request_op::Request::RequestTxn(t)) }], vec![]);
+        }
+        t
+    }
+
+    #[test]
+    fn txns_nested_deeper_than_an_entry_decodes_are_refused() {
+        use crate::apply::Command;
+        use crate::raft::entry::{decode_command, encode_command};
+        // The deepest accepted txn comes back from its log entry; one level more would not, and is refused
+        // before it reaches Raft (fuzz/regressions/etcd_ops/crash-bf8522bb...: a member panicked at apply).
+        let deepest = txn_of_depth(MAX_TXN_DEPTH);
+        assert_eq!(check_txn(&deepest, DEFAULT_MAX_TXN_OPS), Ok(()));
+        let cmd = Command::Txn(deepest);
+        assert_eq!(decode_command(&encode_command(&cmd)).expect("the deepest accepted txn decodes"), cmd);
+        let too_deep = txn_of_depth(MAX_TXN_DEPTH + 1);
+        assert_eq!(check_txn(&too_deep, DEFAULT_MAX_TXN_OPS), Err(EtcdError::TxnTooDeep { max_depth: MAX_TXN_DEPTH }));
+        assert!(decode_command(&encode_command(&Command::Txn(too_deep))).is_err(), "the limit is not needlessly low");
+        // Depth is counted in the failure branch too.
+        let deep_failure = txn(
+            vec![],
+            vec![RequestOp { request: Some(request_op::Request::RequestTxn(txn_of_depth(MAX_TXN_DEPTH))) }],
+        );
+        assert_eq!(
+            check_txn(&deep_failure, DEFAULT_MAX_TXN_OPS),
+            Err(EtcdError::TxnTooDeep { max_depth: MAX_TXN_DEPTH })
+        );
     }
 
     #[test]

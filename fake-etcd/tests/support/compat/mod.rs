@@ -1,7 +1,6 @@
 //! The etcdctl compatibility harness: script parsing, running a script against a server, normalizing the
-//! transcript, and diffing two transcripts. Used by `tests/etcdctl_compat.rs` only.
+//! transcript (`kubesim_testsupport::line_diff` diffs two). Used by `tests/etcdctl_compat.rs` only.
 
-pub mod diff;
 pub mod normalize;
 pub mod run;
 pub mod script;
