@@ -193,6 +193,36 @@ impl MvccStore {
             .collect())
     }
 
+    /// The first events of [`MvccStore::events`]`(range, from, to)` that fall on at most `max_revs` distinct
+    /// revisions (a revision is never split), and where the rest begins: `None` when nothing in `[from, to]`
+    /// is left over. Reads only as far as it returns, so a watcher caught up in batches does not read its
+    /// whole backlog for every batch.
+    pub fn events_batch(
+        &self,
+        range: &KeyRange,
+        from: Revision,
+        to: Revision,
+        max_revs: usize,
+    ) -> Result<(Vec<Event>, Option<Revision>), EtcdError> {
+        assert!(max_revs > 0, "a batch holds at least one revision");
+        if from.0 < self.compact_main_rev {
+            return Err(EtcdError::Compacted);
+        }
+        let mut events = Vec::new();
+        let (mut n_revs, mut last_main) = (0, None);
+        for (at, record) in self.log.between(from.0, to.0).filter(|(_, record)| range.contains(record.key())) {
+            if last_main != Some(at.main) {
+                if n_revs == max_revs {
+                    return Ok((events, Some(Revision(at.main))));
+                }
+                n_revs += 1;
+                last_main = Some(at.main);
+            }
+            events.push(record.to_event(*at));
+        }
+        Ok((events, None))
+    }
+
     /// A CRC-32C over every record with revision `<= rev` that is still stored (after compaction), in
     /// revision order, and the compaction revision it covers (-1 before any compaction, as etcd reports).
     /// `rev == 0` means the current revision. Errors as etcd's `HashByRev`: `Compacted` if

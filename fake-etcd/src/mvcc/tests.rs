@@ -294,6 +294,34 @@ fn events_filter_by_revision_and_key() {
 }
 
 #[test]
+fn event_batches_hold_whole_revisions_and_say_where_the_rest_begins() {
+    let mut s = MvccStore::new();
+    for ops in [&["a"][..], &["b", "c"], &["a", "b", "c"], &["c"]] {
+        let mut txn = s.write();
+        for k in ops {
+            txn.put(k.as_bytes(), b"v".to_vec(), LeaseId::NONE);
+        }
+        txn.end(); // revisions 2, 3 (two events), 4 (three), 5
+    }
+    let revs = |events: &[Event]| events.iter().map(|e| e.kv.as_ref().unwrap().mod_revision).collect::<Vec<_>>();
+    let batch = |from, max| {
+        let (events, rest) = s.events_batch(&all(), Revision(from), Revision(5), max).unwrap();
+        (revs(&events), rest.map(|r| r.0))
+    };
+    assert_eq!(batch(2, 1), (vec![2], Some(3)));
+    assert_eq!(batch(3, 1), (vec![3, 3], Some(4)));
+    assert_eq!(batch(2, 2), (vec![2, 3, 3], Some(4)));
+    assert_eq!(batch(4, 2), (vec![4, 4, 4, 5], None));
+    assert_eq!(batch(2, 4), (revs(&s.events(&all(), Revision(2), Revision(5)).unwrap()), None));
+    assert_eq!(batch(6, 1), (vec![], None));
+    // Revisions without an event in the range are not counted.
+    let (events, rest) = s.events_batch(&key("c"), Revision(2), Revision(5), 2).unwrap();
+    assert_eq!((revs(&events), rest), (vec![3, 4], Some(Revision(5))));
+    s.compact(Revision(3)).unwrap();
+    assert_eq!(s.events_batch(&all(), Revision(2), Revision(5), 1), Err(EtcdError::Compacted));
+}
+
+#[test]
 fn compaction_keeps_a_delete_at_the_compaction_revision_for_watchers() {
     // etcd #18089: PUT k v2 (r2), PUT k v3, PUT k v4, DELETE k (r5), PUT k v6 (r6),
     // COMPACT r5, then a watch from r5 must still see the DELETE at r5.

@@ -2,13 +2,11 @@
 //! compaction has removed part of what it is owed.
 
 use etcd_proto::etcdserverpb::WatchResponse;
-use etcd_proto::mvccpb::Event;
 
 use super::respond::{compacted, deliver, event_rev};
 use super::stream::Stream;
 use super::HubConfig;
 use crate::mvcc::MvccStore;
-use crate::types::Revision;
 
 /// Why a watcher is behind: the one bug switch here concerns only slow watchers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,9 +19,15 @@ pub(super) enum Behind {
     Restored,
 }
 
-/// Catches up watcher `id` of `stream`: the responses it is owed, in order. Afterwards the watcher is synced,
-/// or gone if it needed history below the compaction revision (it then gets `compact_revision` instead of a
-/// silent gap: etcd #17529, fixed).
+/// One step of catching up watcher `id` of `stream`: the next batch of what it is owed, at most
+/// [`HubConfig::batch_max_revs`] revisions (etcd's `watchBatchMaxRevs`; a batch may still be several
+/// responses when the watcher fragments). Afterwards the watcher is synced if nothing more is owed, still
+/// behind (its next revision moved past the batch) if more is, or gone if it needed history below the
+/// compaction revision (it then gets `compact_revision` instead of a silent gap: etcd #17529, fixed).
+///
+/// One batch per step, as etcd's `syncWatchers` sends an unsynced watcher one batch per round and leaves it
+/// unsynced while more is owed: the caller decides how many steps a stream can take now (see
+/// `WatchHub::sync`), so a drained stream's backlog is never materialised all at once.
 ///
 /// With [`HubConfig::slow_watcher_skips_compacted`] a slow watcher that compaction overtook resumes from the
 /// compaction revision instead. Before etcd's fix, `syncWatchers` tried to send such a watcher its compaction
@@ -58,8 +62,8 @@ pub(super) fn catch_up(
         w.synced = true;
         return Vec::new();
     }
-    let events = match store.events(&w.spec.range, w.next, current) {
-        Ok(events) => events,
+    let (events, rest) = match store.events_batch(&w.spec.range, w.next, current, config.batch_max_revs) {
+        Ok(batch) => batch,
         Err(err) => {
             debug_assert!(false, "history [{}, {current}] unreadable above compaction {compact_rev}: {err}", w.next);
             stream.retire(id);
@@ -71,62 +75,18 @@ pub(super) fn catch_up(
         "the store returned events outside the range or outside [{}, {current}]",
         w.next
     );
-    let mut out = Vec::new();
-    for batch in revision_batches(&events, config.batch_max_revs) {
-        // Catch-up responses carry the revision the watcher is now synced to, not the batch's last one.
-        out.extend(deliver(w, id, batch, current, store, config.max_request_bytes));
-    }
-    w.next = current.next();
-    w.synced = true;
-    out
-}
-
-/// Splits revision-ordered `events` into runs of at most `max_revs` distinct revisions; a revision is never
-/// split between runs.
-fn revision_batches(events: &[Event], max_revs: usize) -> Vec<&[Event]> {
-    debug_assert!(max_revs > 0, "a batch holds at least one revision");
-    let mut batches = Vec::new();
-    let mut start = 0;
-    let mut n_revs = 0;
-    let mut last_rev = Revision::ZERO;
-    for (idx, ev) in events.iter().enumerate() {
-        let rev = event_rev(ev);
-        debug_assert!(rev >= last_rev, "events out of revision order");
-        if rev != last_rev {
-            if n_revs == max_revs {
-                batches.push(&events[start..idx]);
-                start = idx;
-                n_revs = 0;
-            }
-            n_revs += 1;
-            last_rev = rev;
+    debug_assert!(
+        rest.is_none_or(|rest| rest > w.next && rest <= current && events.iter().all(|ev| event_rev(ev) < rest)),
+        "the rest of the backlog must begin after this batch"
+    );
+    // Catch-up responses carry the revision the watcher is being synced to, not the batch's last one.
+    let out = deliver(w, id, &events, current, store, config.max_request_bytes);
+    match rest {
+        Some(rest) => w.next = rest,
+        None => {
+            w.next = current.next();
+            w.synced = true;
         }
     }
-    if start < events.len() {
-        batches.push(&events[start..]);
-    }
-    batches
-}
-
-#[cfg(test)]
-mod tests {
-    use etcd_proto::mvccpb::KeyValue;
-
-    use super::*;
-
-    #[test]
-    fn batches_count_distinct_revisions() {
-        let ev = |rev| Event { kv: Some(KeyValue { mod_revision: rev, ..Default::default() }), ..Default::default() };
-        let events: Vec<Event> = [2, 2, 3, 4, 4, 4, 5].into_iter().map(ev).collect();
-        let revs = |max| {
-            revision_batches(&events, max)
-                .iter()
-                .map(|b| b.iter().map(|e| event_rev(e).0).collect::<Vec<_>>())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(revs(1), vec![vec![2, 2], vec![3], vec![4, 4, 4], vec![5]]);
-        assert_eq!(revs(2), vec![vec![2, 2, 3], vec![4, 4, 4, 5]]);
-        assert_eq!(revs(4), vec![vec![2, 2, 3, 4, 4, 4, 5]]);
-        assert!(revision_batches(&[], 3).is_empty());
-    }
+    out
 }

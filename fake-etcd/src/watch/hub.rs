@@ -82,13 +82,19 @@ impl WatchHub {
     ///
     /// - create: the created response (or a failed create: `created` and `canceled`, watch id -1, etcd's
     ///   reason), then, on a stream that is not stalled, the catch-up from its start revision or a
-    ///   compaction cancel;
+    ///   compaction cancel, as far as `room` lets it (see [`WatchHub::sync`]);
     /// - cancel: `canceled` for that id; nothing for an id the stream does not know, as etcd;
     /// - progress: `{watch_id: -1, header.revision: current}` once every watcher on the stream is synced
     ///   (possibly from a later `notify` or `sync`); nothing on a stream without watchers, as etcd. With
     ///   [`HubConfig::progress_ignores_unsynced`], etcd 3.4.23's answer instead: at once, whatever the
     ///   watchers owe (its `recvLoop` wrote the response straight to the stream's control channel).
-    pub fn handle(&mut self, stream: StreamId, req: WatchRequest, store: &MvccStore) -> Vec<WatchResponse> {
+    pub fn handle(
+        &mut self,
+        stream: StreamId,
+        req: WatchRequest,
+        store: &MvccStore,
+        room: usize,
+    ) -> Vec<WatchResponse> {
         let current = store.current_revision();
         self.check(current);
         let config = self.config;
@@ -97,7 +103,7 @@ impl WatchHub {
             return Vec::new();
         };
         let mut out = match req.request_union {
-            Some(RequestUnion::CreateRequest(create)) => create_watcher(s, &create, store, &config),
+            Some(RequestUnion::CreateRequest(create)) => create_watcher(s, &create, store, &config, room),
             Some(RequestUnion::CancelRequest(cancel)) => {
                 if s.cancel(cancel.watch_id) {
                     vec![canceled(cancel.watch_id, current)]
@@ -156,10 +162,21 @@ impl WatchHub {
         }
     }
 
-    /// Catches up unsynced watchers of streams that are not stalled (and answers progress requests that were
-    /// waiting for them). `unstall` lifts the stall on that stream first. A watcher that compaction overtook
-    /// while it was behind gets a compaction cancel instead of its events.
-    pub fn sync(&mut self, unstall: Option<StreamId>, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
+    /// Catches up the unsynced watchers of streams that are not stalled (and answers progress requests that
+    /// were waiting for them). `unstall` lifts the stall on that stream first. A watcher that compaction
+    /// overtook while it was behind gets a compaction cancel instead of its events.
+    ///
+    /// `room(stream)` is how many more responses the stream's outbox takes before it is full. Watchers catch
+    /// up a batch each per round, in watch-id order, while there is room; a stream that runs out of room with
+    /// watchers still behind stalls again ([`WatchHub::is_stalled`]), to go on when its client has read. So a
+    /// stream's backlog is sent as its client reads it, as etcd's `syncWatchers` sends unsynced watchers one
+    /// batch each per round and only while the stream's channel has room.
+    pub fn sync(
+        &mut self,
+        unstall: Option<StreamId>,
+        store: &MvccStore,
+        room: impl Fn(StreamId) -> usize,
+    ) -> Vec<(StreamId, WatchResponse)> {
         let current = store.current_revision();
         self.check(current);
         if let Some(s) = unstall.and_then(|sid| self.streams.get_mut(&sid)) {
@@ -171,14 +188,18 @@ impl WatchHub {
             if s.stalled {
                 continue;
             }
-            let behind: Vec<i64> = s.watchers.iter().filter(|(_, w)| !w.synced).map(|(&id, _)| id).collect();
-            for id in behind {
-                out.extend(catch_up(s, id, store, &config, Behind::Slow).into_iter().map(|r| (sid, r)));
-            }
+            let sent = catch_up_stream(s, store, &config, Behind::Slow, room(sid));
+            out.extend(sent.into_iter().map(|r| (sid, r)));
             out.extend(s.answer_progress(current).map(|r| (sid, r)));
         }
         self.check(current);
         out
+    }
+
+    /// Whether `stream` is stalled: its outbox filled, or a catch-up ran out of room. Its watchers are all
+    /// behind until a [`WatchHub::sync`] that unstalls it.
+    pub fn is_stalled(&self, stream: StreamId) -> bool {
+        self.streams.get(&stream).is_some_and(|s| s.stalled)
     }
 
     /// The member replaced its store with a leader's Raft snapshot (`store` is the restored one); returns what
@@ -196,7 +217,9 @@ impl WatchHub {
     /// With [`HubConfig::restore_lowers_watchers`] the old behaviour instead: every watcher on a stream that
     /// is not stalled (etcd's synced group) restarts from the revision it was created at, and a future one is
     /// lowered to just after the restored revision.
-    pub fn restore(&mut self, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
+    ///
+    /// The catch-up goes as far as `room` lets it, as in [`WatchHub::sync`].
+    pub fn restore(&mut self, store: &MvccStore, room: impl Fn(StreamId) -> usize) -> Vec<(StreamId, WatchResponse)> {
         let current = store.current_revision();
         let config = self.config;
         let mut out = Vec::new();
@@ -204,17 +227,14 @@ impl WatchHub {
             if s.stalled {
                 continue;
             }
-            let ids: Vec<i64> = s.watchers.keys().copied().collect();
-            for &id in &ids {
-                let w = s.watchers.get_mut(&id).expect("listed just above");
+            for w in s.watchers.values_mut() {
                 w.synced = false;
                 if config.restore_lowers_watchers {
                     lower_on_restore(w, current);
                 }
             }
-            for id in ids {
-                out.extend(catch_up(s, id, store, &config, Behind::Restored).into_iter().map(|r| (sid, r)));
-            }
+            let sent = catch_up_stream(s, store, &config, Behind::Restored, room(sid));
+            out.extend(sent.into_iter().map(|r| (sid, r)));
             out.extend(s.answer_progress(current).map(|r| (sid, r)));
         }
         self.check(current);
@@ -274,6 +294,7 @@ fn create_watcher(
     req: &WatchCreateRequest,
     store: &MvccStore,
     config: &HubConfig,
+    room: usize,
 ) -> Vec<WatchResponse> {
     let current = store.current_revision();
     let registered = WatchSpec::parse(req).and_then(|spec| Ok((s.allocate_id(req.watch_id)?, spec)));
@@ -281,10 +302,39 @@ fn create_watcher(
         Ok(registered) => registered,
         Err(err) => return vec![create_failed(err.reason(), current)],
     };
+    // Behind until caught up, or for as long as its stream is stalled.
     s.watchers.insert(id, Watcher::new(spec, current));
     let mut out = vec![created(id, current)];
     if !s.stalled {
-        out.extend(catch_up(s, id, store, config, Behind::New));
+        out.extend(catch_up_stream(s, store, config, Behind::New, room.saturating_sub(1)));
     }
     out
+}
+
+/// Catches up the unsynced watchers of `s` (not stalled), one batch each per round in watch-id order, while
+/// the responses fit `room`; stalls `s` if it runs out of room with watchers still behind.
+fn catch_up_stream(
+    s: &mut Stream,
+    store: &MvccStore,
+    config: &HubConfig,
+    behind: Behind,
+    mut room: usize,
+) -> Vec<WatchResponse> {
+    debug_assert!(!s.stalled, "catching up a stalled stream");
+    let mut out = Vec::new();
+    loop {
+        let ids: Vec<i64> = s.watchers.iter().filter(|(_, w)| !w.synced).map(|(&id, _)| id).collect();
+        if ids.is_empty() {
+            return out;
+        }
+        for id in ids {
+            if room == 0 {
+                s.stall();
+                return out;
+            }
+            let sent = catch_up(s, id, store, config, behind);
+            room = room.saturating_sub(sent.len());
+            out.extend(sent);
+        }
+    }
 }

@@ -64,6 +64,23 @@ impl Outbox {
     pub(super) fn resume(&mut self) -> bool {
         std::mem::replace(&mut self.stalled, false)
     }
+
+    /// How many more responses fit before the stream counts as full.
+    pub(super) fn room(&self) -> usize {
+        STALL_AT.saturating_sub(self.in_flight.load(Ordering::SeqCst))
+    }
+
+    /// The hub stalled the stream (a catch-up ran out of room): it is held until the client drains it below
+    /// [`RESUME_BELOW`]. Returns false if the client has already read that far, so that no drain signal
+    /// may come, and the caller must go on now instead (the stream is then not held).
+    pub(super) fn hold(&mut self) -> bool {
+        self.stalled = true;
+        if self.in_flight.load(Ordering::SeqCst) < RESUME_BELOW {
+            self.stalled = false;
+            return false;
+        }
+        true
+    }
 }
 
 /// The gRPC end of a stream's queue.

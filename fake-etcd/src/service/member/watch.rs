@@ -42,8 +42,33 @@ impl Watches {
     /// The store was just replaced by a Raft snapshot's: tells the watch hub, which re-syncs its watchers
     /// from the restored store, and sends what it owes.
     pub(super) fn restored(&mut self, mvcc: &MvccStore, member: &Member) {
-        let responses = self.hub.restore(mvcc);
+        let outboxes = &self.outboxes;
+        let responses = self.hub.restore(mvcc, |sid| room_in(outboxes, sid));
         self.dispatch(responses, member);
+        let streams: Vec<StreamId> = self.outboxes.keys().copied().collect();
+        for stream in streams {
+            self.go_on(stream, mvcc, member);
+        }
+    }
+
+    /// How many more responses `stream`'s outbox takes before it is full.
+    fn room(&self, stream: StreamId) -> usize {
+        room_in(&self.outboxes, stream)
+    }
+
+    /// After the hub caught `stream` up as far as its outbox had room: if that left the stream stalled, holds
+    /// the outbox until the client drains it (then [`Member::watch_drained`] goes on), or, if the client has
+    /// already read that far, goes on catching up now, round after round.
+    fn go_on(&mut self, stream: StreamId, mvcc: &MvccStore, member: &Member) {
+        while self.hub.is_stalled(stream) {
+            let Some(outbox) = self.outboxes.get_mut(&stream) else { return };
+            if outbox.hold() {
+                return;
+            }
+            let outboxes = &self.outboxes;
+            let responses = self.hub.sync(Some(stream), mvcc, |sid| room_in(outboxes, sid));
+            self.dispatch(responses, member);
+        }
     }
 
     /// Queues responses on their streams. A stream whose client does not keep up is stalled in the hub, and
@@ -68,6 +93,11 @@ impl Watches {
         self.outboxes.remove(&stream);
         self.hub.close_stream(stream);
     }
+}
+
+/// How many more responses `stream`'s outbox takes before it is full (none for a stream that is gone).
+fn room_in(outboxes: &BTreeMap<StreamId, Outbox>, stream: StreamId) -> usize {
+    outboxes.get(&stream).map_or(0, Outbox::room)
 }
 
 impl State {
@@ -113,9 +143,11 @@ impl Member {
                 return;
             }
         }
-        let responses = st.watches.hub.handle(stream, req, &st.sm.mvcc);
+        let room = st.watches.room(stream);
+        let responses = st.watches.hub.handle(stream, req, &st.sm.mvcc, room);
         let addressed: Vec<(StreamId, WatchResponse)> = responses.into_iter().map(|r| (stream, r)).collect();
         st.watches.dispatch(addressed, self);
+        st.watches.go_on(stream, &st.sm.mvcc, self);
     }
 
     /// The client drained a stalled stream below the low-water mark: catch its watchers up.
@@ -126,8 +158,10 @@ impl Member {
         if !outbox.resume() {
             return;
         }
-        let responses = st.watches.hub.sync(Some(stream), &st.sm.mvcc);
+        let outboxes = &st.watches.outboxes;
+        let responses = st.watches.hub.sync(Some(stream), &st.sm.mvcc, |sid| room_in(outboxes, sid));
         st.watches.dispatch(responses, self);
+        st.watches.go_on(stream, &st.sm.mvcc, self);
     }
 
     pub fn close_watch_stream(&self, stream: StreamId) {

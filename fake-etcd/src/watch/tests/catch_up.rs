@@ -28,6 +28,7 @@ fn batches_of_1000_revisions() {
         s,
         WatchRequest { request_union: Some(RequestUnion::CreateRequest(create("a", "", 2))) },
         &h.store,
+        usize::MAX,
     );
     let summary: Vec<(i64, usize, i64, i64)> = sent
         .iter()
@@ -94,4 +95,63 @@ fn prev_kv_catch_up() {
         h.watch(s, req),
         lines(&["id=0 rev=5 created", "id=0 rev=5 [PUT a=1@2, PUT a=2@3 prev(a=1@2), DEL a@4 prev(a=2@3), PUT a=3@5]"])
     );
+}
+
+/// A drained stream's watchers catch up a batch each per round, in watch-id order, only as far as the
+/// stream's outbox has room; a stream that runs out of room stalls again and goes on at the next sync, so
+/// its backlog is never built all at once. Every event still arrives once and in order, and a progress
+/// request waits for the last batch.
+#[test]
+fn catch_up_goes_as_far_as_the_outbox_has_room() {
+    let mut h = Harness::with_config(HubConfig { batch_max_revs: 2, ..HubConfig::default() });
+    let s = h.open();
+    h.watch(s, create("a", "", 0));
+    h.watch(s, create("a", "", 0));
+    h.hub.stall(s);
+    h.puts("a", 5); // revisions 2 to 6, two revisions a batch: three batches each
+    h.request_progress(s);
+    h.room = 4;
+    assert_eq!(
+        h.sync(Some(s)),
+        lines(&[
+            "s0 id=0 rev=6 [PUT a=0@2, PUT a=1@3]",
+            "s0 id=1 rev=6 [PUT a=0@2, PUT a=1@3]",
+            "s0 id=0 rev=6 [PUT a=2@4, PUT a=3@5]",
+            "s0 id=1 rev=6 [PUT a=2@4, PUT a=3@5]",
+        ])
+    );
+    assert!(h.hub.is_stalled(s), "out of room with watchers behind");
+    assert_eq!(h.put("a", "live"), NONE, "a stalled stream gets no live events");
+    assert_eq!(h.sync(None), NONE, "still stalled");
+    assert_eq!(
+        h.sync(Some(s)),
+        lines(&[
+            "s0 id=0 rev=7 [PUT a=4@6, PUT a=live@7]",
+            "s0 id=1 rev=7 [PUT a=4@6, PUT a=live@7]",
+            "s0 id=-1 rev=7",
+        ])
+    );
+    assert!(!h.hub.is_stalled(s));
+    assert_eq!(h.put("a", "next"), lines(&["s0 id=0 rev=8 [PUT a=next@8]", "s0 id=1 rev=8 [PUT a=next@8]"]));
+}
+
+/// A new watcher with a long history counts its created response against the room, catches up as far as
+/// the rest allows, and leaves its stream stalled until the next sync; with no room at all it only gets
+/// created. Other streams are not held up.
+#[test]
+fn a_new_watcher_catches_up_as_far_as_the_outbox_has_room() {
+    let mut h = Harness::with_config(HubConfig { batch_max_revs: 2, ..HubConfig::default() });
+    h.puts("a", 3); // revisions 2 to 4
+    let s = h.open();
+    h.room = 2;
+    assert_eq!(h.watch(s, create("a", "", 2)), lines(&["id=0 rev=4 created", "id=0 rev=4 [PUT a=0@2, PUT a=1@3]"]));
+    assert!(h.hub.is_stalled(s));
+    h.room = 1;
+    assert_eq!(h.sync(Some(s)), lines(&["s0 id=0 rev=4 [PUT a=2@4]"]));
+    assert!(!h.hub.is_stalled(s), "the last batch fitted");
+    let other = h.open();
+    h.room = 0;
+    assert_eq!(h.watch(other, create("a", "", 2)), lines(&["id=0 rev=4 created"]));
+    assert!(h.hub.is_stalled(other) && !h.hub.is_stalled(s));
+    assert_eq!(h.put("a", "live"), lines(&["s0 id=0 rev=5 [PUT a=live@5]"]));
 }

@@ -149,7 +149,8 @@ fn stall_then_compaction_cancels_overtaken_watchers() {
 
 /// The etcd #18089 history in a store with `mvcc`: PUT k v2 (r2), v3, v4, DELETE k (r5), PUT k v6 (r6).
 fn history_18089(mvcc: MvccConfig) -> Harness {
-    let mut h = Harness { store: MvccStore::with_config(mvcc), hub: WatchHub::new(HubConfig::default()) };
+    let mut h =
+        Harness { store: MvccStore::with_config(mvcc), hub: WatchHub::new(HubConfig::default()), room: usize::MAX };
     for v in ["v2", "v3", "v4"] {
         h.put("k", v);
     }
@@ -192,7 +193,7 @@ fn watch_at_compaction_misses_delete_switch() {
         std::mem::swap(&mut before.mvcc, &mut h.store);
         let mut restarted = StateMachine::with_config(2, mvcc);
         restarted.restore(&before.snapshot(), Millis(1_000)).unwrap();
-        let mut h = Harness { store: restarted.mvcc, hub: WatchHub::new(HubConfig::default()) };
+        let mut h = Harness { store: restarted.mvcc, hub: WatchHub::new(HubConfig::default()), room: usize::MAX };
         let s = h.open();
         assert_eq!(h.watch(s, create("k", "", 5)), lines(after_restore), "switch {bug}: after the restore");
     }

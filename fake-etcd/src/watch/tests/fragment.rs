@@ -71,7 +71,8 @@ fn catch_up_is_fragmented() {
     }
     let s = h.open();
     let req = WatchCreateRequest { fragment: true, ..create("a", "z", 2) };
-    let sent = h.hub.handle(s, WatchRequest { request_union: Some(RequestUnion::CreateRequest(req)) }, &h.store);
+    let sent =
+        h.hub.handle(s, WatchRequest { request_union: Some(RequestUnion::CreateRequest(req)) }, &h.store, usize::MAX);
     let shape: Vec<(bool, bool, usize, i64)> =
         sent.iter().map(|r| (r.created, r.fragment, r.events.len(), r.header.as_ref().unwrap().revision)).collect();
     assert_eq!(shape, vec![(true, false, 0, 4), (false, true, 2, 4), (false, false, 1, 4)]);

@@ -35,6 +35,8 @@ enum Op<'a> {
 struct Harness {
     store: MvccStore,
     hub: WatchHub,
+    /// How many responses every stream's outbox takes in each call (unlimited unless a test paces).
+    room: usize,
 }
 
 impl Harness {
@@ -43,7 +45,7 @@ impl Harness {
     }
 
     fn with_config(config: HubConfig) -> Harness {
-        Harness { store: MvccStore::new(), hub: WatchHub::new(config) }
+        Harness { store: MvccStore::new(), hub: WatchHub::new(config), room: usize::MAX }
     }
 
     fn rev(&self) -> i64 {
@@ -95,7 +97,7 @@ impl Harness {
     }
 
     fn request(&mut self, stream: StreamId, req: RequestUnion) -> Vec<String> {
-        let sent = self.hub.handle(stream, WatchRequest { request_union: Some(req) }, &self.store);
+        let sent = self.hub.handle(stream, WatchRequest { request_union: Some(req) }, &self.store, self.room);
         sent.iter().map(show).collect()
     }
 
@@ -112,7 +114,8 @@ impl Harness {
     }
 
     fn sync(&mut self, unstall: Option<StreamId>) -> Vec<String> {
-        let sent = self.hub.sync(unstall, &self.store);
+        let room = self.room;
+        let sent = self.hub.sync(unstall, &self.store, |_| room);
         show_all(&sent)
     }
 

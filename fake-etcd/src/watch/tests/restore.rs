@@ -32,7 +32,8 @@ impl Harness {
     /// Installs `store` as a snapshot restore does and returns what the hub sends for it.
     fn restore(&mut self, store: MvccStore) -> Vec<String> {
         self.store = store;
-        let sent = self.hub.restore(&self.store);
+        let room = self.room;
+        let sent = self.hub.restore(&self.store, |_| room);
         show_all(&sent)
     }
 }
@@ -215,7 +216,7 @@ fn restore_from_state_machine_snapshot_bytes() {
         let mut hub = WatchHub::new(HubConfig { restore_lowers_watchers: bug, ..HubConfig::default() });
         let s = hub.open_stream();
         let req = WatchRequest { request_union: Some(RequestUnion::CreateRequest(create("a", "", 0))) };
-        hub.handle(s, req, &follower.mvcc);
+        hub.handle(s, req, &follower.mvcc, usize::MAX);
         // The follower applies 2 and 3 (the watcher gets them live); the leader goes on to 4.
         for value in ["1", "2"] {
             let applied = follower.apply(put(value), now).unwrap();
@@ -225,6 +226,6 @@ fn restore_from_state_machine_snapshot_bytes() {
             leader.apply(put(value), now).unwrap();
         }
         follower.restore(&leader.snapshot(), now).unwrap();
-        assert_eq!(show_all(&hub.restore(&follower.mvcc)), lines(expected), "bug {bug}");
+        assert_eq!(show_all(&hub.restore(&follower.mvcc, |_| usize::MAX)), lines(expected), "bug {bug}");
     }
 }
