@@ -41,8 +41,11 @@ const FLAG_PRIORITY: u8 = 0x20;
 const MAX_FRAME: usize = 16_384;
 /// HPACK's default dynamic table size, which the server's decoder uses (tonic does not change it).
 const TABLE_SIZE: usize = 4096;
-/// How much is read from the client at a time.
-const READ_CHUNK: usize = 64 * 1024;
+/// How much is read from the client at a time: a connection starts with the small size (so that an idle
+/// one holds little: 1,000 silent connections took 78 KiB each with 64 KiB from the start), and the chunk
+/// doubles whenever a read fills it, up to the large one.
+const READ_CHUNK_FIRST: usize = 4 * 1024;
+const READ_CHUNK_MAX: usize = 64 * 1024;
 
 /// A client connection as tonic reads it: bytes from the client pass through a [`Rewriter`] on their way
 /// in, bytes from the server go straight to the socket. No task and no extra pipe: the rewriting happens in
@@ -67,7 +70,7 @@ impl RewritingStream {
             input: Vec::new(),
             output: Vec::new(),
             taken: 0,
-            chunk: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            chunk: vec![0u8; READ_CHUNK_FIRST].into_boxed_slice(),
             eof: false,
         }
     }
@@ -107,6 +110,9 @@ impl AsyncRead for RewritingStream {
                 continue;
             }
             this.input.extend_from_slice(&this.chunk[..n]);
+            if n == this.chunk.len() && n < READ_CHUNK_MAX {
+                this.chunk = vec![0u8; 2 * n].into_boxed_slice();
+            }
             this.output =
                 this.rewriter.feed(&mut this.input).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         }
