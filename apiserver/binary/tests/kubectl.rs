@@ -69,16 +69,6 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
                and events.k8s.io resources issue 11 names, not the 21 group versions of a real 1.32 server",
     },
     KnownDifference {
-        script: "edit",
-        kind: Kind::Limitation { issue: "14 (strategic merge patch)" },
-        what: "kubectl edit sends a strategic merge patch, which kubesim answers 415",
-    },
-    KnownDifference {
-        script: "patch",
-        kind: Kind::Limitation { issue: "14 (strategic merge patch)" },
-        what: "kubectl patch without --type sends a strategic merge patch, which kubesim answers 415",
-    },
-    KnownDifference {
         script: "pods",
         kind: Kind::Choice,
         what: "the ServiceAccount admission plugin is off, as in test apiservers without a controller manager: \

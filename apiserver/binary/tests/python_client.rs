@@ -135,9 +135,8 @@ fn configmaps_crud_json_patch_and_merge_patch() {
     script("configmaps");
 }
 
-/// Pins the 415 kubesim answers until strategic merge patch lands (issue 14); see the script.
 #[test]
-fn a_dict_patch_is_a_strategic_merge_patch_refused_until_issue_14() {
+fn a_dict_patch_is_a_strategic_merge_patch() {
     script("strategic_merge_patch");
 }
 

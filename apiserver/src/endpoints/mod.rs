@@ -28,6 +28,7 @@ pub mod request_info;
 pub mod response;
 pub mod router;
 pub mod serve;
+pub mod strategic_merge;
 pub mod system;
 pub mod table;
 

@@ -61,6 +61,10 @@ pub enum RegistryError {
     /// A failure of the server's own (`NewInternalError`): 500.
     #[error("Internal error occurred: {0}")]
     Internal(String),
+    /// An error upstream passes on without making it a `Status` (a strategic merge patch's list element
+    /// without its merge key): `ErrorToAPIStatus` answers 500 with no reason and the error's own text.
+    #[error("{0}")]
+    Unconverted(String),
 }
 
 fn qualified_kind(group: &str, kind: &str) -> String {
@@ -120,6 +124,9 @@ impl RegistryError {
                 Status { details: None, ..failure(413, "RequestEntityTooLarge", message, StatusDetails::default()) }
             }
             E::PatchNotApplicable(_) => failure(422, "Invalid", message, StatusDetails::default()),
+            E::Unconverted(_) => {
+                Status { details: None, reason: None, ..failure(500, "", message, StatusDetails::default()) }
+            }
             E::Internal(why) => {
                 let details = StatusDetails {
                     causes: Some(vec![StatusCause { message: Some(why.clone()), ..StatusCause::default() }]),

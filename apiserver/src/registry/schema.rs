@@ -103,6 +103,19 @@ impl Schemas {
         property.get("description").and_then(Value::as_str).map(str::to_string)
     }
 
+    /// The definition that the values of `field` of the type `definition` have: the field's own type, its
+    /// list's items' or its map's values' (`None` for scalars, lists of scalars and unknown fields). What a
+    /// strategic merge patch follows down an object.
+    pub fn field_definition(&self, definition: &str, field: &str) -> Option<&str> {
+        let property = self.definitions.get(definition)?.get("properties")?.get(field)?;
+        let (name, schema) = self.resolve(property);
+        if name.is_some() {
+            return name;
+        }
+        let inner = schema.get("items").or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()))?;
+        self.resolve(inner).0
+    }
+
     /// Removes the fields of `obj` the kind `definition` does not have, at any depth.
     pub fn prune(&self, definition: &str, obj: &mut Value) {
         if let Some(schema) = self.definitions.get(definition) {

@@ -1,7 +1,9 @@
 //! PATCH (kube's `PatchResource`): the `Content-Type` names the patch type, and the patch is applied to the
 //! current object inside the registry's guaranteed update, so a retry re-applies it to newer state
-//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`). JSON patch (RFC 6902) and JSON merge patch (RFC 7386) are served here; strategic
-//! merge patch and server-side apply answer 415 with the types that are served.
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`). JSON patch (RFC 6902), JSON merge patch
+//! (RFC 7386) and, for built-in kinds, strategic merge patch ([`crate::endpoints::strategic_merge`]) are
+//! served here; server-side apply, and strategic merge patch of a custom resource, answer 415 with the types
+//! that are served.
 //!
 //! Texts are kube's: a body that does not decode as its patch type is a 400 (`error decoding patch:
 //! unexpected end of JSON input`, see [`decode_patch`]), reported only once the object is found, since
@@ -21,8 +23,10 @@ use crate::endpoints::handlers::write::{body_resource, check_scale, validate_wri
 use crate::endpoints::handlers::{Call, Target};
 use crate::endpoints::query::write_query;
 use crate::endpoints::response::Responder;
+use crate::endpoints::strategic_merge::{self, SmpError};
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
+use crate::registry::schema::schemas;
 use crate::registry::strategies::workloads;
 use crate::registry::{typecheck, RegistryError, Subresource};
 
@@ -34,32 +38,47 @@ const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 pub enum PatchType {
     Json,
     Merge,
+    Strategic,
 }
 
 impl PatchType {
-    /// The patch types served, in the order a 415 lists them.
-    pub const SERVED: [PatchType; 2] = [PatchType::Json, PatchType::Merge];
+    /// The patch types served for built-in kinds, in the order a 415 lists them.
+    pub const SERVED: [PatchType; 3] = [PatchType::Json, PatchType::Merge, PatchType::Strategic];
 
     pub fn media_type(self) -> &'static str {
         match self {
             PatchType::Json => "application/json-patch+json",
             PatchType::Merge => "application/merge-patch+json",
+            PatchType::Strategic => "application/strategic-merge-patch+json",
         }
     }
 
-    fn of_content_type(content_type: &str) -> Option<PatchType> {
+    /// The patch types served for `resource`: a custom resource has no patch strategies, so no strategic
+    /// merge patch (upstream's `crdHandler` leaves it out too).
+    fn served_for(builtin: bool) -> &'static [PatchType] {
+        if builtin {
+            &PatchType::SERVED
+        } else {
+            &PatchType::SERVED[..2]
+        }
+    }
+
+    fn of_content_type(content_type: &str, builtin: bool) -> Option<PatchType> {
         let essence = content_type.split(';').next().unwrap_or("").trim();
-        PatchType::SERVED.into_iter().find(|p| p.media_type() == essence)
+        PatchType::served_for(builtin).iter().copied().find(|p| p.media_type() == essence)
     }
 }
 
 /// `PATCH .../NAME` and `PATCH .../NAME/SUBRESOURCE`.
 pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
-    let patch_type = PatchType::of_content_type(call.header("content-type").unwrap_or("")).ok_or_else(|| {
-        ApiError::UnsupportedMediaType {
-            accepted: PatchType::SERVED.iter().map(|p| p.media_type().to_string()).collect(),
-        }
-    })?;
+    let resource = body_resource(target);
+    let builtin = typecheck::is_builtin(&resource);
+    let patch_type =
+        PatchType::of_content_type(call.header("content-type").unwrap_or(""), builtin).ok_or_else(|| {
+            ApiError::UnsupportedMediaType {
+                accepted: PatchType::served_for(builtin).iter().map(|p| p.media_type().to_string()).collect(),
+            }
+        })?;
     let options = write_query(&call.query);
     if call.query.first("force").is_some() {
         // `force` exists only for server-side apply.
@@ -86,11 +105,17 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
             json_patch::merge(&mut doc, &patch);
             Ok(doc)
         }),
+        Ok(Decoded::Strategic(patch)) => {
+            let definition = schemas().kind(&resource.group, &resource.version, &resource.kind).map(str::to_string);
+            Box::new(move |current: &Value| {
+                strategic_merge::apply(current, &patch, definition.as_deref(), &strategic_merge::BuiltinMeta)
+                    .map_err(smp_error)
+            })
+        }
     };
     // The patched object's unknown fields, judged on every attempt (a conflict retries the patch on newer
     // state); the last attempt's warnings are the answer's.
     let warnings = Arc::new(Mutex::new(Vec::new()));
-    let resource = body_resource(target);
     let directive = options.field_validation.clone();
     let seen = warnings.clone();
     let mut validated = move |current: &Value| -> Result<Value, RegistryError> {
@@ -137,6 +162,18 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
 enum Decoded {
     Json(Result<json_patch::Patch, RegistryError>),
     Merge(Value),
+    Strategic(Value),
+}
+
+/// A strategic merge patch's failure as upstream's handler answers it (`interpretStrategicMergePatchError`):
+/// 400 and 422 for the package's known errors, and for the rest the error as it is, which the server
+/// answers 500.
+fn smp_error(err: SmpError) -> RegistryError {
+    match err {
+        SmpError::BadRequest(text) => RegistryError::BadRequest(text),
+        SmpError::Unprocessable(text) => RegistryError::PatchNotApplicable(text),
+        SmpError::Failed(text) => RegistryError::Unconverted(text),
+    }
 }
 
 /// Decodes a patch as kube's `jsonPatcher.applyJSPatch` does. Under `fieldValidation` Strict or Warn (the
@@ -148,10 +185,12 @@ fn decode_patch(patch_type: PatchType, body: &[u8], directive: &str) -> Result<D
     let go_type = match patch_type {
         PatchType::Json if strict => "[]handlers.jsonPatchOp",
         PatchType::Json => "jsonpatch.Patch",
-        PatchType::Merge => "map[string]interface {}",
+        PatchType::Merge | PatchType::Strategic => "map[string]interface {}",
     };
     let refuse = |why: String| {
         let text = match (strict, patch_type) {
+            // `strategicPatchObject` answers the decoder's words alone.
+            (_, PatchType::Strategic) => why,
             (true, _) => format!("error decoding patch: {why}"),
             (false, PatchType::Merge) => "Invalid JSON Patch".to_string(),
             (false, PatchType::Json) => why,
@@ -171,6 +210,9 @@ fn decode_patch(patch_type: PatchType, body: &[u8], directive: &str) -> Result<D
     }
     match patch_type {
         PatchType::Merge => Ok(Decoded::Merge(value)),
+        PatchType::Strategic => {
+            Ok(Decoded::Strategic(if value.is_null() { Value::Object(Default::default()) } else { value }))
+        }
         PatchType::Json => {
             let ops = match value {
                 Value::Null => Vec::new(),
