@@ -149,6 +149,18 @@ async fn configmap_crud_with_merge_and_json_patches() {
         let merged = api.patch("settings", &PatchParams::default(), &merge_delete).await.unwrap();
         assert_eq!(data(&merged), pairs(&[("mode", "slow")]), "null deletes a key in a merge patch");
 
+        let strategic =
+            Patch::Strategic(json!({"metadata": {"labels": {"tier": null, "zone": "a"}}, "data": {"s": "1"}}));
+        let merged = api.patch("settings", &PatchParams::default(), &strategic).await.unwrap();
+        assert_eq!(data(&merged), pairs(&[("mode", "slow"), ("s", "1")]), "a strategic merge patch merges maps");
+        assert_eq!(merged.labels().get("zone").map(String::as_str), Some("a"));
+        assert!(!merged.labels().contains_key("tier"), "null deletes a key in a strategic merge patch");
+        let merged = api
+            .patch("settings", &PatchParams::default(), &Patch::Strategic(json!({"data": {"s": null}})))
+            .await
+            .unwrap();
+        assert_eq!(data(&merged), pairs(&[("mode", "slow")]));
+
         let ops: json_patch::Patch = serde_json::from_value(json!([
             {"op": "test", "path": "/data/mode", "value": "slow"},
             {"op": "add", "path": "/data/extra", "value": "yes"},
