@@ -182,15 +182,7 @@ impl MvccStore {
     /// watch events: a PUT carries the full kv, a DELETE carries only `key` and `mod_revision`; `prev_kv` is
     /// never filled here. Errors with `Compacted` if `from < compact_revision`.
     pub fn events(&self, range: &KeyRange, from: Revision, to: Revision) -> Result<Vec<Event>, EtcdError> {
-        if from.0 < self.compact_main_rev {
-            return Err(EtcdError::Compacted);
-        }
-        Ok(self
-            .log
-            .between(from.0, to.0)
-            .filter(|(_, record)| range.contains(record.key()))
-            .map(|(at, record)| record.to_event(*at))
-            .collect())
+        self.events_batch(range, from, to, usize::MAX).map(|(events, _)| events)
     }
 
     /// The first events of [`MvccStore::events`]`(range, from, to)` that fall on at most `max_revs` distinct

@@ -181,6 +181,7 @@ fn merge_list(
     let mut merged: Vec<Option<Value>> = original.into_iter().map(Some).collect();
     let mut patched_keys = Vec::new();
     let mut added = Vec::new();
+    let element_meta = FieldMeta { definition: field.definition.clone(), ..FieldMeta::default() };
     for item in patch {
         if !item.is_object() {
             return Err(SmpError::Failed(format!(
@@ -197,7 +198,6 @@ fn merge_list(
             continue;
         }
         let Value::Object(item_patch) = item else { unreachable!("checked above") };
-        let element_meta = FieldMeta { definition: field.definition.clone(), ..FieldMeta::default() };
         match at.and_then(|at| merged[at].take().map(|current| (at, current))) {
             Some((at, Value::Object(current))) => {
                 let element = merge_map(current, item_patch, element_meta.definition.as_deref(), meta)?;

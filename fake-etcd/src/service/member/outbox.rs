@@ -74,12 +74,10 @@ impl Outbox {
     /// [`RESUME_BELOW`]. Returns false if the client has already read that far, so that no drain signal
     /// may come, and the caller must go on now instead (the stream is then not held).
     pub(super) fn hold(&mut self) -> bool {
-        self.stalled = true;
-        if self.in_flight.load(Ordering::SeqCst) < RESUME_BELOW {
-            self.stalled = false;
-            return false;
-        }
-        true
+        // The drain signal is handled under the member lock, which the caller holds, so the order of the
+        // check and the flag does not matter.
+        self.stalled = self.in_flight.load(Ordering::SeqCst) >= RESUME_BELOW;
+        self.stalled
     }
 }
 
