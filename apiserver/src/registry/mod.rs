@@ -23,8 +23,10 @@
 //! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
 
 pub mod error;
+pub mod extensions;
 pub mod field_error;
 pub mod kinds;
+pub mod managed_fields;
 pub mod meta;
 pub mod names;
 pub mod namespace_controller;

@@ -116,6 +116,16 @@ impl Schemas {
         self.resolve(inner).0
     }
 
+    /// The schema of `field` of the type `definition`, as the documents have it (often a reference).
+    pub fn property(&self, definition: &str, field: &str) -> Option<&Value> {
+        self.definitions.get(definition)?.get("properties")?.get(field)
+    }
+
+    /// `schema` with its reference followed: the definition's name if it was a reference, and the schema.
+    pub fn follow<'a>(&'a self, schema: &'a Value) -> (Option<&'a str>, &'a Value) {
+        self.resolve(schema)
+    }
+
     /// Removes the fields of `obj` the kind `definition` does not have, at any depth.
     pub fn prune(&self, definition: &str, obj: &mut Value) {
         if let Some(schema) = self.definitions.get(definition) {

@@ -3,7 +3,7 @@
 //! validates fields itself, to compute strategic merge patches, and to explain a kind's fields).
 //!
 //! The documents are generated from the [`Catalog`](crate::apis::Catalog) and the Rust types' schemas
-//! ([`schemas`], [`crate::registry::kinds`], the hand-kept facts of [`extensions`]) with every path and operation of each
+//! ([`schemas`], [`crate::registry::kinds`], the hand-kept facts of [`crate::registry::extensions`]) with every path and operation of each
 //! resource ([`paths`]), built together and serialized once ([`build`]), then cached in [`OpenApiCache`]
 //! until [`OpenApiCache::invalidate`] (the catalog changes: custom resources, later).
 //!
@@ -16,7 +16,6 @@
 //! to v2 only for what v3 lacks (and skips what v2 cannot tell it).
 
 pub mod build;
-pub mod extensions;
 pub mod paths;
 pub mod schemas;
 

@@ -8,7 +8,7 @@
 //! On top of what the types say, this module adds what kube-apiserver's documents say and the types do
 //! not: `x-kubernetes-group-version-kind` on each kind's schema (an array, since one Go type can be
 //! registered under several group versions), the `<Kind>List` schemas (k8s-openapi's `List<T>` has no
-//! schema), the list, map and patch facts of [`super::extensions`], the v3 forms of `IntOrString` and
+//! schema), the list, map and patch facts of [`crate::registry::extensions`], the v3 forms of `IntOrString` and
 //! `Quantity` (`oneOf` their JSON types), and `x-kubernetes-preserve-unknown-fields` on `RawExtension`.
 //! A custom resource (a kind [`crate::registry::kinds`] does not know) gets a schema that keeps every field, as
 //! kube publishes a CRD without a structural schema.
@@ -22,8 +22,8 @@ use k8s_openapi::schemars::generate::SchemaSettings;
 use k8s_openapi::schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
-use super::extensions;
 use crate::apis::{Catalog, GroupVersion};
+use crate::registry::extensions;
 use crate::registry::kinds;
 
 /// Where a `$ref` points.

@@ -13,7 +13,7 @@ use super::build::{build, doc_path, Documents};
 use super::*;
 use crate::apis::Catalog;
 use crate::endpoints::query::Query;
-use crate::registry::{kinds, FixedClock, SystemFields};
+use crate::registry::{extensions, kinds, FixedClock, SystemFields};
 use crate::server::ServerOptions;
 
 fn documents() -> Documents {

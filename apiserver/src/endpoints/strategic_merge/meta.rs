@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::endpoints::openapi::extensions;
+use crate::registry::extensions;
 use crate::registry::schema::schemas;
 
 /// What a strategic merge patch knows of one field.

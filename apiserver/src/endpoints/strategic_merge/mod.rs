@@ -17,7 +17,7 @@
 //! every element only the original has back among them by its original position (`mergeSortedSlice`).
 //! The patch facts come from [`PatchMeta`]: for built-in kinds, upstream's OpenAPI extensions
 //! (`x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`), kept as data in
-//! `endpoints/openapi/extensions.txt`. Custom resources have no patch facts and are answered 415 before
+//! `registry/extensions.txt`. Custom resources have no patch facts and are answered 415 before
 //! this runs, as upstream answers them.
 
 mod go_fmt;

@@ -11,7 +11,7 @@
 //! `+mapType`, `+structType` and the `patchStrategy`/`patchMergeKey` struct tags, which kube-openapi's
 //! generator turns into these extensions, `k8s.io/kube-openapi pkg/generators/extension.go`), and checked
 //! against the structured-merge schema client-go publishes from the same spec. It covers the group
-//! versions of [`super::kinds`].
+//! versions of the served kinds ([`super::kinds`]).
 
 use std::sync::OnceLock;
 

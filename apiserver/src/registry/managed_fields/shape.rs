@@ -1,0 +1,130 @@
+//! The shape of each field as server-side apply sees it: which values are owned whole (atomic) and which
+//! are owned part by part, and how a list's elements are told apart. For built-in kinds this is the
+//! k8s-openapi schemas (struct fields, maps, lists) with upstream's OpenAPI extensions
+//! (`registry/extensions.txt`), read as kube-openapi's `schemaconv` reads them: a list is atomic
+//! unless `x-kubernetes-list-type` says `set` or `map` (with its `x-kubernetes-list-map-keys`), or, without
+//! a list type, its `x-kubernetes-patch-strategy` merges (by its merge key, or as a set); a map is granular
+//! unless `x-kubernetes-map-type: atomic`; a struct is granular unless its type is marked atomic.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::registry::extensions;
+use crate::registry::schema::schemas;
+
+/// How a value is owned and merged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Owned and replaced whole: scalars, and atomic structs, maps and lists.
+    Atomic,
+    /// A struct with declared fields, by its definition name.
+    Struct(&'static str),
+    /// A map whose entries are owned apart.
+    Map(Box<Shape>),
+    /// A list whose elements are owned apart: by the values of `keys` (a list-type `map`), or by their own
+    /// value when `keys` is empty (a set).
+    Associative { element: Box<Shape>, keys: Vec<String> },
+    /// Not described by a schema (a field the type lacks): objects are granular maps, lists atomic, as
+    /// structured-merge-diff's deduced type.
+    Deduced,
+}
+
+/// Key fields with a default, used when an element leaves them out (upstream reads the schema's default:
+/// a container port's protocol is TCP).
+const KEY_DEFAULTS: &[(&str, &str)] = &[("protocol", "\"TCP\"")];
+
+/// The default of a list-map key field, as JSON text.
+pub fn key_default(key: &str) -> Option<&'static str> {
+    KEY_DEFAULTS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+impl Shape {
+    /// The shape of a built-in kind's root, by its definition name; `None` (a custom resource) is deduced.
+    pub fn root(definition: Option<&'static str>) -> Shape {
+        match definition {
+            Some(definition) => Shape::Struct(definition),
+            None => Shape::Deduced,
+        }
+    }
+
+    /// The shape of `field` of this struct or map; `None` if the field is not declared (a struct's unknown
+    /// field), which is owned as a deduced value.
+    pub fn field(&self, field: &str) -> (Shape, bool) {
+        match self {
+            Shape::Struct(definition) => match schemas().property(definition, field) {
+                Some(property) => (of_schema(property, facts(definition, Some(field))), true),
+                None => (Shape::Deduced, false),
+            },
+            Shape::Map(element) => ((**element).clone(), false),
+            _ => (Shape::Deduced, false),
+        }
+    }
+}
+
+/// The shape a schema describes, with the facts of the property that holds it.
+fn of_schema(schema: &'static Value, facts: Facts) -> Shape {
+    let (name, resolved) = schemas().follow(schema);
+    if let Some(name) = name {
+        let name: &'static str = name;
+        let atomic_type = self::facts(name, None).map_type.as_deref() == Some("atomic");
+        if resolved.get("properties").is_none() || atomic_type {
+            return Shape::Atomic;
+        }
+        return Shape::Struct(name);
+    }
+    if let Some(items) = resolved.get("items") {
+        let element = Box::new(of_schema(items, Facts::default()));
+        return match facts.list_type.as_deref() {
+            Some("map") => Shape::Associative { element, keys: facts.list_map_keys },
+            Some("set") => Shape::Associative { element, keys: Vec::new() },
+            Some(_) => Shape::Atomic,
+            None if facts.patch_strategy.split(',').any(|s| s == "merge") => {
+                Shape::Associative { element, keys: facts.patch_merge_key.into_iter().collect() }
+            }
+            None => Shape::Atomic,
+        };
+    }
+    if let Some(values) = resolved.get("additionalProperties").filter(|a| a.is_object()) {
+        if facts.map_type.as_deref() == Some("atomic") {
+            return Shape::Atomic;
+        }
+        return Shape::Map(Box::new(of_schema(values, Facts::default())));
+    }
+    Shape::Atomic
+}
+
+/// The extension facts of one property (or, with `None`, of a type).
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    list_type: Option<String>,
+    list_map_keys: Vec<String>,
+    map_type: Option<String>,
+    patch_strategy: String,
+    patch_merge_key: Option<String>,
+}
+
+fn facts(definition: &str, property: Option<&str>) -> Facts {
+    static TABLE: OnceLock<BTreeMap<(&'static str, Option<&'static str>), Facts>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut out = BTreeMap::new();
+        for line in extensions::table() {
+            let fact = |name: &str| line.facts.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+            let text = |name: &str| fact(name).and_then(Value::as_str).map(str::to_string);
+            let keys = fact("list-map-keys")
+                .and_then(Value::as_array)
+                .map(|keys| keys.iter().filter_map(Value::as_str).map(str::to_string).collect::<Vec<_>>());
+            let facts = Facts {
+                list_type: text("list-type"),
+                list_map_keys: keys.unwrap_or_default(),
+                map_type: text("map-type"),
+                patch_strategy: text("patch-strategy").unwrap_or_default(),
+                patch_merge_key: text("patch-merge-key"),
+            };
+            out.insert((line.definition, line.property), facts);
+        }
+        out
+    });
+    table.get(&(definition, property)).cloned().unwrap_or_default()
+}
