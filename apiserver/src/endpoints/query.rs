@@ -213,12 +213,23 @@ pub fn write_query(query: &Query) -> WriteQuery {
 }
 
 impl WriteQuery {
-    pub fn create_options(&self) -> CreateOptions {
-        CreateOptions { dry_run: self.dry_run.clone() }
+    /// Who the write's fields go to: `fieldManager`, or else the client's user agent up to its first `/`
+    /// (`managerOrUserAgent`: kubectl's `kubectl/v1.32.0 (linux/amd64) ...` is `kubectl`).
+    pub fn manager(&self, user_agent: Option<&str>) -> String {
+        if !self.field_manager.is_empty() {
+            return self.field_manager.clone();
+        }
+        user_agent.unwrap_or("").split('/').next().unwrap_or("").to_string()
     }
 
-    pub fn update_options(&self) -> UpdateOptions {
-        UpdateOptions { dry_run: self.dry_run.clone() }
+    /// The options of a create whose fields go to `manager` (`None`: not tracked).
+    pub fn create_options(&self, manager: Option<String>) -> CreateOptions {
+        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager }
+    }
+
+    /// The options of an update whose fields go to `manager` (`None`: not tracked).
+    pub fn update_options(&self, manager: Option<String>) -> UpdateOptions {
+        UpdateOptions { dry_run: self.dry_run.clone(), field_manager: manager }
     }
 }
 

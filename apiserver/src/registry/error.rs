@@ -33,6 +33,10 @@ pub enum RegistryError {
     /// or a delete whose preconditions do not hold; `why` says which.
     #[error("Operation cannot be fulfilled on {} {name:?}: {why}", resource.qualified())]
     Conflict { resource: GroupResource, name: String, why: String },
+    /// A server-side apply would change fields other managers own (`NewApplyConflict`): 409 with one cause
+    /// per field.
+    #[error("{}", crate::registry::managed_fields::conflict_message(conflicts))]
+    ApplyConflict { conflicts: Vec<crate::registry::managed_fields::Conflict> },
     /// Every generated name was taken (`NewGenerateNameConflict`).
     #[error("{} {name:?} already exists, the server was not able to generate a unique name for the object", resource.qualified())]
     GenerateNameConflict { resource: GroupResource, name: String },
@@ -102,6 +106,17 @@ impl RegistryError {
             }
             E::NotFound { resource, name } => status::not_found(resource, name),
             E::Conflict { resource, name, why } => status::conflict(resource, name, why),
+            E::ApplyConflict { conflicts } => {
+                let causes = conflicts
+                    .iter()
+                    .map(|c| StatusCause {
+                        reason: Some("FieldManagerConflict".to_string()),
+                        message: Some(format!("conflict with {}", c.manager)),
+                        field: Some(c.field.clone()),
+                    })
+                    .collect();
+                failure(409, "Conflict", message, StatusDetails { causes: Some(causes), ..StatusDetails::default() })
+            }
             E::GenerateNameConflict { resource, name } => {
                 let mut details = object_details(resource, name);
                 details.retry_after_seconds = Some(1);

@@ -15,12 +15,17 @@ pub const DRY_RUN_ALL: &str = "All";
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CreateOptions {
     pub dry_run: Vec<String>,
+    /// The manager the write's fields go to in `metadata.managedFields` (`fieldManager`, or the client's
+    /// user agent); `None` for the server's own writes, which are not tracked.
+    pub field_manager: Option<String>,
 }
 
 /// Options of an update (of the main resource or a subresource).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UpdateOptions {
     pub dry_run: Vec<String>,
+    /// As [`CreateOptions::field_manager`].
+    pub field_manager: Option<String>,
 }
 
 /// Options of a delete.
@@ -51,14 +56,14 @@ pub enum PropagationPolicy {
 impl CreateOptions {
     /// A dry-run create.
     pub fn dry_run() -> CreateOptions {
-        CreateOptions { dry_run: vec![DRY_RUN_ALL.into()] }
+        CreateOptions { dry_run: vec![DRY_RUN_ALL.into()], field_manager: None }
     }
 }
 
 impl UpdateOptions {
     /// A dry-run update.
     pub fn dry_run() -> UpdateOptions {
-        UpdateOptions { dry_run: vec![DRY_RUN_ALL.into()] }
+        UpdateOptions { dry_run: vec![DRY_RUN_ALL.into()], field_manager: None }
     }
 }
 

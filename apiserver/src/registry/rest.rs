@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::registry::error::RegistryError;
 use crate::registry::options::{CreateOptions, DeleteOptions, UpdateOptions};
 use crate::registry::resource::Resource;
-use crate::registry::store::{DeleteResult, ListRequest, Store};
+use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest, Store};
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::storage::{GetOptions, ObjectList, Storage, Watcher};
 
@@ -72,6 +72,15 @@ pub trait Rest: Send + Sync {
         apply: PatchFn<'a>,
         opts: &'a UpdateOptions,
     ) -> BoxFuture<'a, Result<Value, RegistryError>>;
+
+    /// Server-side apply; returns the stored object and whether the apply created it.
+    fn apply<'a>(
+        &'a self,
+        ns: &'a str,
+        config: Value,
+        request: &'a ApplyRequest<'a>,
+        opts: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<(Value, bool), RegistryError>>;
 
     fn delete<'a>(
         &'a self,
@@ -154,6 +163,16 @@ impl<S: Storage + Clone + 'static> Rest for Store<S> {
         opts: &'a UpdateOptions,
     ) -> BoxFuture<'a, Result<Value, RegistryError>> {
         Box::pin(Store::patch(self, ns, name, sub, apply, opts))
+    }
+
+    fn apply<'a>(
+        &'a self,
+        ns: &'a str,
+        config: Value,
+        request: &'a ApplyRequest<'a>,
+        opts: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<(Value, bool), RegistryError>> {
+        Box::pin(Store::apply(self, ns, config, request, opts))
     }
 
     fn delete<'a>(

@@ -102,8 +102,11 @@ async fn dry_run_update_and_delete_write_nothing(ctx: Ctx) {
 
 async fn dry_run_values_other_than_all_are_422s(ctx: Ctx) {
     ctx.namespace("ns").await;
-    let status =
-        expect_err(ctx.configmaps.create_with("ns", cm("a"), &CreateOptions { dry_run: vec!["Some".into()] }).await);
+    let status = expect_err(
+        ctx.configmaps
+            .create_with("ns", cm("a"), &CreateOptions { dry_run: vec!["Some".into()], field_manager: None })
+            .await,
+    );
     assert_eq!(
         status,
         json!({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "code": 422, "reason": "Invalid",
@@ -111,7 +114,7 @@ async fn dry_run_values_other_than_all_are_422s(ctx: Ctx) {
                "details": {"name": "", "group": "meta.k8s.io", "kind": "CreateOptions",
                            "causes": [{"reason": "FieldValueNotSupported", "message": "Unsupported value: []string{\"Some\"}: supported values: \"All\"", "field": "dryRun"}]}})
     );
-    let options = UpdateOptions { dry_run: vec!["All".into(), "x".into()] };
+    let options = UpdateOptions { dry_run: vec!["All".into(), "x".into()], field_manager: None };
     let status = expect_err(ctx.configmaps.update_with("ns", "a", cm("a"), &options).await);
     assert_eq!(
         status["message"],

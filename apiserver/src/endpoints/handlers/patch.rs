@@ -1,9 +1,10 @@
 //! PATCH (kube's `PatchResource`): the `Content-Type` names the patch type, and the patch is applied to the
 //! current object inside the registry's guaranteed update, so a retry re-applies it to newer state
 //! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`). JSON patch (RFC 6902), JSON merge patch
-//! (RFC 7386) and, for built-in kinds, strategic merge patch ([`crate::endpoints::strategic_merge`]) are
-//! served here; server-side apply, and strategic merge patch of a custom resource, answer 415 with the types
-//! that are served.
+//! (RFC 7386), for built-in kinds strategic merge patch ([`crate::endpoints::strategic_merge`]), and
+//! server-side apply (`application/apply-patch+yaml`, [`crate::registry::managed_fields`]) are served here;
+//! strategic merge patch of a custom resource answers 415 with the types that are served. Every patch's
+//! changes go to its field manager in `metadata.managedFields`.
 //!
 //! Texts are kube's: a body that does not decode as its patch type is a 400 (`error decoding patch:
 //! unexpected end of JSON input`, see [`decode_patch`]), reported only once the object is found, since
@@ -21,12 +22,13 @@ use crate::endpoints::codec::go_json_error;
 use crate::endpoints::error::ApiError;
 use crate::endpoints::handlers::write::{body_resource, check_scale, validate_write_options};
 use crate::endpoints::handlers::{Call, Target};
-use crate::endpoints::query::write_query;
+use crate::endpoints::query::{write_query, WriteQuery};
 use crate::endpoints::response::Responder;
 use crate::endpoints::strategic_merge::{self, SmpError};
 use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
 use crate::registry::schema::schemas;
+use crate::registry::store::ApplyRequest;
 use crate::registry::strategies::workloads;
 use crate::registry::{typecheck, RegistryError, Subresource};
 
@@ -39,27 +41,30 @@ pub enum PatchType {
     Json,
     Merge,
     Strategic,
+    Apply,
 }
 
 impl PatchType {
     /// The patch types served for built-in kinds, in the order a 415 lists them.
-    pub const SERVED: [PatchType; 3] = [PatchType::Json, PatchType::Merge, PatchType::Strategic];
+    pub const SERVED: [PatchType; 4] = [PatchType::Json, PatchType::Merge, PatchType::Strategic, PatchType::Apply];
+    /// The patch types served for custom resources: no patch strategies, so no strategic merge patch
+    /// (upstream's `crdHandler` leaves it out too).
+    const SERVED_CUSTOM: [PatchType; 3] = [PatchType::Json, PatchType::Merge, PatchType::Apply];
 
     pub fn media_type(self) -> &'static str {
         match self {
             PatchType::Json => "application/json-patch+json",
             PatchType::Merge => "application/merge-patch+json",
             PatchType::Strategic => "application/strategic-merge-patch+json",
+            PatchType::Apply => "application/apply-patch+yaml",
         }
     }
 
-    /// The patch types served for `resource`: a custom resource has no patch strategies, so no strategic
-    /// merge patch (upstream's `crdHandler` leaves it out too).
     fn served_for(builtin: bool) -> &'static [PatchType] {
         if builtin {
             &PatchType::SERVED
         } else {
-            &PatchType::SERVED[..2]
+            &PatchType::SERVED_CUSTOM
         }
     }
 
@@ -80,6 +85,10 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
             }
         })?;
     let options = write_query(&call.query);
+    if patch_type == PatchType::Apply {
+        return apply(call, target, responder, &options).await;
+    }
+    let manager = Some(options.manager(call.header("user-agent")));
     if call.query.first("force").is_some() {
         // `force` exists only for server-side apply.
         let mut errors = vec![FieldError::forbidden("force", "may not be specified for non-apply patch")];
@@ -105,6 +114,7 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
             json_patch::merge(&mut doc, &patch);
             Ok(doc)
         }),
+        Ok(Decoded::Apply) => unreachable!("apply is served above"),
         Ok(Decoded::Strategic(patch)) => {
             let definition = schemas().kind(&resource.group, &resource.version, &resource.kind).map(str::to_string);
             Box::new(move |current: &Value| {
@@ -146,15 +156,63 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
             check_scale(target, &scale)?;
             Ok(workloads::apply_scale(current, &scale))
         };
-        let opts = options.update_options();
+        // Not tracked: see `write::update`.
+        let opts = options.update_options(None);
         let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut scaled, &opts).await?;
         let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
         return responder.with_warnings(warnings).object(StatusCode::OK, &workloads::to_scale(&patched));
     }
-    let patched =
-        target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &options.update_options()).await?;
+    let opts = options.update_options(manager);
+    let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &opts).await?;
     let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
     responder.with_warnings(warnings).object(StatusCode::OK, &patched)
+}
+
+/// `PATCH` with `application/apply-patch+yaml`: server-side apply. `fieldManager` is required, `force`
+/// allowed; the body is YAML (or JSON, which is YAML) holding one object; the answer is 201 when the
+/// apply created the object.
+async fn apply(
+    call: &Call,
+    target: &Target<'_>,
+    responder: &Responder,
+    options: &WriteQuery,
+) -> Result<Response<Body>, ApiError> {
+    let mut errors = Vec::new();
+    if options.field_manager.is_empty() {
+        errors.push(FieldError::required("fieldManager", "is required for apply patch"));
+    }
+    if let Err(ApiError::InvalidOptions { errors: more, .. }) = validate_write_options(options, "PatchOptions") {
+        errors.extend(more);
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::InvalidOptions { kind: "PatchOptions".into(), errors });
+    }
+    let force = call.query.bool("force");
+    let sub = target.sub.map(|s| s.sub);
+    if sub == Some(Subresource::Scale) {
+        // Upstream maps a Scale's fields onto the object's to apply through /scale; that is not modelled.
+        return Err(RegistryError::NoSuchPath.into());
+    }
+    let config = decode_apply(&call.body)?;
+    let request = ApplyRequest { name: &target.name, sub, manager: &options.field_manager, force };
+    let opts = options.update_options(None);
+    let (stored, created) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
+    responder.object(if created { StatusCode::CREATED } else { StatusCode::OK }, &stored)
+}
+
+/// An apply body: one YAML (or JSON) object. Anything else is upstream's 400 `error decoding YAML: ...`
+/// (the YAML parser's own words are serde_yaml's here, not Go's).
+fn decode_apply(body: &[u8]) -> Result<Value, RegistryError> {
+    let refuse = |why: String| RegistryError::BadRequest(format!("error decoding YAML: {why}"));
+    let value: Value = serde_yaml::from_slice(body).map_err(|err| refuse(err.to_string()))?;
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::Null => Ok(Value::Object(Default::default())),
+        other => Err(refuse(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_json_kind(&other)
+        ))),
+    }
 }
 
 /// A patch body decoded for its type. A JSON patch whose operations do not make sense (an unknown `op`)
@@ -163,6 +221,8 @@ enum Decoded {
     Json(Result<json_patch::Patch, RegistryError>),
     Merge(Value),
     Strategic(Value),
+    /// Never made: an apply is decoded by [`apply`].
+    Apply,
 }
 
 /// A strategic merge patch's failure as upstream's handler answers it (`interpretStrategicMergePatchError`):
@@ -185,7 +245,7 @@ fn decode_patch(patch_type: PatchType, body: &[u8], directive: &str) -> Result<D
     let go_type = match patch_type {
         PatchType::Json if strict => "[]handlers.jsonPatchOp",
         PatchType::Json => "jsonpatch.Patch",
-        PatchType::Merge | PatchType::Strategic => "map[string]interface {}",
+        PatchType::Merge | PatchType::Strategic | PatchType::Apply => "map[string]interface {}",
     };
     let refuse = |why: String| {
         let text = match (strict, patch_type) {
@@ -194,6 +254,7 @@ fn decode_patch(patch_type: PatchType, body: &[u8], directive: &str) -> Result<D
             (true, _) => format!("error decoding patch: {why}"),
             (false, PatchType::Merge) => "Invalid JSON Patch".to_string(),
             (false, PatchType::Json) => why,
+            (_, PatchType::Apply) => why,
         };
         RegistryError::BadRequest(text)
     };
@@ -209,6 +270,7 @@ fn decode_patch(patch_type: PatchType, body: &[u8], directive: &str) -> Result<D
         return Err(refuse(format!("json: cannot unmarshal {} into Go value of type {go_type}", go_json_kind(&value))));
     }
     match patch_type {
+        PatchType::Apply => Ok(Decoded::Apply),
         PatchType::Merge => Ok(Decoded::Merge(value)),
         PatchType::Strategic => {
             Ok(Decoded::Strategic(if value.is_null() { Value::Object(Default::default()) } else { value }))

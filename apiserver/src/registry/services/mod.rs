@@ -25,7 +25,7 @@ use crate::registry::meta;
 use crate::registry::options::{self, CreateOptions, DeleteOptions, UpdateOptions};
 use crate::registry::resource::Resource;
 use crate::registry::rest::{BoxFuture, PatchFn, Rest};
-use crate::registry::store::{DeleteResult, ListRequest, Store};
+use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest, Store};
 use crate::registry::strategies::services::{self as strategy, keep_allocated, wants_cluster_ip, wants_node_ports};
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::storage::{GetOptions, ObjectList, Storage, Watcher};
@@ -247,6 +247,29 @@ impl<S: Storage + Clone + 'static> ServiceRest<S> {
         result
     }
 
+    /// Server-side apply through the service's own create and patch, so that an applied service gets
+    /// its cluster IP and node ports as a created or patched one does.
+    async fn apply(
+        &self,
+        ns: &str,
+        config: Value,
+        request: &ApplyRequest<'_>,
+        opts: &UpdateOptions,
+    ) -> Result<(Value, bool), RegistryError> {
+        if request.sub.is_some() {
+            return self.store.apply(ns, config, request, opts).await;
+        }
+        // The apply records its own fields: the create and patch below track nothing more.
+        let untracked = UpdateOptions { dry_run: opts.dry_run.clone(), field_manager: None };
+        if self.current(ns, request.name).await?.is_null() {
+            let obj = self.store.applied(&Value::Null, &config, request)?;
+            let create = CreateOptions { dry_run: opts.dry_run.clone(), field_manager: None };
+            return Ok((ServiceRest::create(self, ns, obj, &create).await?, true));
+        }
+        let mut produce = |current: &Value| self.store.applied(current, &config, request);
+        Ok((ServiceRest::patch(self, ns, request.name, None, &mut produce, &untracked).await?, false))
+    }
+
     async fn patch(
         &self,
         ns: &str,
@@ -409,6 +432,16 @@ impl<S: Storage + Clone + 'static> Rest for ServiceRest<S> {
         opts: &'a UpdateOptions,
     ) -> BoxFuture<'a, Result<Value, RegistryError>> {
         Box::pin(ServiceRest::patch(self, ns, name, sub, apply, opts))
+    }
+
+    fn apply<'a>(
+        &'a self,
+        ns: &'a str,
+        config: Value,
+        request: &'a ApplyRequest<'a>,
+        opts: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<(Value, bool), RegistryError>> {
+        Box::pin(ServiceRest::apply(self, ns, config, request, opts))
     }
 
     fn delete<'a>(

@@ -29,6 +29,7 @@ impl<S: Storage + Clone> Store<S> {
         let dry_run = options::dry_run("CreateOptions", &opts.dry_run)?;
         let obj = typecheck::decode(&self.resource, obj)?;
         self.admit_create(namespace, &obj).await?;
+        let obj = self.track(&Value::Null, obj, opts.field_manager.as_deref(), None);
         let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();
         let mut last_name = String::new();
         for _ in 0..GENERATE_NAME_ATTEMPTS {
@@ -61,7 +62,7 @@ impl<S: Storage + Clone> Store<S> {
 
     /// The NamespaceLifecycle admission plugin on create: the namespace must exist and not be terminating.
     /// It runs before the registry names the object, so a generated name is reported by its prefix.
-    async fn admit_create(&self, namespace: &str, obj: &Value) -> Result<(), RegistryError> {
+    pub(super) async fn admit_create(&self, namespace: &str, obj: &Value) -> Result<(), RegistryError> {
         let Some(namespaces) = &self.namespaces else { return Ok(()) };
         if namespace.is_empty() {
             return Ok(());

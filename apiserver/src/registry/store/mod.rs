@@ -8,6 +8,7 @@
 
 mod create;
 mod delete;
+mod fields;
 mod read;
 mod update;
 
@@ -25,6 +26,7 @@ use crate::storage::status::Operation;
 use crate::storage::{Storage, StorageError};
 
 pub use delete::DeleteResult;
+pub use fields::ApplyRequest;
 pub use read::ListRequest;
 
 /// The registry of one resource.

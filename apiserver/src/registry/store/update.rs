@@ -18,6 +18,15 @@ use crate::registry::typecheck;
 use crate::storage::status::Operation;
 use crate::storage::{GetOptions, Object, Preconditions, Storage, StorageError};
 
+/// How an update goes: through which subresource, whose fields it writes, and whether it may create.
+pub(super) struct How<'a> {
+    pub sub: Option<Subresource>,
+    /// The field manager the write's changes go to (`None`: not tracked, or tracked by the caller).
+    pub manager: Option<&'a str>,
+    /// A missing object is created whatever the strategy says (server-side apply's `forceAllowCreate`).
+    pub create: bool,
+}
+
 /// What one update attempt decided.
 enum Outcome {
     /// Store this object.
@@ -85,14 +94,15 @@ impl<S: Storage + Clone> Store<S> {
             self.check_body_name(&obj, name)?;
             Ok(obj)
         };
+        let how = How { sub, manager: opts.field_manager.as_deref(), create: false };
         if dry_run {
-            return Ok(self.dry_run_update(namespace, name, &key, &mut produce, sub, None).await?.0);
+            return Ok(self.dry_run_update(namespace, name, &key, &mut produce, &how, None).await?.0);
         }
-        Ok(self.write_update(namespace, name, &key, &mut produce, sub, None).await?.0)
+        Ok(self.write_update(namespace, name, &key, &mut produce, &how, None).await?.0)
     }
 
     /// A body's name must be the URL's, if it has one.
-    fn check_body_name(&self, obj: &Value, name: &str) -> Result<(), RegistryError> {
+    pub(super) fn check_body_name(&self, obj: &Value, name: &str) -> Result<(), RegistryError> {
         let body_name = meta::get_str(obj, "name");
         if !body_name.is_empty() && body_name != name {
             return Err(RegistryError::BadRequest(format!(
@@ -118,21 +128,22 @@ impl<S: Storage + Clone> Store<S> {
             (!uid.is_empty()).then(|| Preconditions { uid: Some(uid.to_string()), resource_version: None });
         let key = self.key(namespace, name);
         let mut produce = |_: &Value| Ok(obj.clone());
+        let how = How { sub, manager: opts.field_manager.as_deref(), create: false };
         if dry_run {
-            return self.dry_run_update(namespace, name, &key, &mut produce, sub, preconditions.as_ref()).await;
+            return self.dry_run_update(namespace, name, &key, &mut produce, &how, preconditions.as_ref()).await;
         }
-        self.write_update(namespace, name, &key, &mut produce, sub, preconditions.as_ref()).await
+        self.write_update(namespace, name, &key, &mut produce, &how, preconditions.as_ref()).await
     }
 
     /// The guaranteed update behind an update or a patch: `produce` makes the new object from the current one
     /// (`Value::Null` if absent) on every attempt (kube's `rest.UpdatedObjectInfo`).
-    async fn write_update(
+    pub(super) async fn write_update(
         &self,
         namespace: &str,
         name: &str,
         key: &str,
         produce: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
-        sub: Option<Subresource>,
+        how: &How<'_>,
         preconditions: Option<&Preconditions>,
     ) -> Result<(Value, bool), RegistryError> {
         let mut parked = Parked::default();
@@ -148,7 +159,7 @@ impl<S: Storage + Clone> Store<S> {
                     created = existing.is_null();
                     emptied = None;
                     let attempt =
-                        produce(&existing).and_then(|obj| self.try_update(namespace, name, obj, &existing, sub));
+                        produce(&existing).and_then(|obj| self.try_update(namespace, name, obj, &existing, how));
                     match attempt {
                         Ok(Outcome::Write(obj)) => Ok(obj),
                         Ok(Outcome::Delete(obj)) => {
@@ -187,13 +198,13 @@ impl<S: Storage + Clone> Store<S> {
     }
 
     /// The dry-run storage's guaranteed update: one attempt against the current object, nothing written.
-    async fn dry_run_update(
+    pub(super) async fn dry_run_update(
         &self,
         namespace: &str,
         name: &str,
         key: &str,
         produce: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
-        sub: Option<Subresource>,
+        how: &How<'_>,
         preconditions: Option<&Preconditions>,
     ) -> Result<(Value, bool), RegistryError> {
         let existing = match self.storage.get(key, &GetOptions::default()).await {
@@ -206,7 +217,7 @@ impl<S: Storage + Clone> Store<S> {
         }
         let created = existing.is_null();
         let obj = produce(&existing)?;
-        match self.try_update(namespace, name, obj, &existing, sub)? {
+        match self.try_update(namespace, name, obj, &existing, how)? {
             Outcome::Write(obj) => Ok((obj, created)),
             Outcome::Delete(obj) => Ok((obj, false)),
         }
@@ -217,12 +228,14 @@ impl<S: Storage + Clone> Store<S> {
         &self,
         namespace: &str,
         name: &str,
-        mut obj: Value,
+        obj: Value,
         existing: &Value,
-        sub: Option<Subresource>,
+        how: &How<'_>,
     ) -> Result<Outcome, RegistryError> {
+        let sub = how.sub;
+        let mut obj = self.track(existing, obj, how.manager, sub);
         if existing.is_null() {
-            if sub.is_some() || !self.strategy.allow_create_on_update() {
+            if sub.is_some() || !(how.create || self.strategy.allow_create_on_update()) {
                 return Err(RegistryError::NotFound { resource: self.resource.group_resource(), name: name.into() });
             }
             // A create through update follows the create rules, with the name from the URL. (No strategy
