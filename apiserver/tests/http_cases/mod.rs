@@ -8,6 +8,7 @@
 //! `resources` (the other resources' defaults, allocations, conversions and refusals).
 //! A protobuf answer is checked as the JSON it decodes to.
 
+mod apply;
 mod bad_input;
 mod crud;
 mod discovery;
@@ -196,6 +197,7 @@ pub fn case(name: &'static str, steps: Vec<Step>) -> Case {
 /// Every case.
 pub fn all() -> Vec<Case> {
     let mut cases = Vec::new();
+    cases.extend(apply::cases());
     cases.extend(bad_input::cases());
     cases.extend(crud::cases());
     cases.extend(reads::cases());

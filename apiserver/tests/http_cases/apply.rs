@@ -1,0 +1,165 @@
+//! Server-side apply and `metadata.managedFields` over HTTP: who owns what after each write, apply's
+//! create, merge, conflicts and force, and what kube-apiserver answers to a bad apply (with upstream's
+//! codes, reasons and texts). Nothing refused is half-applied: the object reads back unchanged.
+
+use serde_json::json;
+
+use super::{case, get, patch, post, put, Case};
+
+const CMS: &str = "/api/v1/namespaces/{ns}/configmaps";
+const APPLY: &str = "application/apply-patch+yaml";
+const NOW: &str = "2023-11-14T22:13:20Z";
+
+/// A ConfigMap named `name` with the YAML `data` lines, as an applier sends it.
+fn applied(name: &str, data: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n{data}\n")
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case(
+            "an apply creates (201), then merges (200), and owns what it applied",
+            vec![
+                patch(&format!("{CMS}/a?fieldManager=alice"), APPLY, &applied("a", "  k: v"))
+                    .code(201)
+                    .field("/data", json!({"k": "v"}))
+                    .field(
+                        "/metadata/managedFields",
+                        json!([{
+                            "manager": "alice", "operation": "Apply", "apiVersion": "v1", "time": NOW,
+                            "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:k": {}}},
+                        }]),
+                    ),
+                patch(&format!("{CMS}/a?fieldManager=bob"), APPLY, &applied("a", "  n: m"))
+                    .code(200)
+                    .field("/data", json!({"k": "v", "n": "m"}))
+                    .field("/metadata/managedFields/0/manager", json!("alice"))
+                    .field("/metadata/managedFields/1/manager", json!("bob"))
+                    .field("/metadata/managedFields/1/fieldsV1", json!({"f:data": {"f:n": {}}})),
+                // alice stops applying k: it goes, as no one else owns it.
+                patch(&format!("{CMS}/a?fieldManager=alice"), APPLY, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+                    .code(200)
+                    .field("/data", json!({"n": "m"})),
+            ],
+        ),
+        case(
+            "creates and updates record their manager, from fieldManager or the user agent",
+            vec![
+                post(&format!("{CMS}?fieldManager=maker"), r#"{"metadata":{"name":"a"},"data":{"k":"v"}}"#).field(
+                    "/metadata/managedFields",
+                    json!([{
+                        "manager": "maker", "operation": "Update", "apiVersion": "v1", "time": NOW,
+                        "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {".": {}, "f:k": {}}},
+                    }]),
+                ),
+                put(&format!("{CMS}/a"), r#"{"metadata":{"name":"a"},"data":{"k":"w"}}"#)
+                    .header("User-Agent", "curl/8.5.0")
+                    .field("/metadata/managedFields/0/manager", json!("curl"))
+                    .field("/metadata/managedFields/0/fieldsV1", json!({"f:data": {"f:k": {}}}))
+                    .field("/metadata/managedFields/1/manager", json!("maker"))
+                    .field("/metadata/managedFields/1/fieldsV1", json!({"f:data": {}})),
+                patch(&format!("{CMS}/a?fieldManager=labeller"), "application/merge-patch+json", r#"{"metadata":{"labels":{"l":"1"}}}"#)
+                    // Entries of the same operation and time sort by manager.
+                    .field("/metadata/managedFields/1/manager", json!("labeller"))
+                    .field("/metadata/managedFields/1/fieldsV1", json!({"f:metadata": {"f:labels": {".": {}, "f:l": {}}}}))
+                    .field("/metadata/managedFields/2/manager", json!("maker")),
+            ],
+        ),
+        case(
+            "an apply that changes another manager's field is a 409 naming it; force takes the field",
+            vec![
+                post(&format!("{CMS}?fieldManager=bob"), r#"{"metadata":{"name":"a"},"data":{"k":"v","j":"1"}}"#),
+                patch(&format!("{CMS}/a?fieldManager=alice"), APPLY, &applied("a", "  k: w\n  j: \"2\""))
+                    .status(
+                        409,
+                        "Conflict",
+                        "Apply failed with 2 conflicts: conflicts with \"bob\" using v1:\n- .data.j\n- .data.k",
+                    )
+                    .field(
+                        "/details",
+                        json!({"causes": [
+                            {"reason": "FieldManagerConflict", "message": "conflict with \"bob\" using v1", "field": ".data.j"},
+                            {"reason": "FieldManagerConflict", "message": "conflict with \"bob\" using v1", "field": ".data.k"},
+                        ]}),
+                    ),
+                get(&format!("{CMS}/a")).field("/data", json!({"k": "v", "j": "1"})),
+                // The same value is shared, not a conflict.
+                patch(&format!("{CMS}/a?fieldManager=alice"), APPLY, &applied("a", "  k: v")).code(200),
+                patch(&format!("{CMS}/a?fieldManager=alice&force=true"), APPLY, &applied("a", "  k: w\n  j: \"2\""))
+                    .code(200)
+                    .field("/data", json!({"k": "w", "j": "2"}))
+                    .field("/metadata/managedFields/0/manager", json!("alice"))
+                    .field("/metadata/managedFields/0/fieldsV1", json!({"f:data": {"f:j": {}, "f:k": {}}}))
+                    .field("/metadata/managedFields/1/manager", json!("bob"))
+                    .field("/metadata/managedFields/1/fieldsV1", json!({"f:data": {}})),
+            ],
+        ),
+        case(
+            "a dry-run apply creates nothing",
+            vec![
+                patch(&format!("{CMS}/d?fieldManager=alice&dryRun=All"), APPLY, &applied("d", "  k: v")).code(201),
+                get(&format!("{CMS}/d")).status(404, "NotFound", r#"configmaps "d" not found"#),
+            ],
+        ),
+        case(
+            "an apply without a field manager",
+            vec![patch(&format!("{CMS}/a"), APPLY, &applied("a", "  k: v")).status(
+                422,
+                "Invalid",
+                r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#,
+            )],
+        ),
+        case(
+            "an apply in another version, or carrying managedFields",
+            vec![
+                patch(&format!("{CMS}/a?fieldManager=m"), APPLY, "apiVersion: v2\nkind: ConfigMap\nmetadata:\n  name: a\n")
+                    .status(
+                        400,
+                        "BadRequest",
+                        "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1",
+                    ),
+                patch(
+                    &format!("{CMS}/a?fieldManager=m"),
+                    APPLY,
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  managedFields: []\n",
+                )
+                .status(400, "BadRequest", "metadata.managedFields must be nil"),
+                get(&format!("{CMS}/a")).status(404, "NotFound", r#"configmaps "a" not found"#),
+            ],
+        ),
+        case(
+            "an apply whose name is not the URL's",
+            vec![patch(&format!("{CMS}/a?fieldManager=m"), APPLY, &applied("b", "  k: v")).status(
+                400,
+                "BadRequest",
+                "the name of the object (b) does not match the name on the URL (a)",
+            )],
+        ),
+        case(
+            "an apply with a field the kind lacks",
+            vec![patch(
+                &format!("{CMS}/a?fieldManager=m"),
+                APPLY,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nspec:\n  x: 1\n",
+            )
+            // A plain error upstream: 500 with no reason.
+            .code(500)
+            .field("/reason", json!(null))
+            .field(
+                "/message",
+                json!("failed to create typed patch object (/a; /v1, Kind=ConfigMap): .spec: field not declared in schema"),
+            )],
+        ),
+        case(
+            "an apply body that is not an object",
+            vec![
+                patch(&format!("{CMS}/a?fieldManager=m"), APPLY, "- 1\n- 2\n").status(
+                    400,
+                    "BadRequest",
+                    "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}",
+                ),
+                patch(&format!("{CMS}/a?fieldManager=m"), APPLY, "a: [").code(400).contains("error decoding YAML: "),
+            ],
+        ),
+    ]
+}
