@@ -156,8 +156,9 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
             check_scale(target, &scale)?;
             Ok(workloads::apply_scale(current, &scale))
         };
-        // Not tracked: see `write::update`.
-        let opts = options.update_options(None);
+        // The replicas a Scale sets are the object's `spec.replicas`: its manager owns them, with the
+        // subresource `scale`.
+        let opts = options.update_options(manager);
         let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut scaled, &opts).await?;
         let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
         return responder.with_warnings(warnings).object(StatusCode::OK, &workloads::to_scale(&patched));

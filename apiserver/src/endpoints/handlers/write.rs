@@ -42,14 +42,10 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
     let obj = body_object(call, target)?;
     let warnings = field_validation(&options.field_validation, &body_resource(target), &obj, body_format(call))?;
     let responder = &responder.with_warnings(warnings);
-    // Writes through /scale are not tracked: upstream maps a Scale's fields onto the object's for that,
-    // which is not modelled.
     let manager = Some(options.manager(call.header("user-agent")));
     let opts = options.update_options(manager);
     let (stored, created) = match target.sub {
-        Some(sub) if sub.sub == Subresource::Scale => {
-            (update_scale(target, obj, &options.update_options(None)).await?, false)
-        }
+        Some(sub) if sub.sub == Subresource::Scale => (update_scale(target, obj, &opts).await?, false),
         Some(sub) => {
             let stored = target.rest.update_subresource(&target.namespace, &target.name, sub.sub, obj, &opts).await?;
             (stored, false)

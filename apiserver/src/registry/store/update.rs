@@ -276,10 +276,15 @@ impl<S: Storage + Clone> Store<S> {
         self.ensure_namespace(&mut obj, namespace)?;
         // Clients may not set the generation; the strategy bumps it from the old one.
         meta::copy(&mut obj, old, "generation");
+        // The strategies reset what a write may not change, from the old object; the managed fields are
+        // the field manager's, already computed for this write, and stay (upstream's status strategies
+        // keep them too).
+        let managed = obj.pointer("/metadata/managedFields").cloned();
         match sub {
             None => self.strategy.prepare_for_update(&mut obj, old),
             Some(sub) => self.strategy.prepare_for_subresource_update(sub, &mut obj, old),
         }
+        meta::set(&mut obj, "managedFields", managed);
         if meta::get_str(&obj, "uid").is_empty() {
             meta::copy(&mut obj, old, "uid");
         }
