@@ -220,6 +220,41 @@ async fn a_stale_replace_is_a_409_conflict() {
     .await;
 }
 
+/// kube-rs's `Patch::Apply` (server-side apply): the apply creates, a repeated apply changes nothing, a
+/// second manager's apply of a field the first owns is a 409 naming the field, and `force` moves it.
+#[tokio::test]
+async fn server_side_apply_creates_merges_and_reports_conflicts() {
+    with_server(|client| async move {
+        let api: Api<ConfigMap> = Api::default_namespaced(client);
+        let config = |value: &str| {
+            Patch::Apply(json!({
+                "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}, "data": {"a": value},
+            }))
+        };
+        let created = api.patch("ssa", &PatchParams::apply("first"), &config("1")).await.unwrap();
+        let managed = created.managed_fields();
+        assert_eq!(managed.len(), 1, "{managed:?}");
+        assert_eq!((managed[0].manager.as_deref(), managed[0].operation.as_deref()), (Some("first"), Some("Apply")));
+        assert_eq!(managed[0].fields_v1.as_ref().map(|f| f.0.clone()), Some(json!({"f:data": {"f:a": {}}})));
+
+        let again = api.patch("ssa", &PatchParams::apply("first"), &config("1")).await.unwrap();
+        assert_eq!(again.resource_version(), created.resource_version(), "a repeated apply writes nothing");
+
+        let conflict = api_error(api.patch("ssa", &PatchParams::apply("second"), &config("2")).await, "a conflict");
+        assert_eq!((conflict.code, conflict.reason.as_str()), (409, "Conflict"), "{conflict:?}");
+        assert_eq!(conflict.message, r#"Apply failed with 1 conflict: conflict with "first": .data.a"#);
+        let cause = &conflict.details.expect("causes").causes[0];
+        assert_eq!((cause.reason.as_str(), cause.field.as_str()), ("FieldManagerConflict", ".data.a"));
+        assert_eq!(data(&api.get("ssa").await.unwrap()), pairs(&[("a", "1")]), "the refused apply changed nothing");
+
+        let forced = api.patch("ssa", &PatchParams::apply("second").force(), &config("2")).await.unwrap();
+        assert_eq!(data(&forced), pairs(&[("a", "2")]));
+        let owners: Vec<_> = forced.managed_fields().iter().map(|m| m.manager.clone().unwrap_or_default()).collect();
+        assert_eq!(owners, ["second"], "the first manager owned nothing else");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_https_kubeconfig_with_ca_data_and_a_token_works_as_written() {
     with_started(Server::start_tls, |client| async move {

@@ -176,6 +176,11 @@ fn dynamic_client_discovers_and_serves_configmaps() {
 }
 
 #[test]
+fn server_side_apply_with_the_dynamic_client() {
+    script("server_side_apply");
+}
+
+#[test]
 fn an_https_kubeconfig_with_ca_data_and_a_token_works_as_written() {
     script_against("https", Server::start_tls());
 }
