@@ -46,6 +46,6 @@ pub use error::RegistryError;
 pub use field_error::FieldError;
 pub use options::{CreateOptions, DeleteOptions, UpdateOptions};
 pub use resource::Resource;
-pub use store::{DeleteResult, ListRequest, Store};
+pub use store::{ApplyRequest, DeleteResult, ListRequest, Store};
 pub use strategy::{DeleteStrategy, Strategy, Subresource};
 pub use system::{Clock, FixedClock, SystemFields};

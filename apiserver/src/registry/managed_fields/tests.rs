@@ -264,3 +264,62 @@ fn kubectl_takes_over_what_its_client_side_apply_still_holds() {
     let err = apply(&live, &config, &writer("other", LATER), false, &configmap(), &FieldSet::default()).unwrap_err();
     assert!(matches!(err, ApplyError::Conflicts(_)), "only kubectl takes over");
 }
+
+mod properties {
+    use proptest::collection::btree_map;
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    use super::super::*;
+    use super::{configmap, writer, NOW};
+
+    type Entries = std::collections::BTreeMap<String, String>;
+
+    /// A ConfigMap configuration with these data entries and labels (no map at all where there are none).
+    fn config(data: &Entries, labels: &Entries) -> Value {
+        let to_map = |m: &Entries| {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect::<Map<_, _>>())
+        };
+        let mut out = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p"}});
+        if !labels.is_empty() {
+            out["metadata"]["labels"] = to_map(labels);
+        }
+        if !data.is_empty() {
+            out["data"] = to_map(data);
+        }
+        out
+    }
+
+    fn entries() -> impl Strategy<Value = Entries> {
+        btree_map("[a-e]{1,2}", "[x-z]{0,2}", 0..5)
+    }
+
+    proptest! {
+        /// Applying the same configuration twice is a no-op: the object, its managed fields and their times
+        /// are what the first apply left.
+        #[test]
+        fn applying_twice_is_a_no_op(data in entries(), labels in entries()) {
+            let config = config(&data, &labels);
+            let first = apply(&Value::Null, &config, &writer("m", NOW), false, &configmap(), &FieldSet::default()).unwrap();
+            let second = apply(&first, &config, &writer("m", "2030-01-01T00:00:00Z"), false, &configmap(), &FieldSet::default()).unwrap();
+            prop_assert_eq!(second, first);
+        }
+
+        /// Two managers applying disjoint fields never conflict, and each owns exactly its own.
+        #[test]
+        fn disjoint_appliers_never_conflict(data in entries(), labels in entries()) {
+            let none = Entries::new();
+            let (one, two) = (config(&data, &none), config(&none, &labels));
+            let first = apply(&Value::Null, &one, &writer("one", NOW), false, &configmap(), &FieldSet::default()).unwrap();
+            let both = apply(&first, &two, &writer("two", NOW), false, &configmap(), &FieldSet::default());
+            prop_assert!(both.is_ok(), "{:?}", both);
+            let both = both.unwrap();
+            for (k, v) in &data {
+                prop_assert_eq!(&both["data"][k], &json!(v));
+            }
+            for (k, v) in &labels {
+                prop_assert_eq!(&both["metadata"]["labels"][k], &json!(v));
+            }
+        }
+    }
+}
