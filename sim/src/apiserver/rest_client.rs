@@ -20,6 +20,9 @@ use hyper_util::rt::TokioIo;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use serde_json::Value;
 
+/// The user agent simulated clients send.
+const USER_AGENT: &str = "kubesim-client/v0.1.0 (madsim) kubernetes/sim";
+
 /// Why a request got no object.
 #[derive(Clone, Debug)]
 pub enum ClientError {
@@ -80,7 +83,10 @@ impl KubeClient {
             .method(method)
             .uri(path)
             .header("Host", "apiserver")
-            .header("Accept", "application/json");
+            .header("Accept", "application/json")
+            // client-go's form (`binary/version (os/arch) kubernetes/commit`): the server names the field
+            // manager of a write without `fieldManager` after the part before the first `/`.
+            .header("User-Agent", USER_AGENT);
         let bytes = match body {
             Some(body) => {
                 builder = builder.header("Content-Type", content_type);
