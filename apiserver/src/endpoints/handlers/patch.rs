@@ -306,3 +306,69 @@ fn go_json_kind(value: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+
+    /// Objects of up to three levels, with short keys and string leaves (and, in patches, nulls).
+    fn object(nulls: bool) -> impl Strategy<Value = Value> {
+        let leaf = if nulls {
+            prop_oneof![3 => "[a-c]{0,2}".prop_map(Value::from), 1 => Just(Value::Null)].boxed()
+        } else {
+            "[a-c]{0,2}".prop_map(Value::from).boxed()
+        };
+        let tree = leaf.prop_recursive(3, 24, 4, |inner| {
+            proptest::collection::btree_map("[k-m]", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>()))
+        });
+        proptest::collection::btree_map("[k-m]", tree, 0..4).prop_map(|m| Value::Object(m.into_iter().collect()))
+    }
+
+    /// The JSON patch that does what the merge patch `patch` does to `doc`, written out operation by
+    /// operation: a null removes the key (if there), an object merges into an object and replaces anything
+    /// else (its nulls dropped), any other value replaces.
+    fn as_json_patch(doc: &Value, patch: &Value, path: &str, ops: &mut Vec<Value>) {
+        let Value::Object(fields) = patch else { return };
+        for (key, value) in fields {
+            let here = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+            let current = doc.get(key);
+            match value {
+                Value::Null if current.is_some() => ops.push(json!({"op": "remove", "path": here})),
+                Value::Null => {}
+                Value::Object(_) if current.is_some_and(Value::is_object) => {
+                    as_json_patch(current.unwrap(), value, &here, ops)
+                }
+                Value::Object(_) => {
+                    let mut fresh = json!({});
+                    json_patch::merge(&mut fresh, value);
+                    ops.push(json!({"op": "add", "path": here, "value": fresh}));
+                }
+                other => ops.push(json!({"op": "add", "path": here, "value": other})),
+            }
+        }
+    }
+
+    proptest! {
+        /// A merge patch and its JSON-patch equivalent, each decoded as the handler decodes its type, give
+        /// the same object.
+        #[test]
+        fn a_merge_patch_and_its_json_patch_give_the_same_object(doc in object(false), patch in object(true)) {
+            let Ok(Decoded::Merge(merge)) = decode_patch(PatchType::Merge, patch.to_string().as_bytes(), "Strict")
+            else { panic!("the merge patch decodes") };
+            let mut merged = doc.clone();
+            json_patch::merge(&mut merged, &merge);
+            let mut ops = Vec::new();
+            as_json_patch(&doc, &patch, "", &mut ops);
+            let body = Value::Array(ops).to_string();
+            let Ok(Decoded::Json(Ok(ops))) = decode_patch(PatchType::Json, body.as_bytes(), "Strict")
+            else { panic!("the JSON patch decodes: {body}") };
+            let mut patched = doc.clone();
+            json_patch::patch(&mut patched, &ops).unwrap();
+            prop_assert_eq!(patched, merged);
+        }
+    }
+}
