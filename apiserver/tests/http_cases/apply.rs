@@ -95,6 +95,35 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "a status write is owned with its subresource; the main resource's apply owns no status",
+            vec![
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/web?fieldManager=deployer",
+                    APPLY,
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers: [{name: main, image: nginx}]\nstatus:\n  replicas: 9\n",
+                )
+                .code(201)
+                .field("/status", json!({}))
+                .field(
+                    "/metadata/managedFields/0/fieldsV1/f:spec/f:template/f:spec/f:containers",
+                    json!({"k:{\"name\":\"main\"}": {".": {}, "f:image": {}, "f:name": {}}}),
+                )
+                .field("/metadata/managedFields/0/fieldsV1/f:status", json!(null)),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/web/status?fieldManager=controller",
+                    "application/merge-patch+json",
+                    r#"{"status":{"replicas":2,"readyReplicas":1}}"#,
+                )
+                .field("/status/replicas", json!(2))
+                .field("/metadata/managedFields/1/manager", json!("controller"))
+                .field("/metadata/managedFields/1/subresource", json!("status"))
+                .field(
+                    "/metadata/managedFields/1/fieldsV1",
+                    json!({"f:status": {"f:readyReplicas": {}, "f:replicas": {}}}),
+                ),
+            ],
+        ),
+        case(
             "a dry-run apply creates nothing",
             vec![
                 patch(&format!("{CMS}/d?fieldManager=alice&dryRun=All"), APPLY, &applied("d", "  k: v")).code(201),
