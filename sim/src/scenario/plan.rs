@@ -151,6 +151,8 @@ pub struct KubePlan {
     pub timeout_s: Option<u64>,
     pub open_for_ms: Option<u64>,
     pub dry_run: bool,
+    pub field_manager: Option<String>,
+    pub force: bool,
     pub precondition_rv: Option<Expr>,
     pub grace_period_s: Option<i64>,
     pub propagation_policy: Option<String>,

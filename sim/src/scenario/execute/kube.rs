@@ -243,6 +243,12 @@ impl Built {
         if plan.dry_run {
             query.push(("dryRun", "All".into()));
         }
+        if let Some(manager) = &plan.field_manager {
+            query.push(("fieldManager", manager.clone()));
+        }
+        if plan.force {
+            query.push(("force", "true".into()));
+        }
         let (method, path, body, content_type) = match plan.verb {
             Verb::Create => (Method::POST, plan.collection.clone(), Some(with_type(plan, plan.object.clone())), JSON),
             Verb::Get => {
@@ -275,7 +281,13 @@ impl Built {
                 let ct = match kind {
                     PatchType::Merge => "application/merge-patch+json",
                     PatchType::Json => "application/json-patch+json",
+                    PatchType::Strategic => "application/strategic-merge-patch+json",
+                    // JSON is YAML: the applied configuration goes as it is.
+                    PatchType::Apply => "application/apply-patch+yaml",
                 };
+                // An applied configuration is a whole object: its kind and apiVersion are defaulted as a
+                // create's are.
+                let patch = if kind == PatchType::Apply { with_type(plan, Some(patch)) } else { patch };
                 (Method::PATCH, object_path(true), Some(patch), ct)
             }
             Verb::Delete => {
@@ -398,7 +410,15 @@ pub(crate) fn params(plan: &KubePlan) -> Vec<String> {
         out.push(match kind {
             PatchType::Merge => "merge".into(),
             PatchType::Json => "json".into(),
+            PatchType::Strategic => "strategic".into(),
+            PatchType::Apply => "apply".into(),
         });
+    }
+    if let Some(manager) = &plan.field_manager {
+        out.push(format!("manager={manager}"));
+    }
+    if plan.force {
+        out.push("force".into());
     }
     if plan.allow_watch_bookmarks {
         out.push("bookmarks".into());

@@ -79,6 +79,11 @@ pub enum PatchType {
     Merge,
     /// `application/json-patch+json` (RFC 6902).
     Json,
+    /// `application/strategic-merge-patch+json` (built-in kinds).
+    Strategic,
+    /// `application/apply-patch+yaml`: server-side apply (the patch is the applied configuration; give
+    /// `field_manager`).
+    Apply,
 }
 
 /// `kube = { verb = "...", resource = "...", ... }`: one request to an apiserver, over HTTP.
@@ -135,6 +140,12 @@ pub struct Kube {
     /// create, update, patch, delete: `dryRun=All`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub dry_run: bool,
+    /// create, update, patch: the `fieldManager` the write's fields go to in `managedFields`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_manager: Option<String>,
+    /// patch with `patch_type = "apply"`: `force=true`, taking conflicting fields from their managers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<Spanned<bool>>,
     /// delete: `preconditions.resourceVersion`, an expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition_rv: Option<Spanned<Value>>,
@@ -215,6 +226,8 @@ impl Informer {
             timeout_s: None,
             open_for_ms: None,
             dry_run: false,
+            field_manager: None,
+            force: None,
             precondition_rv: None,
             grace_period_s: None,
             propagation_policy: None,

@@ -133,7 +133,7 @@ fn qualified(info: &ResourceInfo) -> String {
 /// Which parameters each verb takes; any other given is refused at its key.
 fn allowed(verb: Verb) -> &'static [&'static str] {
     match verb {
-        Verb::Create => &["namespace", "object", "dry_run"],
+        Verb::Create => &["namespace", "object", "dry_run", "field_manager"],
         Verb::Get => &["namespace", "name", "subresource", "resource_version"],
         Verb::List => &[
             "namespace",
@@ -144,8 +144,10 @@ fn allowed(verb: Verb) -> &'static [&'static str] {
             "label_selector",
             "field_selector",
         ],
-        Verb::Update => &["namespace", "name", "subresource", "object", "resource_version", "dry_run"],
-        Verb::Patch => &["namespace", "name", "subresource", "patch", "patch_type", "dry_run"],
+        Verb::Update => &["namespace", "name", "subresource", "object", "resource_version", "dry_run", "field_manager"],
+        Verb::Patch => {
+            &["namespace", "name", "subresource", "patch", "patch_type", "dry_run", "field_manager", "force"]
+        }
         Verb::Delete => &["namespace", "name", "dry_run", "precondition_rv", "grace_period_s", "propagation_policy"],
         Verb::Deletecollection => &["namespace", "label_selector", "field_selector", "dry_run"],
         Verb::Watch => &[
@@ -182,6 +184,8 @@ fn given(k: &Kube) -> Vec<&'static str> {
         ("timeout_s", k.timeout_s.is_some()),
         ("open_for_ms", k.open_for_ms.is_some()),
         ("dry_run", k.dry_run),
+        ("field_manager", k.field_manager.is_some()),
+        ("force", k.force.is_some()),
         ("precondition_rv", k.precondition_rv.is_some()),
         ("grace_period_s", k.grace_period_s.is_some()),
         ("propagation_policy", k.propagation_policy.is_some()),
@@ -246,6 +250,9 @@ pub(super) fn kube_plan(src: &Source, names: &Names, catalog: &Catalog, step: &S
         (None, Verb::Patch) => return Err(src.err(step.span(), "a patch sends a patch: expected `patch`")),
         (None, _) => None,
     };
+    if let (Some(force), false) = (&k.force, k.patch_type == Some(syntax::PatchType::Apply)) {
+        return Err(src.err(force.span(), "`force` is for server-side apply only: expected `patch_type = \"apply\"`"));
+    }
     let resource_version = k.resource_version.as_ref().map(|rv| rv_param(src, names, rv)).transpose()?;
     if let Some(m) = &k.resource_version_match {
         if !["Exact", "NotOlderThan"].contains(&m.get_ref().as_str()) {
@@ -302,6 +309,8 @@ pub(super) fn kube_plan(src: &Source, names: &Names, catalog: &Catalog, step: &S
         timeout_s: k.timeout_s,
         open_for_ms: k.open_for_ms,
         dry_run: k.dry_run,
+        field_manager: k.field_manager.clone(),
+        force: k.force.as_ref().is_some_and(|f| *f.get_ref()),
         precondition_rv,
         grace_period_s: k.grace_period_s,
         propagation_policy: k.propagation_policy.as_ref().map(|p| p.get_ref().clone()),
