@@ -28,7 +28,7 @@ mod tests;
 use serde_json::Value;
 
 use crate::registry::error::RegistryError;
-use crate::registry::managed_fields::managers::{Entry, Managers, Operation};
+use crate::registry::managed_fields::managers::{Managers, Operation};
 use crate::registry::managed_fields::path::{Display, FieldSet, PathElement};
 use crate::registry::managed_fields::shape::Shape;
 use crate::registry::managed_fields::walk::{compare, field_set, merge, remove};
@@ -171,7 +171,7 @@ pub fn apply(
             // last-applied annotation still holds the live value (`lastAppliedManager`).
             let allowed = last_applied_fields(&lhs, shape);
             let unexplained: Vec<Conflict> =
-                conflicts.iter().filter(|c| !allowed.iter().any(|path| *path == c.field)).cloned().collect();
+                conflicts.iter().filter(|c| !allowed.contains(&c.field)).cloned().collect();
             if !unexplained.is_empty() {
                 return Err(ApplyError::Conflicts(unexplained));
             }
@@ -259,9 +259,4 @@ pub fn conflict_message(conflicts: &[Conflict]) -> String {
         lines.extend(conflicts.iter().filter(|c| c.manager == manager).map(|c| format!("- {}", c.field)));
     }
     format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
-}
-
-/// The entry an apply or update wrote for `manager`, for tests and the scenario language.
-pub fn entry_of<'a>(managers: &'a Managers, manager: &str) -> Option<&'a Entry> {
-    managers.entries().iter().find(|e| e.manager == manager)
 }

@@ -11,6 +11,11 @@ use super::walk::field_set;
 use super::*;
 
 const NOW: &str = "2026-11-26T10:00:00Z";
+
+/// The entry of `manager`.
+fn entry_of<'a>(managers: &'a Managers, manager: &str) -> Option<&'a super::managers::Entry> {
+    managers.entries().iter().find(|e| e.manager == manager)
+}
 const LATER: &str = "2026-11-26T10:05:00Z";
 
 fn configmap() -> Shape {
