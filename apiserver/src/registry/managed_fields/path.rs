@@ -106,7 +106,11 @@ impl FieldSet {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                // Only a new level clones its element.
+                Some(child) => child.insert(rest),
+                None => self.children.entry(first.clone()).or_default().insert(rest),
+            },
         }
     }
 

@@ -64,7 +64,7 @@ impl Shape {
 }
 
 /// The shape a schema describes, with the facts of the property that holds it.
-fn of_schema(schema: &'static Value, facts: Facts) -> Shape {
+fn of_schema(schema: &'static Value, facts: &Facts) -> Shape {
     let (name, resolved) = schemas().follow(schema);
     if let Some(name) = name {
         let name: &'static str = name;
@@ -75,13 +75,13 @@ fn of_schema(schema: &'static Value, facts: Facts) -> Shape {
         return Shape::Struct(name);
     }
     if let Some(items) = resolved.get("items") {
-        let element = Box::new(of_schema(items, Facts::default()));
+        let element = Box::new(of_schema(items, &NO_FACTS));
         return match facts.list_type.as_deref() {
-            Some("map") => Shape::Associative { element, keys: facts.list_map_keys },
+            Some("map") => Shape::Associative { element, keys: facts.list_map_keys.clone() },
             Some("set") => Shape::Associative { element, keys: Vec::new() },
             Some(_) => Shape::Atomic,
             None if facts.patch_strategy.split(',').any(|s| s == "merge") => {
-                Shape::Associative { element, keys: facts.patch_merge_key.into_iter().collect() }
+                Shape::Associative { element, keys: facts.patch_merge_key.iter().cloned().collect() }
             }
             None => Shape::Atomic,
         };
@@ -90,10 +90,14 @@ fn of_schema(schema: &'static Value, facts: Facts) -> Shape {
         if facts.map_type.as_deref() == Some("atomic") {
             return Shape::Atomic;
         }
-        return Shape::Map(Box::new(of_schema(values, Facts::default())));
+        return Shape::Map(Box::new(of_schema(values, &NO_FACTS)));
     }
     Shape::Atomic
 }
+
+/// The facts of a property the table does not name.
+static NO_FACTS: Facts =
+    Facts { list_type: None, list_map_keys: Vec::new(), map_type: None, patch_strategy: String::new(), patch_merge_key: None };
 
 /// The extension facts of one property (or, with `None`, of a type).
 #[derive(Clone, Debug, Default)]
@@ -105,7 +109,7 @@ struct Facts {
     patch_merge_key: Option<String>,
 }
 
-fn facts(definition: &str, property: Option<&str>) -> Facts {
+fn facts<'a>(definition: &'a str, property: Option<&'a str>) -> &'a Facts {
     static TABLE: OnceLock<BTreeMap<(&'static str, Option<&'static str>), Facts>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         let mut out = BTreeMap::new();
@@ -126,5 +130,5 @@ fn facts(definition: &str, property: Option<&str>) -> Facts {
         }
         out
     });
-    table.get(&(definition, property)).cloned().unwrap_or_default()
+    table.get(&(definition, property)).unwrap_or(&NO_FACTS)
 }
