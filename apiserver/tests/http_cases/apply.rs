@@ -124,6 +124,31 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "an applied service gets its cluster IP, and keeps it when applied again",
+            vec![
+                patch(
+                    "/api/v1/namespaces/{ns}/services/web?fieldManager=m",
+                    APPLY,
+                    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n",
+                )
+                .code(201)
+                .contains(r#""clusterIP":"10.0.0."#)
+                .field(
+                    "/metadata/managedFields/0/fieldsV1",
+                    json!({"f:spec": {"f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}, "f:port": {}}}}}),
+                ),
+                patch(
+                    "/api/v1/namespaces/{ns}/services/web?fieldManager=m",
+                    APPLY,
+                    "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels: {a: b}\nspec:\n  ports:\n  - port: 80\n",
+                )
+                // The live cluster IP stays (no one applies it, and it may not change).
+                .code(200)
+                .contains(r#""clusterIP":"10.0.0."#)
+                .field("/metadata/labels", json!({"a": "b"})),
+            ],
+        ),
+        case(
             "a dry-run apply creates nothing",
             vec![
                 patch(&format!("{CMS}/d?fieldManager=alice&dryRun=All"), APPLY, &applied("d", "  k: v")).code(201),

@@ -96,8 +96,13 @@ fn of_schema(schema: &'static Value, facts: &Facts) -> Shape {
 }
 
 /// The facts of a property the table does not name.
-static NO_FACTS: Facts =
-    Facts { list_type: None, list_map_keys: Vec::new(), map_type: None, patch_strategy: String::new(), patch_merge_key: None };
+static NO_FACTS: Facts = Facts {
+    list_type: None,
+    list_map_keys: Vec::new(),
+    map_type: None,
+    patch_strategy: String::new(),
+    patch_merge_key: None,
+};
 
 /// The extension facts of one property (or, with `None`, of a type).
 #[derive(Clone, Debug, Default)]
