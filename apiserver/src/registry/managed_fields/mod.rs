@@ -25,6 +25,8 @@ pub mod walk;
 #[cfg(test)]
 mod tests;
 
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 use crate::registry::error::RegistryError;
@@ -52,8 +54,14 @@ pub struct Writer<'a> {
     pub now: &'a str,
 }
 
-/// The fields no manager owns (`stripMetaManager`): the type, and the metadata the server sets.
-fn stripped() -> FieldSet {
+/// The fields no manager owns (`stripMetaManager`): the type, and the metadata the server sets. Built once:
+/// every tracked write takes it away.
+fn stripped() -> &'static FieldSet {
+    static STRIPPED: OnceLock<FieldSet> = OnceLock::new();
+    STRIPPED.get_or_init(build_stripped)
+}
+
+fn build_stripped() -> FieldSet {
     let mut out = FieldSet::default();
     out.insert(&[PathElement::field("apiVersion")]);
     out.insert(&[PathElement::field("kind")]);
@@ -112,13 +120,13 @@ pub fn update(live: &Value, new: &Value, writer: &Writer, shape: &Shape, ignored
     for entry in managers.entries_mut() {
         entry.set = entry.set.difference(&changed).difference(&comparison.removed);
     }
-    let taken = changed.difference(&stripped());
+    let taken = changed.difference(stripped());
     if !taken.is_empty() {
         let entry = managers.entry(writer.manager, Operation::Update, writer.api_version, writer.subresource);
         entry.set = entry.set.union(&taken);
         entry.time = Some(writer.now.to_string());
     }
-    managers.strip(&stripped());
+    managers.strip(stripped());
     managers.cap_updaters();
     managers.encode_into(rhs)
 }
@@ -190,7 +198,7 @@ fn apply_once(
     shape: &Shape,
     ignored: &FieldSet,
 ) -> Result<Value, ApplyError> {
-    let applied = field_set(config, shape).recursive_difference(ignored).difference(&stripped());
+    let applied = field_set(config, shape).recursive_difference(ignored).difference(stripped());
     let last = managers.get(writer.manager, Operation::Apply, writer.subresource).map(|e| e.set.clone());
     let mut merged = merge(lhs, config, shape);
     if let Some(last) = last {
@@ -225,7 +233,7 @@ fn apply_once(
     if !unchanged || entry.time.is_none() {
         entry.time = Some(writer.now.to_string());
     }
-    managers.strip(&stripped());
+    managers.strip(stripped());
     managers.cap_updaters();
     Ok(managers.encode_into(merged))
 }

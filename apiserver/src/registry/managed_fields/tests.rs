@@ -50,7 +50,7 @@ fn an_applied_configuration_owns_its_leaves_and_map_entries() {
         "metadata": {"name": "x", "labels": {"app": "web"}},
         "data": {"a": "1", "b": "2"},
     });
-    let set = field_set(&config, &configmap()).difference(&stripped());
+    let set = field_set(&config, &configmap()).difference(stripped());
     assert_eq!(
         set.to_fields_v1(),
         json!({"f:data": {"f:a": {}, "f:b": {}}, "f:metadata": {"f:labels": {"f:app": {}}}})
@@ -65,7 +65,7 @@ fn keyed_lists_name_their_elements_by_key_and_sets_by_value() {
             {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}]},
         ]}}},
     });
-    let set = field_set(&config, &deployment()).difference(&stripped());
+    let set = field_set(&config, &deployment()).difference(stripped());
     assert_eq!(
         set.to_fields_v1(),
         json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
