@@ -23,6 +23,10 @@ pub(super) fn check(
     field: &str,
     schema_type: &str,
 ) -> Option<FieldError> {
+    if value.is_null() {
+        // Upstream validates only non-null values: a rule on a nullable node sees its non-null values only.
+        return None;
+    }
     let optional_old_self = rule.entry.optional_old_self.unwrap_or(false);
     if rule.uses_old_self() && old.is_none() && !optional_old_self {
         // Transition rules run only when there is an old value to compare with.

@@ -109,7 +109,8 @@ impl Rule {
         self.program.uses_old_self
     }
 
-    /// Evaluates the rule with `self` bound to `value` and `oldSelf` to `old`. A transition rule is skipped
+    /// Evaluates the rule with `self` bound to `value` and `oldSelf` to `old`; a null `value` is not validated,
+    /// as upstream validates only non-null values. A transition rule is skipped
     /// when `old` is `None` (on create, or when the old object lacks the node), unless it sets
     /// `optionalOldSelf`, in which case `oldSelf` is an optional, empty here. `field` is the node's path
     /// (`spec`). The error shows the node's type as inferred from `value` ([`schema_type_of`]); use
