@@ -13,6 +13,7 @@
 //! - [`bug`]: the apiserver's bug switches, historical bugs a simulation can put back.
 //! - [`go_text`]: Go's formatting of values, for byte-identical error texts.
 
+pub mod apiextensions;
 pub mod apis;
 pub mod bug;
 pub mod endpoints;

@@ -1,7 +1,8 @@
 //! Assembling a server: for every resource of the catalog an etcd3 store over one etcd connection, a watch
 //! cache in front of it when the watch cache is on (`--watch-cache`), and the generic registry store with
 //! the resource's strategy; then the [`ApiServer`] over them, with health checks that ask etcd and the
-//! caches. The same assembly runs in the real binary and on a simulated node.
+//! caches, and the means to make the same for the resources of CRDs, which [`bootstrap`] starts the CRD
+//! controller with. The same assembly runs in the real binary and on a simulated node.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,7 +13,8 @@ use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use etcd_proto::etcdserverpb::RangeRequest;
 use tonic::transport::Channel;
 
-use crate::apis::Catalog;
+use crate::apiextensions::controller::StoreFactory;
+use crate::apis::{Catalog, ResourceInfo};
 use crate::bug::Bugs;
 use crate::endpoints::{ApiServer, HealthCheck, ServerConfig};
 use crate::failpoint::Failpoints;
@@ -86,21 +88,7 @@ pub fn build(
     let prefix = format!("{}/", options.etcd_prefix.trim_end_matches('/'));
     let leases = LeaseManager::new(LeaseClient::new(channel.clone()));
     let backend_of = |resource: &Resource, expires: bool| -> Backend {
-        let mut config = Etcd3Config::new(&prefix, resource.group_resource());
-        config.failpoints = options.failpoints.clone();
-        config.bugs = options.bugs.clone();
-        if expires {
-            config.ttl = Some(Ttl { ttl_s: options.event_ttl_s, leases: leases.clone() });
-        }
-        let store = Etcd3Store::new(KvClient::new(channel.clone()), WatchClient::new(channel.clone()), config);
-        if !options.watch_cache {
-            return Backend::Direct(Box::new(store));
-        }
-        let mut cacher_config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
-        cacher_config.failpoints = options.failpoints.clone();
-        cacher_config.bugs = options.bugs.clone();
-        cacher_config.request_watch_progress = options.request_watch_progress;
-        Backend::Cached(Cacher::new(store, cacher_config))
+        backend(&channel, &prefix, &options, &leases, resource, expires)
     };
     let mut backends: BTreeMap<String, Backend> = BTreeMap::new();
     for info in catalog.all() {
@@ -158,9 +146,65 @@ pub fn build(
             Backend::Direct(_) => None,
         })
         .collect();
+    let channel_for_custom = channel.clone();
     let health = Arc::new(Health { kv: KvClient::new(channel), key: format!("{prefix}health").into_bytes(), cachers });
     let failpoints = options.failpoints.clone();
-    Arc::new(ApiServer::new(catalog, registry, options.config, clock, health).with_failpoints(failpoints))
+    let factory = custom_resource_stores(channel_for_custom, prefix, options.clone(), leases, system, namespaces);
+    let server = ApiServer::new(catalog, registry, options.config, clock, health).with_failpoints(failpoints);
+    Arc::new(server.with_custom_resources(factory))
+}
+
+/// The storage of one resource: a watch cache over an etcd3 store when the watch cache is on.
+fn backend(
+    channel: &Channel,
+    prefix: &str,
+    options: &ServerOptions,
+    leases: &LeaseManager,
+    resource: &Resource,
+    expires: bool,
+) -> Backend {
+    let mut config = Etcd3Config::new(prefix, resource.group_resource());
+    config.failpoints = options.failpoints.clone();
+    config.bugs = options.bugs.clone();
+    if expires {
+        config.ttl = Some(Ttl { ttl_s: options.event_ttl_s, leases: leases.clone() });
+    }
+    let store = Etcd3Store::new(KvClient::new(channel.clone()), WatchClient::new(channel.clone()), config);
+    if !options.watch_cache {
+        return Backend::Direct(Box::new(store));
+    }
+    let mut cacher_config = CacherConfig::new(&format!("/{}", resource.etcd_prefix), resource.group_resource());
+    cacher_config.failpoints = options.failpoints.clone();
+    cacher_config.bugs = options.bugs.clone();
+    cacher_config.request_watch_progress = options.request_watch_progress;
+    Backend::Cached(Cacher::new(store, cacher_config))
+}
+
+/// The registries of a CRD's versions, as the CRD controller asks for them: one storage under the CRD's
+/// etcd prefix (`/registry/<group>/<plural>/`), with a watch cache when the server has them, and a store per
+/// served version.
+fn custom_resource_stores(
+    channel: Channel,
+    prefix: String,
+    options: ServerOptions,
+    leases: LeaseManager,
+    system: SystemFields,
+    namespaces: Option<Backend>,
+) -> StoreFactory {
+    Arc::new(move |infos: &[ResourceInfo]| {
+        let Some(first) = infos.first() else { return Vec::new() };
+        let storage = backend(&channel, &prefix, &options, &leases, &first.resource, false);
+        infos
+            .iter()
+            .map(|info| {
+                let ns = if info.namespaced { namespaces.clone() } else { None };
+                let store =
+                    Store::new(info.resource.clone(), info.strategy.clone(), storage.clone(), system.clone(), ns)
+                        .with_bugs(options.bugs.clone());
+                Arc::new(store) as Arc<dyn Rest>
+            })
+            .collect()
+    })
 }
 
 /// The etcd and cache checks.
@@ -198,7 +242,7 @@ pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public
 /// together: one after the other they cost four rounds of a read and a write through Raft before the
 /// server could say it is ready.
 pub async fn bootstrap(server: Arc<ApiServer>) {
-    let Some(namespaces) = server.rest("", "v1", "namespaces").cloned() else { return };
+    let Some(namespaces) = server.rest("", "v1", "namespaces") else { return };
     let ensure = |name: &'static str| {
         let namespaces = namespaces.clone();
         async move {
@@ -215,6 +259,9 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
             }
         }
     };
+    if let Some(factory) = server.custom_resources.clone() {
+        tokio::spawn(crate::apiextensions::controller::run(server.clone(), factory));
+    }
     futures::future::join_all(SYSTEM_NAMESPACES.map(ensure)).await;
     bootstrap_kubernetes_service(&server).await;
     server.mark_system_namespaces_ready();
@@ -224,7 +271,7 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
 /// of the service range, as kube-apiserver's bootstrap controller creates it. (Its endpoints, which that
 /// controller keeps pointing at the live apiservers, are not written.)
 async fn bootstrap_kubernetes_service(server: &ApiServer) {
-    let Some(services) = server.rest("", "v1", "services").cloned() else { return };
+    let Some(services) = server.rest("", "v1", "services") else { return };
     let obj = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Service",

@@ -4,8 +4,9 @@
 //! that a resource is declared once.
 //!
 //! Files: one per API group with its resources' entries ([`core`], [`apps`], [`events`], [`batch`],
-//! [`coordination`]), and [`printers`] (the printer columns of `kubectl get`, per resource).
+//! [`apiextensions`], [`coordination`]), and [`printers`] (the printer columns of `kubectl get`, per resource).
 
+pub mod apiextensions;
 pub mod apps;
 pub mod batch;
 pub mod coordination;
@@ -225,12 +226,14 @@ pub fn scale() -> SubresourceInfo {
 }
 
 /// The built-in resources, as kube-apiserver 1.32 serves them, group by group in the order its discovery
-/// lists the groups (their priority: apps, events.k8s.io, batch, ..., coordination.k8s.io).
+/// lists the groups (their priority: apps, events.k8s.io, batch, ..., apiextensions.k8s.io,
+/// coordination.k8s.io).
 fn builtin_resources() -> Vec<ResourceInfo> {
     let mut all = core::resources();
     all.extend(apps::resources());
     all.extend(events::resources());
     all.extend(batch::resources());
+    all.extend(apiextensions::resources());
     all.extend(coordination::resources());
     all
 }

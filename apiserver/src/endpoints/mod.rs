@@ -9,7 +9,8 @@
 //! [`openapi`], [`system`] (`/version`, health, `/metrics`) and [`serve`], the accept loop and
 //! connection handling on hyper.
 //!
-//! [`ApiServer`] is one server: the catalog of resources, their registries, and what the handlers share.
+//! [`ApiServer`] is one server: what it serves ([`Served`]: the catalog of resources and their registries,
+//! replaced whole when a CustomResourceDefinition is established or removed), and what the handlers share.
 //! It draws nothing from the machine: time comes from the registry's [`Clock`] and tokio's timers
 //! (madsim's under simulation), randomness (watch timeouts) from a seeded generator.
 
@@ -35,7 +36,7 @@ pub mod table;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -137,11 +138,37 @@ impl Shutdown {
     }
 }
 
+/// The registry of each resource, by (group, version, plural).
+pub type Registry = BTreeMap<(String, String, String), Arc<dyn Rest>>;
+
+/// What a server serves at one moment: the catalog and a registry for every resource in it. A request
+/// reads one snapshot from routing to its answer, so a CRD established meanwhile never half-applies to it.
+pub struct Served {
+    pub catalog: Catalog,
+    pub registry: Registry,
+    /// Counts replacements, so that what is derived from the catalog (the OpenAPI documents) knows when it
+    /// is stale.
+    pub generation: u64,
+}
+
+impl Served {
+    /// A snapshot of `catalog` with `registry` holding a [`Rest`] for every resource in it.
+    pub fn new(catalog: Catalog, registry: Registry, generation: u64) -> Served {
+        for info in catalog.all() {
+            let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
+            assert!(registry.contains_key(&key), "no registry for {key:?}, which the catalog serves");
+        }
+        Served { catalog, registry, generation }
+    }
+
+    pub fn rest(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<dyn Rest>> {
+        self.registry.get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+}
+
 /// One apiserver: the resources it serves, their registries, and its settings.
 pub struct ApiServer {
-    pub(crate) catalog: Catalog,
-    /// The registry of each resource, by (group, version, plural).
-    pub(crate) registry: BTreeMap<(String, String, String), Arc<dyn Rest>>,
+    served: RwLock<Arc<Served>>,
     pub(crate) config: ServerConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) rng: Mutex<ChaCha8Rng>,
@@ -154,25 +181,22 @@ pub struct ApiServer {
     pub(crate) openapi: openapi::OpenApiCache,
     /// The failpoints of the HTTP layer (`before-http-watch-send`); nothing armed unless a simulation arms it.
     pub(crate) failpoints: crate::failpoint::Failpoints,
+    /// How the CRD controller makes the registries of custom resources (none: CRDs are not served).
+    pub(crate) custom_resources: Option<crate::apiextensions::controller::StoreFactory>,
 }
 
 impl ApiServer {
     /// A server for `catalog`, with `registry` holding a [`Rest`] for every resource in it.
     pub fn new(
         catalog: Catalog,
-        registry: BTreeMap<(String, String, String), Arc<dyn Rest>>,
+        registry: Registry,
         config: ServerConfig,
         clock: Arc<dyn Clock>,
         health: Arc<dyn HealthCheck>,
     ) -> ApiServer {
-        for info in catalog.all() {
-            let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
-            assert!(registry.contains_key(&key), "no registry for {key:?}, which the catalog serves");
-        }
         ApiServer {
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)),
-            catalog,
-            registry,
+            served: RwLock::new(Arc::new(Served::new(catalog, registry, 0))),
             config,
             clock,
             metrics: metrics::Metrics::default(),
@@ -181,7 +205,14 @@ impl ApiServer {
             system_namespaces: AtomicBool::new(false),
             openapi: openapi::OpenApiCache::default(),
             failpoints: crate::failpoint::Failpoints::new(),
+            custom_resources: None,
         }
+    }
+
+    /// This server with the means to serve the resources of CRDs.
+    pub fn with_custom_resources(mut self, factory: crate::apiextensions::controller::StoreFactory) -> ApiServer {
+        self.custom_resources = Some(factory);
+        self
     }
 
     /// This server with the apiserver's failpoint registry, which its storage shares.
@@ -190,8 +221,16 @@ impl ApiServer {
         self
     }
 
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+    /// What the server serves now.
+    pub fn served(&self) -> Arc<Served> {
+        self.served.read().expect("the served lock is never poisoned").clone()
+    }
+
+    /// Replaces what the server serves with what `change` makes of it (the CRD controller's one way in).
+    pub fn replace_served(&self, change: impl FnOnce(&Served) -> (Catalog, Registry)) {
+        let mut served = self.served.write().expect("the served lock is never poisoned");
+        let (catalog, registry) = change(&served);
+        *served = Arc::new(Served::new(catalog, registry, served.generation + 1));
     }
 
     pub fn config(&self) -> &ServerConfig {
@@ -208,8 +247,8 @@ impl ApiServer {
         self.system_namespaces.store(true, Ordering::SeqCst);
     }
 
-    pub(crate) fn rest(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<dyn Rest>> {
-        self.registry.get(&(group.to_string(), version.to_string(), plural.to_string()))
+    pub(crate) fn rest(&self, group: &str, version: &str, plural: &str) -> Option<Arc<dyn Rest>> {
+        self.served().rest(group, version, plural).cloned()
     }
 
     /// A watch's lifetime when the client gave none: uniformly between the minimum request timeout and

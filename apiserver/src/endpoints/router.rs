@@ -58,7 +58,8 @@ impl ApiServer {
         body: impl std::future::Future<Output = Result<Bytes, ApiError>>,
     ) -> Response<Body> {
         let started = tokio::time::Instant::now();
-        let (target, action) = match handlers::route(&self, &call) {
+        let served = self.served();
+        let (target, action) = match handlers::route(&served, &call) {
             Ok(routed) => routed,
             Err(err) => return response::error(&err, None),
         };
@@ -155,7 +156,8 @@ impl ApiServer {
             let err = if known { ApiError::Generic { code: 405 } } else { ApiError::NoRoute };
             return response::error(&err, None);
         }
-        let catalog = &self.catalog;
+        let served = self.served();
+        let catalog = &served.catalog;
         let answer = match segments.as_slice() {
             [] => Some(root(catalog)),
             ["version"] => Some(system::version(self)),

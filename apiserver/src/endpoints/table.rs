@@ -88,7 +88,7 @@ pub fn table(
         .iter()
         .map(|obj| {
             let mut row = Map::new();
-            row.insert("cells".into(), Value::Array((printer.cells)(obj, now_unix_s)));
+            row.insert("cells".into(), Value::Array((printer.cells)(obj, now_unix_s, &printer.columns)));
             match include {
                 IncludeObject::None => {}
                 IncludeObject::Metadata => {

@@ -43,6 +43,10 @@ pub trait Strategy: DeleteStrategy {
         false
     }
 
+    /// What decoding a request's object does before anything else sees it, field tracking included:
+    /// custom resources are pruned of unknown fields and defaulted there (upstream's CRD codec).
+    fn decode(&self, _obj: &mut Value) {}
+
     /// Clears or sets what clients may not set on create (status, generation), before validation.
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

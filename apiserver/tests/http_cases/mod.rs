@@ -2,7 +2,7 @@
 //! in a path, body or expected text is the case's own namespace, which the runner creates first.
 //!
 //! Files by topic: `bad_input` (what kube-apiserver refuses, with its code, reason and message),
-//! `crud` (writes and reads of objects), `reads` (lists, paging, selectors, resourceVersions, tables),
+//! `crds` (CustomResourceDefinitions and their custom resources), `crud` (writes and reads of objects), `reads` (lists, paging, selectors, resourceVersions, tables),
 //! `discovery` (discovery, version, health, OpenAPI, metrics), `watch` (watch streams read to their end),
 //! `protobuf` (Kubernetes protobuf in and out: kubectl's bodies, documents, Status errors, watch frames),
 //! `resources` (the other resources' defaults, allocations, conversions and refusals).
@@ -10,6 +10,7 @@
 
 mod apply;
 mod bad_input;
+mod crds;
 mod crud;
 mod discovery;
 mod protobuf;
@@ -36,6 +37,9 @@ pub struct Step {
     pub answer_headers: Vec<(&'static str, String)>,
     /// Text the body must contain.
     pub contains: Vec<String>,
+    /// Send again until the answer has the expected code and fields (what a controller does
+    /// asynchronously, such as establishing a CRD); asserted as usual after 10 s of tries.
+    pub eventually: bool,
 }
 
 /// A step for `method` on `path` with no body, expecting 200.
@@ -51,6 +55,7 @@ pub fn step(method: &'static str, path: &str) -> Step {
         fields: Vec::new(),
         answer_headers: Vec::new(),
         contains: Vec::new(),
+        eventually: false,
     }
 }
 
@@ -123,6 +128,25 @@ impl Step {
         self
     }
 
+    /// Repeats the step until its code and fields match (see [`Step::eventually`]).
+    pub fn eventually(mut self) -> Step {
+        self.eventually = true;
+        self
+    }
+
+    /// Whether `answer` has the step's code and fields.
+    fn matches(&self, answer: &Answer, ns: &str) -> bool {
+        let json = answer.json();
+        answer.status == self.code
+            && self.fields.iter().all(|(pointer, want)| {
+                let want = match want {
+                    Value::String(s) => Value::String(s.replace("{ns}", ns)),
+                    other => other.clone(),
+                };
+                json.pointer(pointer).unwrap_or(&Value::Null) == &want
+            })
+    }
+
     /// Sends the step and checks its answer; panics with what differed.
     async fn run(&self, server: &TestServer, ns: &str) -> Answer {
         if self.method == "COMPACT" {
@@ -137,7 +161,14 @@ impl Step {
         let body = fill(&String::from_utf8_lossy(&self.body));
         let body = if std::str::from_utf8(&self.body).is_ok() { body.into_bytes() } else { self.body.clone() };
         let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let answer = server.send(request(self.method, &fill(&self.path), &headers, body)).await;
+        let mut answer = server.send(request(self.method, &fill(&self.path), &headers, body.clone())).await;
+        for _ in 0..1000 {
+            if !self.eventually || self.matches(&answer, ns) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            answer = server.send(request(self.method, &fill(&self.path), &headers, body.clone())).await;
+        }
         let what = format!("{} {}", self.method, fill(&self.path));
         let json = answer.json();
         assert_eq!(answer.status, self.code, "{what}: status; body: {}", answer.text());
@@ -199,6 +230,7 @@ pub fn all() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(apply::cases());
     cases.extend(bad_input::cases());
+    cases.extend(crds::cases());
     cases.extend(crud::cases());
     cases.extend(reads::cases());
     cases.extend(discovery::cases());

@@ -48,7 +48,7 @@ pub fn deployments() -> Printer {
             images,
             doc_column("Selector", "string", &def("DeploymentSpec"), "selector", 1),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let [containers, images] = template_cells(obj);
             vec![
                 name(obj),
@@ -78,7 +78,7 @@ pub fn replicasets() -> Printer {
             images,
             doc_column("Selector", "string", &def("ReplicaSetSpec"), "selector", 1),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let [containers, images] = template_cells(obj);
             vec![
                 name(obj),
@@ -105,7 +105,7 @@ pub fn statefulsets() -> Printer {
             containers,
             images,
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let [containers, images] = template_cells(obj);
             vec![
                 name(obj),
@@ -135,7 +135,7 @@ pub fn daemonsets() -> Printer {
             images,
             doc_column("Selector", "string", &def("DaemonSetSpec"), "selector", 1),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let [containers, images] = template_cells(obj);
             let node_selector = super::core::selector_text(obj.pointer("/spec/template/spec/nodeSelector"));
             vec![
@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn a_new_deployment_prints_as_kubectl_shows_it() {
         let obj = json!({"metadata": {"name": "web", "creationTimestamp": "2023-11-14T22:13:20Z"}, "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}, {"name": "side", "image": "busybox"}]}}}, "status": {}});
-        let cells = (deployments().cells)(&obj, 1_700_000_060);
+        let cells = (deployments().cells)(&obj, 1_700_000_060, &[]);
         assert_eq!(
             cells,
             [

@@ -68,7 +68,7 @@ pub fn jobs() -> Printer {
             images,
             doc_column("Selector", "string", "io.k8s.api.batch.v1.JobSpec", "selector", 1),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let [containers, images] = template_cells(obj);
             vec![
                 name(obj),

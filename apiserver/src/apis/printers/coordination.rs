@@ -12,7 +12,7 @@ pub fn leases() -> Printer {
             doc_column("Holder", "string", "io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity", 0),
             age_column(),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let holder = obj.pointer("/spec/holderIdentity").and_then(Value::as_str).unwrap_or("");
             vec![name(obj), Value::from(holder), age(obj, now)]
         },

@@ -12,7 +12,7 @@ pub fn configmaps() -> Printer {
             column("Data", "string", "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.", 0),
             age_column(),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let count = |f: &str| obj.get(f).and_then(Value::as_object).map_or(0, |m| m.len());
             vec![name(obj), Value::from(count("data") + count("binaryData")), age(obj, now)]
         },
@@ -23,7 +23,7 @@ pub fn configmaps() -> Printer {
 pub fn namespaces() -> Printer {
     Printer {
         columns: vec![name_column(), column("Status", "string", "The status of the namespace", 0), age_column()],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let phase = obj.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
             vec![name(obj), Value::from(phase), age(obj, now)]
         },
@@ -44,7 +44,7 @@ pub fn pods() -> Printer {
             column("Nominated Node", "string", "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.", 1),
             column("Readiness Gates", "string", "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates", 1),
         ],
-        cells: pod_cells,
+        cells: |obj, now, _| pod_cells(obj, now),
     }
 }
 
@@ -131,7 +131,7 @@ pub fn secrets() -> Printer {
             doc_column("Data", "string", &def("Secret"), "data", 0),
             age_column(),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let keys = obj.get("data").and_then(Value::as_object).map_or(0, |m| m.len());
             vec![name(obj), Value::from(str_at(obj, "/type")), Value::from(keys), age(obj, now)]
         },
@@ -146,7 +146,7 @@ pub fn serviceaccounts() -> Printer {
             doc_column("Secrets", "string", &def("ServiceAccount"), "secrets", 0),
             age_column(),
         ],
-        cells: |obj, now| vec![name(obj), Value::from(array_at(obj, "/secrets").len()), age(obj, now)],
+        cells: |obj, now, _| vec![name(obj), Value::from(array_at(obj, "/secrets").len()), age(obj, now)],
     }
 }
 
@@ -162,7 +162,7 @@ pub fn services() -> Printer {
             age_column(),
             doc_column("Selector", "string", &def("ServiceSpec"), "selector", 1),
         ],
-        cells: service_cells,
+        cells: |obj, now, _| service_cells(obj, now),
     }
 }
 
@@ -249,7 +249,7 @@ pub(crate) fn selector_text(selector: Option<&Value>) -> String {
 pub fn endpoints() -> Printer {
     Printer {
         columns: vec![name_column(), doc_column("Endpoints", "string", &def("Endpoints"), "subsets", 0), age_column()],
-        cells: |obj, now| vec![name(obj), Value::from(format_endpoints(obj)), age(obj, now)],
+        cells: |obj, now, _| vec![name(obj), Value::from(format_endpoints(obj)), age(obj, now)],
     }
 }
 
@@ -305,7 +305,7 @@ pub fn nodes() -> Printer {
             doc_column("Kernel-Version", "string", &def("NodeSystemInfo"), "kernelVersion", 1),
             doc_column("Container-Runtime", "string", &def("NodeSystemInfo"), "containerRuntimeVersion", 1),
         ],
-        cells: node_cells,
+        cells: |obj, now, _| node_cells(obj, now),
     }
 }
 
@@ -377,7 +377,7 @@ pub fn persistentvolumeclaims() -> Printer {
             age_column(),
             doc_column("VolumeMode", "string", &def("PersistentVolumeClaimSpec"), "volumeMode", 1),
         ],
-        cells: pvc_cells,
+        cells: |obj, now, _| pvc_cells(obj, now),
     }
 }
 
@@ -441,7 +441,7 @@ pub fn events() -> Printer {
             doc_column("Count", "string", &def("Event"), "count", 1),
             name_col,
         ],
-        cells: event_cells,
+        cells: |obj, now, _| event_cells(obj, now),
     }
 }
 
@@ -494,7 +494,7 @@ pub fn limitranges() -> Printer {
             name_column(),
             doc_column("Created At", "date", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp", 0),
         ],
-        cells: |obj, _| vec![name(obj), Value::from(meta_str(obj, "creationTimestamp"))],
+        cells: |obj, _, _| vec![name(obj), Value::from(meta_str(obj, "creationTimestamp"))],
     }
 }
 
@@ -507,7 +507,7 @@ pub fn resourcequotas() -> Printer {
             column("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume.", 0),
             column("Limit", "string", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", 0),
         ],
-        cells: |obj, now| {
+        cells: |obj, now, _| {
             let hard = obj.pointer("/status/hard").or_else(|| obj.pointer("/spec/hard")).and_then(Value::as_object);
             let used = obj.pointer("/status/used").and_then(Value::as_object);
             let (mut requests, mut limits) = (Vec::new(), Vec::new());
@@ -560,7 +560,7 @@ mod tests {
     fn a_configmap_prints_its_key_count() {
         let cm = json!({"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z"}, "data": {"x": "1", "y": "2"}});
         let now = parse_rfc3339("2024-01-01T00:05:00Z").unwrap();
-        assert_eq!((configmaps().cells)(&cm, now), vec![json!("a"), json!(2), json!("5m")]);
+        assert_eq!((configmaps().cells)(&cm, now, &[]), vec![json!("a"), json!(2), json!("5m")]);
     }
 
     #[test]
@@ -573,13 +573,13 @@ mod tests {
             ]}
         });
         let now = parse_rfc3339("2024-01-01T01:00:00Z").unwrap();
-        let cells = (pods().cells)(&pod, now);
+        let cells = (pods().cells)(&pod, now, &[]);
         assert_eq!(
             cells[..6],
             [json!("p"), json!("1/1"), json!("Running"), json!("0"), json!("60m"), json!("10.0.0.1")]
         );
         let pending =
             json!({"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Pending"}});
-        assert_eq!((pods().cells)(&pending, now)[..4], [json!("q"), json!("0/1"), json!("Pending"), json!("0")]);
+        assert_eq!((pods().cells)(&pending, now, &[])[..4], [json!("q"), json!("0/1"), json!("Pending"), json!("0")]);
     }
 }

@@ -10,6 +10,6 @@ use crate::registry::strategies::events_v1;
 pub fn events() -> Printer {
     Printer {
         columns: super::core::events().columns,
-        cells: |obj: &Value, now| super::core::event_cells(&events_v1::to_core(obj.clone()), now),
+        cells: |obj: &Value, now, _| super::core::event_cells(&events_v1::to_core(obj.clone()), now),
     }
 }

@@ -20,21 +20,24 @@ pub mod events;
 /// One column of a table (`metav1.TableColumnDefinition`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// `string`, `integer`, `number`, `boolean` or `date`.
     pub kind: &'static str,
-    /// `name` for the column that names the object, else "".
-    pub format: &'static str,
+    /// `name` for the column that names the object, else "" (a custom resource's column: its own).
+    pub format: Cow<'static, str>,
     pub description: Cow<'static, str>,
     /// 0: shown by default; 1: shown with `-o wide`.
     pub priority: i32,
+    /// A custom resource's column: the JSONPath of its value (`.spec.replicas`), which the cells read.
+    pub json_path: Option<String>,
 }
 
 /// How a resource prints: its columns and the cells of one object, given the time now (Unix seconds).
 #[derive(Clone)]
 pub struct Printer {
     pub columns: Vec<Column>,
-    pub cells: fn(obj: &Value, now_unix_s: i64) -> Vec<Value>,
+    /// The cells of `obj`; `columns` are the printer's own, for printers that read their paths from them.
+    pub cells: fn(obj: &Value, now_unix_s: i64, columns: &[Column]) -> Vec<Value>,
 }
 
 impl Printer {
@@ -55,15 +58,36 @@ const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is requi
 const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 pub(crate) fn name_column() -> Column {
-    Column { name: "Name", kind: "string", format: "name", description: Cow::Borrowed(NAME_DESCRIPTION), priority: 0 }
+    Column {
+        name: Cow::Borrowed("Name"),
+        kind: "string",
+        format: Cow::Borrowed("name"),
+        description: Cow::Borrowed(NAME_DESCRIPTION),
+        priority: 0,
+        json_path: None,
+    }
 }
 
 pub(crate) fn age_column() -> Column {
-    Column { name: "Age", kind: "string", format: "", description: Cow::Borrowed(AGE_DESCRIPTION), priority: 0 }
+    Column {
+        name: Cow::Borrowed("Age"),
+        kind: "string",
+        format: Cow::Borrowed(""),
+        description: Cow::Borrowed(AGE_DESCRIPTION),
+        priority: 0,
+        json_path: None,
+    }
 }
 
 pub(crate) fn column(name: &'static str, kind: &'static str, description: &'static str, priority: i32) -> Column {
-    Column { name, kind, format: "", description: Cow::Borrowed(description), priority }
+    Column {
+        name: Cow::Borrowed(name),
+        kind,
+        format: Cow::Borrowed(""),
+        description: Cow::Borrowed(description),
+        priority,
+        json_path: None,
+    }
 }
 
 /// A column whose description is the API's own for `field` of the type `definition`
@@ -76,7 +100,14 @@ pub(crate) fn doc_column(
     priority: i32,
 ) -> Column {
     let description = crate::registry::schema::schemas().field_description(definition, field).unwrap_or_default();
-    Column { name, kind, format: "", description: Cow::Owned(description), priority }
+    Column {
+        name: Cow::Borrowed(name),
+        kind,
+        format: Cow::Borrowed(""),
+        description: Cow::Owned(description),
+        priority,
+        json_path: None,
+    }
 }
 
 pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
@@ -156,13 +187,14 @@ pub fn default_printer() -> Printer {
         columns: vec![
             name_column(),
             Column {
-                name: "Created At",
+                name: Cow::Borrowed("Created At"),
                 kind: "date",
-                format: "",
+                format: Cow::Borrowed(""),
                 description: Cow::Borrowed("CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"),
                 priority: 0,
+                json_path: None,
             },
         ],
-        cells: |obj, _| vec![name(obj), Value::from(meta_str(obj, "creationTimestamp"))],
+        cells: |obj, _, _| vec![name(obj), Value::from(meta_str(obj, "creationTimestamp"))],
     }
 }

@@ -83,7 +83,7 @@ impl Action {
 }
 
 /// Resolves a resource request into its target and action, as the installer's routes would.
-pub fn route<'a>(server: &'a crate::endpoints::ApiServer, call: &Call) -> Result<(Target<'a>, Action), ApiError> {
+pub fn route<'a>(server: &'a crate::endpoints::Served, call: &Call) -> Result<(Target<'a>, Action), ApiError> {
     let info = &call.info;
     if !server.catalog.serves_group_version(&info.api_group, &info.api_version) {
         return Err(ApiError::NoRoute);

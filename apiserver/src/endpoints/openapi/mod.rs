@@ -5,7 +5,7 @@
 //! The documents are generated from the [`Catalog`](crate::apis::Catalog) and the Rust types' schemas
 //! ([`schemas`], [`crate::registry::kinds`], the hand-kept facts of [`crate::registry::extensions`]) with every path and operation of each
 //! resource ([`paths`]), built together and serialized once ([`build`]), then cached in [`OpenApiCache`]
-//! until [`OpenApiCache::invalidate`] (the catalog changes: custom resources, later).
+//! until the catalog changes (a CRD established or removed: [`crate::endpoints::Served::generation`]).
 //!
 //! The answers follow kube-apiserver's handlers: the index as the aggregator serves it (no ETag, the
 //! content type Go sniffs, `text/plain`), a document as k8s.io/kube-openapi's `handler3` serves it (ETag
@@ -30,7 +30,7 @@ use crate::endpoints::{ApiServer, Body};
 use crate::registry::system::{parse_rfc3339, rfc3339};
 use build::Documents;
 
-/// The documents of the current catalog, built on first use and kept until invalidated.
+/// The documents of the current catalog, built on first use and kept until the catalog changes.
 #[derive(Default)]
 pub struct OpenApiCache {
     built: Mutex<Option<Built>>,
@@ -41,23 +41,25 @@ struct Built {
     docs: Arc<Documents>,
     /// When they were built (seconds since the epoch): the documents' `Last-Modified`.
     at_unix_s: i64,
+    /// The generation of the catalog they describe ([`crate::endpoints::Served`]).
+    generation: u64,
 }
 
 impl OpenApiCache {
     /// The documents of `server`'s catalog, built now if they are not yet.
     fn get(&self, server: &ApiServer) -> Result<Built, String> {
+        let served = server.served();
         let mut built = self.built.lock().expect("the OpenAPI cache lock is never poisoned");
-        if let Some(b) = built.as_ref() {
+        if let Some(b) = built.as_ref().filter(|b| b.generation == served.generation) {
             return Ok(b.clone());
         }
-        let b = Built { docs: Arc::new(build::build(&server.catalog)?), at_unix_s: server.clock.now_unix_s() };
+        let b = Built {
+            docs: Arc::new(build::build(&served.catalog)?),
+            at_unix_s: server.clock.now_unix_s(),
+            generation: served.generation,
+        };
         *built = Some(b.clone());
         Ok(b)
-    }
-
-    /// Drops the documents; the next request builds them from the catalog again.
-    pub fn invalidate(&self) {
-        *self.built.lock().expect("the OpenAPI cache lock is never poisoned") = None;
     }
 }
 

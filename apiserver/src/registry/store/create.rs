@@ -27,7 +27,8 @@ impl<S: Storage + Clone> Store<S> {
     /// [`Store::create`] with options (a dry run).
     pub async fn create_with(&self, namespace: &str, obj: Value, opts: &CreateOptions) -> Result<Value, RegistryError> {
         let dry_run = options::dry_run("CreateOptions", &opts.dry_run)?;
-        let obj = typecheck::decode(&self.resource, obj)?;
+        let mut obj = typecheck::decode(&self.resource, obj)?;
+        self.strategy.decode(&mut obj);
         self.admit_create(namespace, &obj).await?;
         let obj = self.track(&Value::Null, obj, opts.field_manager.as_deref(), None);
         let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();

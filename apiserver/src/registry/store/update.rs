@@ -233,6 +233,8 @@ impl<S: Storage + Clone> Store<S> {
         how: &How<'_>,
     ) -> Result<Outcome, RegistryError> {
         let sub = how.sub;
+        let mut obj = obj;
+        self.strategy.decode(&mut obj);
         let mut obj = self.track(existing, obj, how.manager, sub);
         if existing.is_null() {
             if sub.is_some() || !(how.create || self.strategy.allow_create_on_update()) {

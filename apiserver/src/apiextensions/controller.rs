@@ -1,0 +1,186 @@
+//! The CRD controller of one apiserver: it follows `customresourcedefinitions` (a list, then a watch from
+//! the list's resourceVersion, relisting whenever the watch ends), and after every change
+//!
+//! 1. writes each CRD's status where it differs from [`naming::desired_status`] (accepted names,
+//!    `NamesAccepted`, `Established`) — every apiserver of an HA cluster does, and a conflict only means
+//!    another got there first;
+//! 2. finalizes CRDs being deleted: marks them `Terminating`, deletes their custom resources, then removes
+//!    the cleanup finalizer so that the CRD goes (apiextensions-apiserver's `finalizer` controller);
+//! 3. serves exactly the established CRDs: their resources join this server's catalog with a registry
+//!    each, kept while the CRD's generation and accepted names stay the same (so their watch caches live
+//!    on), and leave when the CRD is gone.
+//!
+//! Apiservers learn of a CRD through their own watch, so a client of another apiserver can see a 404 for a
+//! moment after the CRD is `Established` — as with upstream's HA apiservers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::apiextensions::{crd, custom, naming};
+use crate::apis::ResourceInfo;
+use crate::endpoints::{ApiServer, Registry};
+use crate::registry::meta;
+use crate::registry::options::{DeleteOptions, UpdateOptions};
+use crate::registry::rest::Rest;
+use crate::registry::store::ListRequest;
+use crate::registry::strategy::Subresource;
+use crate::registry::system::rfc3339;
+use crate::storage::WatchEvent;
+
+/// Makes the registries of one CRD's versions: one storage for all of them (they share the etcd prefix)
+/// and a store per version. The server assembly provides it ([`crate::server::build`]).
+pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo]) -> Vec<Arc<dyn Rest>> + Send + Sync>;
+
+/// What this server serves for one CRD, and what it was made from.
+struct ServedCrd {
+    /// The CRD's generation and accepted names: when either changes, the entries are made again.
+    made_from: (i64, Value),
+    entries: Vec<(ResourceInfo, Arc<dyn Rest>)>,
+}
+
+/// Runs the controller until the process ends.
+pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
+    let Some(crds) = server.rest(crd::GROUP, "v1", "customresourcedefinitions") else { return };
+    let mut served: BTreeMap<String, ServedCrd> = BTreeMap::new();
+    loop {
+        let list = match crds.list("", &ListRequest::default()).await {
+            Ok(list) => list,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let mut known: BTreeMap<String, Value> =
+            list.items.iter().map(|o| (meta::get_str(o.value(), "name").to_string(), o.value().clone())).collect();
+        reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
+        let request = ListRequest { resource_version: list.resource_version.to_string(), ..ListRequest::default() };
+        let Ok(mut watcher) = crds.watch("", &request).await else { continue };
+        while let Some(event) = watcher.next().await {
+            match event {
+                WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                    known.insert(meta::get_str(o.value(), "name").to_string(), o.value().clone());
+                }
+                WatchEvent::Deleted(o) => {
+                    known.remove(meta::get_str(o.value(), "name"));
+                }
+                WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) => continue,
+                WatchEvent::Error(_) => break,
+            }
+            reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
+        }
+    }
+}
+
+/// One pass over every CRD this server knows of.
+async fn reconcile(
+    server: &ApiServer,
+    crds: &dyn Rest,
+    factory: &StoreFactory,
+    known: &BTreeMap<String, Value>,
+    served: &mut BTreeMap<String, ServedCrd>,
+) {
+    let now = rfc3339(server.clock.now_unix_s());
+    for (name, obj) in known {
+        let deleting = !meta::get_str(obj, "deletionTimestamp").is_empty();
+        if deleting {
+            if meta::finalizers(obj).contains(&crd::CLEANUP_FINALIZER) {
+                finalize(server, crds, obj, served.get(name), &now).await;
+            }
+            continue;
+        }
+        let others: Vec<&Value> = known.iter().filter(|(n, _)| *n != name).map(|(_, v)| v).collect();
+        let desired = naming::desired_status(obj, &others, &now);
+        if obj.get("status") != Some(&desired) {
+            let mut update = obj.clone();
+            update["status"] = desired;
+            // A conflict is another apiserver's write: its event brings the next pass.
+            let _ = crds.update_subresource("", name, Subresource::Status, update, &UpdateOptions::default()).await;
+        }
+    }
+
+    // What to serve: every established CRD, made again when what it was made from changed.
+    let mut changed = false;
+    let mut next: BTreeMap<String, ServedCrd> = BTreeMap::new();
+    for (name, obj) in known {
+        if !crd::established(obj) {
+            continue;
+        }
+        let made_from = (
+            meta::get(obj, "generation").and_then(Value::as_i64).unwrap_or(0),
+            obj.pointer("/status/acceptedNames").cloned().unwrap_or(Value::Null),
+        );
+        if let Some(existing) = served.remove(name).filter(|s| s.made_from == made_from) {
+            next.insert(name.clone(), existing);
+            continue;
+        }
+        let Some(infos) = custom::resource_infos(obj) else { continue };
+        let rests = factory(&infos);
+        next.insert(name.clone(), ServedCrd { made_from, entries: infos.into_iter().zip(rests).collect() });
+        changed = true;
+    }
+    changed |= !served.is_empty();
+    *served = next;
+    if changed {
+        let entries: Vec<(ResourceInfo, Arc<dyn Rest>)> =
+            served.values().flat_map(|s| s.entries.iter().cloned()).collect();
+        server.replace_served(|current| {
+            let mut catalog = current.catalog.clone();
+            let mut registry: Registry = current.registry.clone();
+            catalog.retain(|info| !info.custom);
+            registry.retain(|key, _| catalog.get(&key.0, &key.1, &key.2).is_some());
+            for (info, rest) in entries {
+                let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
+                registry.insert(key, rest);
+                catalog.add(info);
+            }
+            (catalog, registry)
+        });
+    }
+}
+
+/// Deletes a CRD's custom resources, then lets the CRD go by removing the cleanup finalizer.
+async fn finalize(server: &ApiServer, crds: &dyn Rest, obj: &Value, served: Option<&ServedCrd>, now: &str) {
+    let name = meta::get_str(obj, "name");
+    let mut status = obj.get("status").cloned().unwrap_or_else(|| serde_json::json!({}));
+    let in_progress = naming::condition(
+        "Terminating",
+        "True",
+        "InstanceDeletionInProgress",
+        "CustomResource deletion is in progress",
+    );
+    naming::set_condition(&mut status, in_progress, now);
+    if obj.get("status") != Some(&status) {
+        let mut update = obj.clone();
+        update["status"] = status.clone();
+        if crds.update_subresource("", name, Subresource::Status, update, &UpdateOptions::default()).await.is_err() {
+            return;
+        }
+    }
+    // The storage version's registry reads every object, whichever version wrote it.
+    let storage = crd::storage_version(obj).unwrap_or_default();
+    let rest = served
+        .and_then(|s| s.entries.iter().find(|(info, _)| info.resource.version == storage).or(s.entries.first()))
+        .map(|(_, rest)| rest.clone());
+    if let Some(rest) = rest {
+        let Ok(list) = rest.list("", &ListRequest::default()).await else { return };
+        for item in &list.items {
+            let (ns, item_name) = (meta::get_str(item.value(), "namespace"), meta::get_str(item.value(), "name"));
+            let _ = rest.delete(ns, item_name, &DeleteOptions::default()).await;
+        }
+        match rest.list("", &ListRequest::default()).await {
+            Ok(left) if left.items.is_empty() => {}
+            // Finalizers of custom resources hold them; the next event (or relist) tries again.
+            _ => return,
+        }
+    }
+    let _ = server;
+    let Ok(current) = crds.get("", name, &crate::storage::GetOptions::default()).await else { return };
+    let mut update = current;
+    let finalizers: Vec<Value> =
+        meta::finalizers(&update).into_iter().filter(|f| *f != crd::CLEANUP_FINALIZER).map(Value::from).collect();
+    meta::set(&mut update, "finalizers", if finalizers.is_empty() { None } else { Some(Value::Array(finalizers)) });
+    let _ = crds.update("", name, update, &UpdateOptions::default()).await;
+}

@@ -1,0 +1,23 @@
+//! The `apiextensions.k8s.io/v1` resources: customresourcedefinitions. The resources a CRD defines are
+//! added to the catalog by the CRD controller ([`crate::apiextensions::controller`]) once it is established.
+
+use std::sync::Arc;
+
+use super::{printers, status, ResourceInfo};
+use crate::apiextensions::crd;
+
+/// The `apiextensions.k8s.io/v1` resources.
+pub fn resources() -> Vec<ResourceInfo> {
+    vec![ResourceInfo {
+        namespaced: false,
+        short_names: &["crd", "crds"],
+        categories: &["api-extensions"],
+        subresources: vec![status("CustomResourceDefinition")],
+        ..ResourceInfo::new(
+            crd::resource(),
+            "customresourcedefinition",
+            Arc::new(crd::Crds),
+            printers::default_printer(),
+        )
+    }]
+}

@@ -1,0 +1,200 @@
+//! CustomResourceDefinitions over HTTP: a CRD is accepted and established, its resource appears in
+//! discovery and serves custom resources that are pruned, defaulted and validated by their schema and CEL
+//! rules, with `/status` and printer columns; bad CRDs are refused with upstream's texts; deleting a CRD
+//! deletes its custom resources first. CRDs are cluster-wide, so every case uses its own group.
+
+use serde_json::json;
+
+use super::{case, delete, get, patch, post, Case};
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// A namespaced CRD `widgets.<group>` (kind Widget, short name `wd`) with `/status`, a printer column for
+/// `spec.size`, a default, a bounded integer, an enum, and a CEL rule.
+fn widget_crd(group: &str) -> String {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "x-kubernetes-validations": [{"rule": "self.size <= self.max", "message": "size must not exceed max"}],
+                            "properties": {
+                                "size": {"type": "integer", "minimum": 0},
+                                "max": {"type": "integer", "default": 10},
+                                "color": {"type": "string", "enum": ["red", "blue"]},
+                            },
+                            "required": ["size"],
+                        },
+                        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+                    },
+                }},
+            }],
+        },
+    })
+    .to_string()
+}
+
+fn widgets(group: &str) -> String {
+    format!("/apis/{group}/v1/namespaces/{{ns}}/widgets")
+}
+
+fn widget(name: &str, spec: serde_json::Value, group: &str) -> String {
+    json!({"apiVersion": format!("{group}/v1"), "kind": "Widget", "metadata": {"name": name}, "spec": spec}).to_string()
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case(
+            "a CRD is accepted, established and served: custom resources are defaulted, pruned and validated",
+            vec![
+                post(CRDS, &widget_crd("a.example.com"))
+                    .code(201)
+                    .field("/status/acceptedNames", json!({"kind": "", "plural": ""}))
+                    .field("/status/storedVersions", json!(["v1"]))
+                    .field("/spec/names/listKind", json!("WidgetList"))
+                    .field("/spec/names/singular", json!("widget"))
+                    .field("/spec/conversion", json!({"strategy": "None"})),
+                get(&format!("{CRDS}/widgets.a.example.com"))
+                    .field("/status/conditions/0/type", json!("NamesAccepted"))
+                    .field("/status/conditions/0/reason", json!("NoConflicts"))
+                    .field("/status/conditions/1/type", json!("Established"))
+                    .field("/status/conditions/1/status", json!("True"))
+                    .field("/status/conditions/1/message", json!("the initial names have been accepted"))
+                    .field("/status/acceptedNames/shortNames", json!(["wd"]))
+                    .eventually(),
+                get("/apis/a.example.com/v1")
+                    .field("/resources/0/name", json!("widgets"))
+                    .field("/resources/0/kind", json!("Widget"))
+                    .field("/resources/0/shortNames", json!(["wd"]))
+                    .field("/resources/1/name", json!("widgets/status"))
+                    .eventually(),
+                post(&widgets("a.example.com"), &widget("w", json!({"size": 3, "unknown": true}), "a.example.com"))
+                    .code(201)
+                    .field("/spec", json!({"size": 3, "max": 10}))
+                    .field("/metadata/generation", json!(1)),
+                post(&widgets("a.example.com"), &widget("big", json!({"size": 11}), "a.example.com")).status(
+                    422,
+                    "Invalid",
+                    "Widget.a.example.com \"big\" is invalid: spec: Invalid value: \"object\": size must not exceed max",
+                ),
+                post(&widgets("a.example.com"), &widget("red", json!({"size": 1, "color": "green"}), "a.example.com"))
+                    .status(
+                        422,
+                        "Invalid",
+                        "Widget.a.example.com \"red\" is invalid: spec.color: Unsupported value: \"green\": supported values: \"red\", \"blue\"",
+                    ),
+                post(&widgets("a.example.com"), &widget("nosize", json!({}), "a.example.com")).status(
+                    422,
+                    "Invalid",
+                    "Widget.a.example.com \"nosize\" is invalid: spec.size: Required value",
+                ),
+                // The main endpoint keeps the stored status; /status changes only the status.
+                patch(&format!("{}/w", widgets("a.example.com")), "application/merge-patch+json", r#"{"spec":{"size":4},"status":{"ready":true}}"#)
+                    .field("/spec/size", json!(4))
+                    .field("/status", json!(null))
+                    .field("/metadata/generation", json!(2)),
+                patch(&format!("{}/w/status", widgets("a.example.com")), "application/merge-patch+json", r#"{"spec":{"size":5},"status":{"ready":true}}"#)
+                    .field("/spec/size", json!(4))
+                    .field("/status", json!({"ready": true}))
+                    .field("/metadata/generation", json!(2)),
+                // Custom resources take no strategic merge patch.
+                patch(&format!("{}/w", widgets("a.example.com")), "application/strategic-merge-patch+json", "{}").code(415),
+                // Server-side apply of a custom resource: spec.size is the creator's, so it takes force.
+                patch(
+                    &format!("{}/w?fieldManager=op", widgets("a.example.com")),
+                    "application/apply-patch+yaml",
+                    "apiVersion: a.example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n",
+                )
+                .code(409)
+                .contains("Apply failed with 1 conflict"),
+                patch(
+                    &format!("{}/w?fieldManager=op&force=true", widgets("a.example.com")),
+                    "application/apply-patch+yaml",
+                    "apiVersion: a.example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n",
+                )
+                .field("/spec/size", json!(2))
+                .field("/metadata/managedFields/0/manager", json!("op"))
+                // Upstream gives `{"f:spec": {"f:size": {}}}`: it reads the CRD's schema and knows `spec` is a
+                // struct. kubesim deduces custom resources' shapes, so every object is a map with a `.` member.
+                .field("/metadata/managedFields/0/fieldsV1", json!({"f:spec": {".": {}, "f:size": {}}}))
+                // The creator owns what it sent after pruning and defaulting: `max` (the default), not `unknown`.
+                .field("/metadata/managedFields/1/fieldsV1", json!({"f:spec": {".": {}, "f:max": {}}})),
+                get(&widgets("a.example.com"))
+                    .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+                    .field("/columnDefinitions/1/name", json!("Size"))
+                    .field("/rows/0/cells/0", json!("w"))
+                    .field("/rows/0/cells/1", json!(2)),
+            ],
+        ),
+        case(
+            "bad CRDs are refused with upstream's texts, and nothing is stored",
+            vec![
+                post(CRDS, &widget_crd("b.example.com").replace("widgets.b.example.com", "gadgets.b.example.com")).status(
+                    422,
+                    "Invalid",
+                    "CustomResourceDefinition.apiextensions.k8s.io \"gadgets.b.example.com\" is invalid: metadata.name: Invalid value: \"gadgets.b.example.com\": must be spec.names.plural+\".\"+spec.group",
+                ),
+                post(CRDS, &widget_crd("nodot")).status(
+                    422,
+                    "Invalid",
+                    "CustomResourceDefinition.apiextensions.k8s.io \"widgets.nodot\" is invalid: spec.group: Invalid value: \"nodot\": should be a domain with at least one dot",
+                ),
+                post(CRDS, &widget_crd("c.example.com").replace("\"storage\":true", "\"storage\":false"))
+                    .code(422)
+                    .contains("must have exactly one version marked as storage version"),
+                post(CRDS, &widget_crd("d.example.com").replace("\"rule\":\"self.size <= self.max\"", "\"rule\":\"self.size <=\""))
+                    .code(422)
+                    .contains("x-kubernetes-validations[0].rule"),
+                post(CRDS, &widget_crd("e.example.com").replace("\"size\":{\"minimum\":0,\"type\":\"integer\"}", "\"size\":{\"minimum\":0}"))
+                    .code(422)
+                    .contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].type: Required value"),
+                get(&format!("{CRDS}/gadgets.b.example.com")).code(404),
+                get(&format!("{CRDS}/widgets.c.example.com")).code(404),
+            ],
+        ),
+        case(
+            "a CRD whose kind another CRD of the group holds is not established",
+            vec![
+                post(CRDS, &widget_crd("f.example.com")).code(201),
+                get(&format!("{CRDS}/widgets.f.example.com")).field("/status/conditions/1/status", json!("True")).eventually(),
+                post(CRDS, &widget_crd("f.example.com").replace("widgets", "gizmos").replace("\"wd\"", "\"gz\""))
+                    .code(201),
+                get(&format!("{CRDS}/gizmos.f.example.com"))
+                    .field("/status/conditions/0/status", json!("False"))
+                    // Kind and list kind both conflict; the condition names the last name checked.
+                    .field("/status/conditions/0/reason", json!("ListKindConflict"))
+                    .field("/status/conditions/0/message", json!("\"WidgetList\" is already in use"))
+                    .field("/status/conditions/1/reason", json!("NotAccepted"))
+                    .eventually(),
+                get("/apis/f.example.com/v1/namespaces/{ns}/gizmos").code(404),
+            ],
+        ),
+        case(
+            "deleting a CRD deletes its custom resources first, then the CRD and its endpoints go",
+            vec![
+                post(CRDS, &widget_crd("g.example.com")).code(201),
+                get(&format!("{CRDS}/widgets.g.example.com")).field("/status/conditions/1/status", json!("True")).eventually(),
+                post(&widgets("g.example.com"), &widget("w", json!({"size": 1}), "g.example.com")).code(201).eventually(),
+                delete(&format!("{CRDS}/widgets.g.example.com"))
+                    .field("/metadata/finalizers", json!(["customresourcecleanup.apiextensions.k8s.io"]))
+                    .field("/status/conditions/2/type", json!("Terminating")),
+                get(&format!("{CRDS}/widgets.g.example.com")).code(404).eventually(),
+                get(&widgets("g.example.com")).code(404).eventually(),
+            ],
+        ),
+    ]
+}
