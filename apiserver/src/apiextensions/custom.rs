@@ -76,6 +76,10 @@ impl Strategy for CustomResource {
         self.prune_and_default(obj);
     }
 
+    fn unknown_fields(&self, obj: &Value) -> Option<Vec<String>> {
+        Some(self.schema.prune(&mut obj.clone()))
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         self.prune_and_default(obj);
         if self.status {

@@ -47,6 +47,12 @@ pub trait Strategy: DeleteStrategy {
     /// custom resources are pruned of unknown fields and defaulted there (upstream's CRD codec).
     fn decode(&self, _obj: &mut Value) {}
 
+    /// The fields of `obj` its kind does not know, for `fieldValidation`, when the strategy knows them
+    /// (custom resources: what their schema prunes); `None` leaves it to the built-in types' schemas.
+    fn unknown_fields(&self, _obj: &Value) -> Option<Vec<String>> {
+        None
+    }
+
     /// Clears or sets what clients may not set on create (status, generation), before validation.
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

@@ -132,9 +132,18 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
     let warnings = Arc::new(Mutex::new(Vec::new()));
     let directive = options.field_validation.clone();
     let seen = warnings.clone();
+    let strategy_rest = target.rest.clone();
+    let main = target.sub.is_none();
     let mut validated = move |current: &Value| -> Result<Value, RegistryError> {
         let patched = apply(current)?;
-        let unknown = if directive == "Ignore" { Vec::new() } else { typecheck::unknown_fields(&resource, &patched) };
+        let unknown = if directive == "Ignore" {
+            Vec::new()
+        } else {
+            // As `field_validation`: a custom resource's schema decides what is unknown.
+            main.then(|| strategy_rest.strategy().unknown_fields(&patched))
+                .flatten()
+                .unwrap_or_else(|| typecheck::unknown_fields(&resource, &patched))
+        };
         let mut seen = seen.lock().expect("the warnings lock is never poisoned");
         seen.clear();
         if unknown.is_empty() {

@@ -26,7 +26,7 @@ pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> 
     let options = write_query(&call.query);
     validate_write_options(&options, "CreateOptions")?;
     let obj = body_object(call, target)?;
-    let warnings = field_validation(&options.field_validation, &body_resource(target), &obj, body_format(call))?;
+    let warnings = field_validation(&options.field_validation, target, &obj, body_format(call))?;
     if target.sub.is_some_and(|s| s.sub == Subresource::Binding) {
         return bind_pod(target, obj, &options, responder).await;
     }
@@ -40,7 +40,7 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
     let options = write_query(&call.query);
     validate_write_options(&options, "UpdateOptions")?;
     let obj = body_object(call, target)?;
-    let warnings = field_validation(&options.field_validation, &body_resource(target), &obj, body_format(call))?;
+    let warnings = field_validation(&options.field_validation, target, &obj, body_format(call))?;
     let responder = &responder.with_warnings(warnings);
     let manager = Some(options.manager(call.header("user-agent")));
     let opts = options.update_options(manager);
@@ -139,7 +139,7 @@ pub fn body_resource(target: &Target<'_>) -> Resource {
 /// errors trump), as does a body of the wrong kind.
 pub fn field_validation(
     directive: &str,
-    resource: &Resource,
+    target: &Target<'_>,
     obj: &Value,
     format: Format,
 ) -> Result<Vec<String>, ApiError> {
@@ -147,8 +147,14 @@ pub fn field_validation(
         // Protobuf has no unknown fields to report: its decoder skips them by number.
         return Ok(Vec::new());
     }
+    let resource = &body_resource(target);
     typecheck::check(resource, obj)?;
-    let unknown = typecheck::unknown_fields(resource, obj);
+    // A custom resource's unknown fields are what its schema prunes; a built-in's, what its type lacks.
+    let unknown = match target.sub {
+        None => target.rest.strategy().unknown_fields(obj),
+        Some(_) => None,
+    }
+    .unwrap_or_else(|| typecheck::unknown_fields(resource, obj));
     if unknown.is_empty() {
         return Ok(Vec::new());
     }
