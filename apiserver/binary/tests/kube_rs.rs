@@ -2,7 +2,9 @@
 //! wrote (plain HTTP, and HTTPS with its certificate chain and token): `Api<ConfigMap>` CRUD with merge and
 //! JSON patches, a stale replace answering 409, the runtime's `watcher` (a paged list then a watch, and a
 //! streaming list with `sendInitialEvents`) seeing changes made while it runs, and a `Controller` that
-//! mirrors labelled ConfigMaps into owned Secrets and repairs them. Every wait has a deadline, so a missing
+//! mirrors labelled ConfigMaps into owned Secrets and repairs them; a `#[derive(CustomResource)]` kind whose
+//! CRD is created and waited for, applied with `Patch::Apply` and reconciled by a `Controller` through its
+//! `/status`. Every wait has a deadline, so a missing
 //! event fails its test with a message instead of hanging.
 #![cfg(not(madsim))]
 
@@ -469,4 +471,106 @@ async fn a_controller_mirrors_labelled_configmaps_into_owned_secrets() {
 /// Runs a controller's stream to its end; it ends only if its watches do, which the test checks it did not.
 async fn drain(stream: impl Stream) {
     stream.for_each(|_| async {}).await
+}
+
+/// A custom kind as an operator defines it: `#[derive(CustomResource)]` gives the `Backup` type, its CRD
+/// (schema from schemars, `/status` on) and its `Api`.
+#[derive(kube::CustomResource, serde::Deserialize, serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[kube(group = "kubesim.example.com", version = "v1", kind = "Backup", namespaced, status = "BackupStatus")]
+#[kube(printcolumn = r#"{"name": "Schedule", "type": "string", "jsonPath": ".spec.schedule"}"#)]
+pub struct BackupSpec {
+    schedule: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retain: Option<i32>,
+}
+
+#[derive(serde::Deserialize, serde::Serialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+pub struct BackupStatus {
+    observed_schedule: String,
+}
+
+/// The controller's reconcile: records the schedule it saw in the status, through `/status`.
+async fn reconcile_backup(backup: Arc<Backup>, ctx: Arc<Client>) -> Result<Action, kube::Error> {
+    let api: Api<Backup> = Api::namespaced((*ctx).clone(), &backup.namespace().unwrap_or_default());
+    let status = json!({"status": {"observed_schedule": backup.spec.schedule}});
+    api.patch_status(&backup.name_any(), &PatchParams::default(), &Patch::Merge(&status)).await?;
+    Ok(Action::await_change())
+}
+
+fn retry_backup(_backup: Arc<Backup>, _err: &kube::Error, _ctx: Arc<Client>) -> Action {
+    Action::requeue(Duration::from_millis(100))
+}
+
+#[tokio::test]
+async fn a_derived_custom_resource_is_defined_applied_and_reconciled() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::core::CustomResourceExt;
+    use kube::runtime::wait::{await_condition, conditions};
+
+    with_server(|client| async move {
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let crd = Backup::crd();
+        crds.create(&PostParams::default(), &crd).await.expect("the derived CRD is accepted");
+        within(
+            "the CRD to be established",
+            await_condition(crds.clone(), "backups.kubesim.example.com", conditions::is_crd_established()),
+        )
+        .await
+        .expect("the condition watch runs");
+
+        let backups: Api<Backup> = Api::default_namespaced(client.clone());
+        let running = tokio::spawn(drain(Controller::new(backups.clone(), watcher::Config::default()).run(
+            reconcile_backup,
+            retry_backup,
+            Arc::new(client.clone()),
+        )));
+
+        // Another apiserver may serve the new kind a moment later; this one serves it once established.
+        let applied = Backup::new("nightly", BackupSpec { schedule: "0 3 * * *".into(), retain: Some(7) });
+        let params = PatchParams::apply("backup-operator");
+        let created = eventually("the Backup kind to be served", || {
+            let backups = backups.clone();
+            let applied = applied.clone();
+            let params = params.clone();
+            async move { backups.patch("nightly", &params, &Patch::Apply(&applied)).await.ok() }
+        })
+        .await;
+        assert_eq!(created.spec, applied.spec);
+        assert_eq!(created.managed_fields()[0].manager.as_deref(), Some("backup-operator"));
+
+        let reconciled = eventually("the controller to write the status", || {
+            let backups = backups.clone();
+            async move { backups.get("nightly").await.ok().filter(|b| b.status.is_some()) }
+        })
+        .await;
+        assert_eq!(reconciled.status, Some(BackupStatus { observed_schedule: "0 3 * * *".into() }));
+
+        // A field of the wrong type is refused by the CRD's schema, with the field's path.
+        let bad = json!({"apiVersion": "kubesim.example.com/v1", "kind": "Backup", "metadata": {"name": "bad"},
+            "spec": {"schedule": "x", "retain": "seven"}});
+        let status = api_error(
+            backups.patch("bad", &PatchParams::apply("backup-operator"), &Patch::Apply(&bad)).await,
+            "an apply with a string retain",
+        );
+        assert_eq!(status.code, 422, "{status:?}");
+        assert!(status.message.contains("spec.retain: Invalid value: \"string\""), "{}", status.message);
+
+        // A new schedule is reconciled into the status again.
+        let changed = Backup::new("nightly", BackupSpec { schedule: "0 4 * * *".into(), retain: Some(7) });
+        backups.patch("nightly", &params, &Patch::Apply(&changed)).await.unwrap();
+        eventually("the controller to follow the new schedule", || {
+            let backups = backups.clone();
+            async move {
+                backups
+                    .get("nightly")
+                    .await
+                    .ok()
+                    .filter(|b| b.status.as_ref().is_some_and(|s| s.observed_schedule == "0 4 * * *"))
+            }
+        })
+        .await;
+        assert!(!running.is_finished(), "the controller's stream ended early");
+        running.abort();
+    })
+    .await;
 }

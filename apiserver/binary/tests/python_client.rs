@@ -181,6 +181,11 @@ fn server_side_apply_with_the_dynamic_client() {
 }
 
 #[test]
+fn custom_resources_with_the_dynamic_client() {
+    script("custom_resources");
+}
+
+#[test]
 fn an_https_kubeconfig_with_ca_data_and_a_token_works_as_written() {
     script_against("https", Server::start_tls());
 }
