@@ -210,12 +210,24 @@ pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
         info.categories = categories;
         info.verbs = ALL_VERBS;
         info.custom = true;
+        info.protobuf = false;
         if status_on {
             info.subresources.push(status(kind_kept));
         }
         infos.push(info);
     }
     Some(infos)
+}
+
+/// The catalog entries a CRD object would give once accepted with the names it asks for (after the
+/// defaults): what a scenario's validator uses to resolve the custom resources its steps name before any
+/// server has seen the CRD. `None` for an object that is not a valid CRD's.
+pub fn declared_resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
+    let mut obj = crd_obj.clone();
+    crd::set_defaults(&mut obj);
+    let names = obj.pointer("/spec/names")?.clone();
+    obj["status"] = serde_json::json!({"acceptedNames": names});
+    resource_infos(&obj)
 }
 
 /// The table of a version: Name, then its `additionalPrinterColumns` (or Age when it has none), each

@@ -13,6 +13,8 @@ pub fn resources() -> Vec<ResourceInfo> {
         short_names: &["crd", "crds"],
         categories: &["api-extensions"],
         subresources: vec![status("CustomResourceDefinition")],
+        // The schema's unions have no protobuf conversion in kubesim (`endpoints::protobuf::convert`).
+        protobuf: false,
         ..ResourceInfo::new(
             crd::resource(),
             "customresourcedefinition",

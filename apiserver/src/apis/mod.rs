@@ -66,6 +66,9 @@ pub struct ResourceInfo {
     pub printer: Printer,
     /// A custom resource: lists keep their items' type fields, as unstructured lists do.
     pub custom: bool,
+    /// Whether the resource speaks Kubernetes protobuf (built-in kinds do, except CRDs here; custom
+    /// resources never).
+    pub protobuf: bool,
     /// How objects are stored when they are stored in another group's shape (`events.k8s.io` events
     /// are core events in etcd); `None` when they are stored as served.
     pub conversion: Option<Conversion>,
@@ -91,6 +94,7 @@ impl ResourceInfo {
             strategy,
             printer,
             custom: false,
+            protobuf: true,
             conversion: None,
         }
     }

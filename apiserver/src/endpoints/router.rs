@@ -73,8 +73,8 @@ impl ApiServer {
             &target.name,
             !call.query.all("dryRun").is_empty(),
         );
-        // Built-in kinds speak protobuf; custom resources have no protobuf form (nor does the simulation).
-        let protobuf = codec::PROTOBUF && !target.resource.custom;
+        // Built-in kinds speak protobuf; custom resources and CRDs do not (nor does the simulation).
+        let protobuf = codec::PROTOBUF && target.resource.protobuf;
         let restrictions = Restrictions { conversions: true, stream: action == Action::Watch, protobuf };
         let user_agent = call.header("user-agent").unwrap_or("").to_string();
         let negotiated = match negotiate(call.header("accept"), restrictions, call.query.pretty(), &user_agent) {

@@ -7,6 +7,7 @@
 //! `TokenRequest`), every kind of each, so that a body of a sibling kind is recognised as one.
 
 use k8s_openapi::api::{apps, authentication, autoscaling, batch, coordination, core, events, policy};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::schemars::{JsonSchema, Schema, SchemaGenerator};
 use k8s_openapi::Resource;
 
@@ -56,6 +57,7 @@ static BUILTIN: &[BuiltinKind] = &[
     kind::<apps::v1::Deployment>(),
     kind::<apps::v1::ReplicaSet>(),
     kind::<apps::v1::StatefulSet>(),
+    kind::<CustomResourceDefinition>(),
     kind::<authentication::v1::SelfSubjectReview>(),
     kind::<authentication::v1::TokenRequest>(),
     kind::<authentication::v1::TokenReview>(),

@@ -150,6 +150,8 @@ pub struct KubePlan {
     pub allow_watch_bookmarks: bool,
     pub timeout_s: Option<u64>,
     pub open_for_ms: Option<u64>,
+    /// get, list: repeat until the expected code and fields hold, for at most this long.
+    pub until_ms: Option<u64>,
     pub dry_run: bool,
     pub field_manager: Option<String>,
     pub force: bool,

@@ -96,7 +96,7 @@ pub fn check_scale(target: &Target<'_>, scale: &Value) -> Result<(), RegistryErr
 /// URL as kube's decoder defaults them.
 pub fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> {
     let format = Format::of_content_type(call.header("content-type")).ok_or_else(ApiError::unsupported_media_type)?;
-    if format == Format::Protobuf && target.resource.custom {
+    if format == Format::Protobuf && !target.resource.protobuf {
         return Err(ApiError::unsupported_media_type());
     }
     let kind = target.sub.map_or(target.resource.resource.kind.as_str(), |s| s.kind);

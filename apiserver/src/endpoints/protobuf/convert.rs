@@ -52,7 +52,22 @@ pub const INLINE: &[(&str, &str)] = &[
 ];
 
 /// Fields whose JSON name is not their `.proto` name (go-to-protobuf took the Go field name).
-pub const RENAMED: &[(&str, &str, &str)] = &[("api.authentication.v1.BoundObjectReference", "uID", "uid")];
+pub const RENAMED: &[(&str, &str, &str)] = &[
+    ("api.authentication.v1.BoundObjectReference", "uID", "uid"),
+    (SCHEMA_PROPS, "ref", "$ref"),
+    (SCHEMA_PROPS, "schema", "$schema"),
+    (SCHEMA_PROPS, "xKubernetesPreserveUnknownFields", "x-kubernetes-preserve-unknown-fields"),
+    (SCHEMA_PROPS, "xKubernetesEmbeddedResource", "x-kubernetes-embedded-resource"),
+    (SCHEMA_PROPS, "xKubernetesIntOrString", "x-kubernetes-int-or-string"),
+    (SCHEMA_PROPS, "xKubernetesListMapKeys", "x-kubernetes-list-map-keys"),
+    (SCHEMA_PROPS, "xKubernetesListType", "x-kubernetes-list-type"),
+    (SCHEMA_PROPS, "xKubernetesMapType", "x-kubernetes-map-type"),
+    (SCHEMA_PROPS, "xKubernetesValidations", "x-kubernetes-validations"),
+];
+
+/// A CRD schema's message. (CRDs are served in JSON only: the schema's unions — `JSON`,
+/// `JSONSchemaPropsOrBool`, `...OrArray`, `...OrStringArray` — have no protobuf conversion here.)
+const SCHEMA_PROPS: &str = "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
 
 /// The JSON name of `field` of `desc`.
 pub fn json_name<'a>(desc: &MessageDescriptor, field: &'a str) -> &'a str {

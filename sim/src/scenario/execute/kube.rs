@@ -108,29 +108,40 @@ pub(super) async fn kube_step(
             return (Observed::NotRun(reason), None, None);
         }
     };
-    let i = conn.pick();
-    let (apiserver, kube) = (conn.pool[i].0.clone(), &conn.pool[i].1);
     let described = request.describe(plan);
-    let answer = if plan.verb == Verb::Watch {
-        open_watch(ctx, kube, &request.path, step, plan).await
-    } else {
-        let call = kube.exchange(request.method.clone(), &request.path, request.body.as_ref(), request.content_type);
-        match tokio::time::timeout(ctx.request_timeout, call).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(ClientError::Transport(why))) => Err(why),
-            Ok(Err(ClientError::Status(status))) => Ok((status.code.unwrap_or(0) as u16, json!(status))),
-            Err(_) => Err(format!("no answer within {}ms", ctx.request_timeout.as_millis())),
+    let deadline = plan.until_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+    let (apiserver, answer) = loop {
+        let i = conn.pick();
+        let (apiserver, kube) = (conn.pool[i].0.clone(), &conn.pool[i].1);
+        let answer = if plan.verb == Verb::Watch {
+            open_watch(ctx, kube, &request.path, step, plan).await
+        } else {
+            let call =
+                kube.exchange(request.method.clone(), &request.path, request.body.as_ref(), request.content_type);
+            match tokio::time::timeout(ctx.request_timeout, call).await {
+                Ok(Ok(answer)) => Ok(answer),
+                Ok(Err(ClientError::Transport(why))) => Err(why),
+                Ok(Err(ClientError::Status(status))) => Ok((status.code.unwrap_or(0) as u16, json!(status))),
+                Err(_) => Err(format!("no answer within {}ms", ctx.request_timeout.as_millis())),
+            }
+        };
+        let unavailable = match &answer {
+            Ok((code, _)) => *code == 429 || *code >= 500,
+            Err(_) => true,
+        };
+        if unavailable {
+            conn.failed(i);
+        }
+        let shown = show(plan, &answer);
+        ctx.trace.event(client, format_args!("{} -> {apiserver} {described} -> {shown}", step.label));
+        // `until_ms`: a condition the client waits on, polled as `kubectl wait` polls it.
+        match deadline {
+            Some(at) if !meets(step, &answer) && tokio::time::Instant::now() < at => {
+                tokio::time::sleep(Duration::from_millis(UNTIL_POLL_MS)).await;
+            }
+            _ => break (apiserver, answer),
         }
     };
-    let unavailable = match &answer {
-        Ok((code, _)) => *code == 429 || *code >= 500,
-        Err(_) => true,
-    };
-    if unavailable {
-        conn.failed(i);
-    }
-    let shown = show(plan, &answer);
-    ctx.trace.event(client, format_args!("{} -> {apiserver} {described} -> {shown}", step.label));
     let rv = match &answer {
         Ok((code, body)) if (200..300).contains(code) => answer_rv(body),
         _ => None,
@@ -142,6 +153,17 @@ pub(super) async fn kube_step(
     }
     let result = KubeResult { apiserver, answer, events: Vec::new(), informer: None };
     (Observed::Kube(result), rv, None)
+}
+
+/// How often a step with `until_ms` asks again.
+const UNTIL_POLL_MS: u64 = 10;
+
+/// Whether an answer has the code and fields the step expects (what `until_ms` waits for).
+fn meets(step: &StepPlan, answer: &Result<(u16, Value), String>) -> bool {
+    let Ok((code, body)) = answer else { return false };
+    let Some(expect) = step.expect.as_ref().map(|e| &e.kube) else { return true };
+    expect.code.as_ref().is_none_or(|codes| codes.contains(code))
+        && expect.fields.iter().all(|(pointer, want)| body.pointer(pointer) == Some(want))
 }
 
 /// The resourceVersion of an answer (an object's, or a list's) as a number, for `rev_of`.

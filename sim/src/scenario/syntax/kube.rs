@@ -137,6 +137,10 @@ pub struct Kube {
     /// watch: stop reading after this long (default: keep it open until the run settles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_for_ms: Option<u64>,
+    /// get, list: send again (every 10 ms) until the answer has the expected code and fields, for at most
+    /// this long: how a client waits on a condition (`kubectl wait`), such as a CRD being established.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
     /// create, update, patch, delete: `dryRun=All`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub dry_run: bool,
@@ -225,6 +229,7 @@ impl Informer {
             allow_watch_bookmarks: false,
             timeout_s: None,
             open_for_ms: None,
+            until_ms: None,
             dry_run: false,
             field_manager: None,
             force: None,

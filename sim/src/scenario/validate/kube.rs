@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use apiserver::apiextensions;
 use apiserver::apis::{Catalog, ResourceInfo};
 use toml::Spanned;
 
@@ -101,10 +102,27 @@ pub(super) fn target(src: &Source, client: &syntax::Client, spec: &ClusterSpec) 
     }
 }
 
-/// The catalog every apiserver serves, for resolving resources.
-pub(super) fn catalog() -> Catalog {
-    Catalog::builtin()
+/// The catalog every apiserver serves, for resolving resources: the built-in resources, and the custom
+/// resources of the CRDs the file's `kube` steps create (served once the CRD is established, so a step
+/// that uses one too early gets the 404 a real client would).
+pub(super) fn catalog(file: &syntax::File) -> Catalog {
+    let mut catalog = Catalog::builtin();
+    for step in file.clients.iter().flat_map(|c| &c.steps) {
+        let Some(k) = &step.get_ref().kube else { continue };
+        let k = k.get_ref();
+        if *k.verb.get_ref() != Verb::Create || k.resource.get_ref() != CRDS {
+            continue;
+        }
+        let object = k.object.as_ref().and_then(|o| serde_json::to_value(o.get_ref()).ok());
+        for info in object.as_ref().and_then(apiextensions::custom::declared_resource_infos).unwrap_or_default() {
+            catalog.add(info);
+        }
+    }
+    catalog
 }
+
+/// How a file names the CRD resource.
+const CRDS: &str = "customresourcedefinitions.apiextensions.k8s.io";
 
 /// The resource a `kube` step names (`configmaps`, `deployments.apps`), in `catalog`.
 fn resource<'c>(src: &Source, catalog: &'c Catalog, name: &Spanned<String>) -> Result<&'c ResourceInfo> {
@@ -134,7 +152,7 @@ fn qualified(info: &ResourceInfo) -> String {
 fn allowed(verb: Verb) -> &'static [&'static str] {
     match verb {
         Verb::Create => &["namespace", "object", "dry_run", "field_manager"],
-        Verb::Get => &["namespace", "name", "subresource", "resource_version"],
+        Verb::Get => &["namespace", "name", "subresource", "resource_version", "until_ms"],
         Verb::List => &[
             "namespace",
             "resource_version",
@@ -143,6 +161,7 @@ fn allowed(verb: Verb) -> &'static [&'static str] {
             "continue_from",
             "label_selector",
             "field_selector",
+            "until_ms",
         ],
         Verb::Update => &["namespace", "name", "subresource", "object", "resource_version", "dry_run", "field_manager"],
         Verb::Patch => {
@@ -183,6 +202,7 @@ fn given(k: &Kube) -> Vec<&'static str> {
         ("allow_watch_bookmarks", k.allow_watch_bookmarks),
         ("timeout_s", k.timeout_s.is_some()),
         ("open_for_ms", k.open_for_ms.is_some()),
+        ("until_ms", k.until_ms.is_some()),
         ("dry_run", k.dry_run),
         ("field_manager", k.field_manager.is_some()),
         ("force", k.force.is_some()),
@@ -308,6 +328,7 @@ pub(super) fn kube_plan(src: &Source, names: &Names, catalog: &Catalog, step: &S
         allow_watch_bookmarks: k.allow_watch_bookmarks,
         timeout_s: k.timeout_s,
         open_for_ms: k.open_for_ms,
+        until_ms: k.until_ms,
         dry_run: k.dry_run,
         field_manager: k.field_manager.clone(),
         force: k.force.as_ref().is_some_and(|f| *f.get_ref()),

@@ -55,7 +55,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     cluster::check_settings(&src, &file)?;
     let mut spec = cluster::spec(&src, &file.cluster)?;
     kube::apiservers(&src, &file, &mut spec)?;
-    let catalog = kube::catalog();
+    let catalog = kube::catalog(&file);
     spec.api_resources = kube::served(&src, &file, &catalog)?;
     let members = spec.member_names();
     let apiservers = spec.apiserver_names();
