@@ -100,9 +100,9 @@ pub fn build(
     for info in catalog.all() {
         let backend = backends[&info.resource.etcd_prefix].clone();
         let ns = if info.namespaced { namespaces.clone() } else { None };
-        if let Some(conversion) = info.conversion {
+        if let Some(conversion) = info.conversion.clone() {
             // Stored in another group's shape: the store sees its own shape through a converting storage.
-            let ns = ns.map(|ns| Converting::new(ns, Conversion::IDENTITY));
+            let ns = ns.map(|ns| Converting::new(ns, Conversion::identity()));
             let backend = Converting::new(backend, conversion);
             let store = Store::new(info.resource.clone(), info.strategy.clone(), backend, system.clone(), ns)
                 .with_bugs(options.bugs.clone());
@@ -182,7 +182,8 @@ fn backend(
 
 /// The registries of a CRD's versions, as the CRD controller asks for them: one storage under the CRD's
 /// etcd prefix (`/registry/<group>/<plural>/`), with a watch cache when the server has them, and a store per
-/// served version.
+/// served version, which stores objects as the storage version and serves them as its own (the `None`
+/// conversion: only `apiVersion` changes).
 fn custom_resource_stores(
     channel: Channel,
     prefix: String,
@@ -191,16 +192,22 @@ fn custom_resource_stores(
     system: SystemFields,
     namespaces: Option<Backend>,
 ) -> StoreFactory {
-    Arc::new(move |infos: &[ResourceInfo]| {
+    Arc::new(move |infos: &[ResourceInfo], storage_version: &str| {
         let Some(first) = infos.first() else { return Vec::new() };
         let storage = backend(&channel, &prefix, &options, &leases, &first.resource, false);
         infos
             .iter()
             .map(|info| {
-                let ns = if info.namespaced { namespaces.clone() } else { None };
-                let store =
-                    Store::new(info.resource.clone(), info.strategy.clone(), storage.clone(), system.clone(), ns)
-                        .with_bugs(options.bugs.clone());
+                let r = &info.resource;
+                let stored_as = format!("{}/{storage_version}", r.group);
+                let conversion = Conversion::api_version(stored_as, r.api_version());
+                let ns = namespaces
+                    .clone()
+                    .filter(|_| info.namespaced)
+                    .map(|ns| Converting::new(ns, Conversion::identity()));
+                let served = Converting::new(storage.clone(), conversion);
+                let store = Store::new(r.clone(), info.strategy.clone(), served, system.clone(), ns)
+                    .with_bugs(options.bugs.clone());
                 Arc::new(store) as Arc<dyn Rest>
             })
             .collect()

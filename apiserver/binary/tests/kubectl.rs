@@ -66,7 +66,8 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
         script: "discovery",
         kind: Kind::Limitation { issue: "11 serves the resources it names; the other 1.32 APIs are not served" },
         what: "api-versions and api-resources list what kubesim serves: the core, apps, batch, coordination.k8s.io \
-               and events.k8s.io resources issue 11 names, not the 21 group versions of a real 1.32 server",
+               and events.k8s.io resources issue 11 names and issue 14's apiextensions.k8s.io, not the 21 group \
+               versions of a real 1.32 server",
     },
     KnownDifference {
         script: "pods",

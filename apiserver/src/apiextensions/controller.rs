@@ -30,9 +30,10 @@ use crate::registry::strategy::Subresource;
 use crate::registry::system::rfc3339;
 use crate::storage::WatchEvent;
 
-/// Makes the registries of one CRD's versions: one storage for all of them (they share the etcd prefix)
-/// and a store per version. The server assembly provides it ([`crate::server::build`]).
-pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo]) -> Vec<Arc<dyn Rest>> + Send + Sync>;
+/// Makes the registries of one CRD's served versions, given its storage version: one storage for all of
+/// them (they share the etcd prefix) and a store per version. The server assembly provides it
+/// ([`crate::server::build`]).
+pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo], &str) -> Vec<Arc<dyn Rest>> + Send + Sync>;
 
 /// What this server serves for one CRD, and what it was made from.
 struct ServedCrd {
@@ -117,7 +118,7 @@ async fn reconcile(
             continue;
         }
         let Some(infos) = custom::resource_infos(obj) else { continue };
-        let rests = factory(&infos);
+        let rests = factory(&infos, &crd::storage_version(obj).unwrap_or_default());
         next.insert(name.clone(), ServedCrd { made_from, entries: infos.into_iter().zip(rests).collect() });
         changed = true;
     }

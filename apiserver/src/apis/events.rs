@@ -9,7 +9,7 @@ use crate::registry::strategies::events_v1;
 pub fn resources() -> Vec<ResourceInfo> {
     vec![ResourceInfo {
         short_names: &["ev"],
-        conversion: Some(events_v1::CONVERSION),
+        conversion: Some(events_v1::conversion()),
         ..ResourceInfo::new(events_v1::resource(), "event", Arc::new(events_v1::EventsV1), printers::events::events())
     }]
 }

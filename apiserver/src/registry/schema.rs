@@ -23,6 +23,13 @@ use crate::registry::kinds;
 const REF_PREFIX: &str = "#/components/schemas/";
 const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+/// The apiextensions types whose JSON is not their schema's shape.
+const CRD_UNIONS: &[&str] = &[
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
+];
 
 /// `resource.ParseQuantity`'s error for text that is not a quantity (`ErrFormatWrong`).
 pub const QUANTITY_FORMAT_ERROR: &str =
@@ -208,6 +215,10 @@ impl Schemas {
                 };
                 return (!is_quantity(&text)).then(|| QUANTITY_FORMAT_ERROR.into());
             }
+            // A CRD schema's free-form values (`default`, `enum`, `example`) and its either-or fields
+            // (`additionalProperties`: a bool or a schema; `items`: a schema or a list of them) take any JSON,
+            // as their own `UnmarshalJSON`s do; their contents are the CRD validation's to judge.
+            Some(d) if CRD_UNIONS.contains(&d) => return None,
             Some(INT_OR_STRING) => {
                 return match value {
                     Value::String(_) => None,

@@ -15,17 +15,42 @@ use crate::storage::{
     StorageError, Watcher,
 };
 
+/// One direction of a conversion.
+pub type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+
 /// The two directions between the served form and the stored form.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Conversion {
-    pub to_storage: fn(Value) -> Value,
-    pub from_storage: fn(Value) -> Value,
+    pub to_storage: Convert,
+    pub from_storage: Convert,
 }
 
 impl Conversion {
+    pub fn new(
+        to_storage: impl Fn(Value) -> Value + Send + Sync + 'static,
+        from_storage: impl Fn(Value) -> Value + Send + Sync + 'static,
+    ) -> Conversion {
+        Conversion { to_storage: Arc::new(to_storage), from_storage: Arc::new(from_storage) }
+    }
+
     /// No conversion: the served form is the stored one.
-    pub const IDENTITY: Conversion =
-        Conversion { to_storage: std::convert::identity, from_storage: std::convert::identity };
+    pub fn identity() -> Conversion {
+        Conversion::new(std::convert::identity, std::convert::identity)
+    }
+
+    /// The `None` conversion of a CRD's versions: the same object, its `apiVersion` the stored version's in
+    /// etcd and the served version's on the way out.
+    pub fn api_version(stored: String, served: String) -> Conversion {
+        let set = |api_version: String| {
+            move |mut obj: Value| {
+                if let Some(map) = obj.as_object_mut() {
+                    map.insert("apiVersion".into(), Value::String(api_version.clone()));
+                }
+                obj
+            }
+        };
+        Conversion::new(set(stored), set(served))
+    }
 }
 
 impl std::fmt::Debug for Conversion {
@@ -57,7 +82,7 @@ impl<S: Storage + Clone> Converting<S> {
     fn served_options(&self, opts: &ListOptions) -> ListOptions {
         let mut opts = opts.clone();
         if let Some(matcher) = opts.predicate.matcher.take() {
-            let from_storage = self.conversion.from_storage;
+            let from_storage = self.conversion.from_storage.clone();
             let served: Matcher = Arc::new(move |obj: &Value| matcher(&from_storage(obj.clone())));
             opts.predicate = SelectionPredicate { matcher: Some(served), ..opts.predicate };
         }
@@ -92,12 +117,12 @@ impl<S: Storage + Clone + 'static> Storage for Converting<S> {
     where
         F: FnMut(Value, ResponseMeta) -> Result<Value, StorageError> + Send,
     {
-        let conversion = self.conversion;
+        let conversion = self.conversion.clone();
+        let cached = cached.map(|c| (conversion.to_storage)(c));
         let stored_update = move |current: Value, meta: ResponseMeta| {
             let served = if current.is_null() { current } else { (conversion.from_storage)(current) };
-            update(served, meta).map(conversion.to_storage)
+            update(served, meta).map(|v| (conversion.to_storage)(v))
         };
-        let cached = cached.map(conversion.to_storage);
         let stored = self.inner.guaranteed_update(key, ignore_not_found, preconditions, stored_update, cached).await?;
         Ok(self.out(stored))
     }
@@ -112,15 +137,15 @@ impl<S: Storage + Clone + 'static> Storage for Converting<S> {
     where
         V: FnMut(&Value) -> Result<(), StorageError> + Send,
     {
-        let from_storage = self.conversion.from_storage;
+        let from_storage = self.conversion.from_storage.clone();
         let stored_validate = move |current: &Value| validate(&from_storage(current.clone()));
-        let cached = cached.map(self.conversion.to_storage);
+        let cached = cached.map(|c| (self.conversion.to_storage)(c));
         Ok(self.out(self.inner.delete(key, preconditions, stored_validate, cached).await?))
     }
 
     async fn watch(&self, key: &str, opts: &ListOptions) -> Result<Watcher, StorageError> {
         let watcher = self.inner.watch(key, &self.served_options(opts)).await?;
-        let from_storage = self.conversion.from_storage;
+        let from_storage = self.conversion.from_storage.clone();
         Ok(watcher.map(move |obj| SharedObject::new(from_storage(obj.into_value()))))
     }
 

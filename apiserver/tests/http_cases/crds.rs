@@ -56,8 +56,51 @@ fn widget(name: &str, spec: serde_json::Value, group: &str) -> String {
     json!({"apiVersion": format!("{group}/v1"), "kind": "Widget", "metadata": {"name": name}, "spec": spec}).to_string()
 }
 
+/// A cluster-scoped CRD `gears.<group>` served as v1beta1 and v1 (the storage version), with v1alpha1 not
+/// served.
+fn versioned_crd(group: &str) -> String {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"teeth": {"type": "integer"}}}}}});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("gears.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Cluster",
+            "names": {"plural": "gears", "kind": "Gear"},
+            "versions": [
+                {"name": "v1alpha1", "served": false, "storage": false, "schema": schema},
+                {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+            ],
+        },
+    })
+    .to_string()
+}
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case(
+            "several versions, one storage version, the None conversion: an object reads as each served version",
+            vec![
+                post(CRDS, &versioned_crd("h.example.com")).code(201),
+                get("/apis/h.example.com/v1/gears").eventually(),
+                post(
+                    "/apis/h.example.com/v1beta1/gears",
+                    r#"{"apiVersion":"h.example.com/v1beta1","kind":"Gear","metadata":{"name":"g"},"spec":{"teeth":12}}"#,
+                )
+                .code(201)
+                .field("/apiVersion", json!("h.example.com/v1beta1")),
+                get("/apis/h.example.com/v1/gears/g").field("/apiVersion", json!("h.example.com/v1")).field("/spec/teeth", json!(12)),
+                get("/apis/h.example.com/v1beta1/gears")
+                    .field("/apiVersion", json!("h.example.com/v1beta1"))
+                    .field("/items/0/apiVersion", json!("h.example.com/v1beta1")),
+                get("/apis/h.example.com/v1alpha1/gears").code(404),
+                get("/apis/h.example.com")
+                    .field("/preferredVersion/version", json!("v1"))
+                    .field("/versions/0/version", json!("v1")),
+            ],
+        ),
         case(
             "a CRD is accepted, established and served: custom resources are defaulted, pruned and validated",
             vec![
@@ -162,6 +205,13 @@ pub fn cases() -> Vec<Case> {
                 post(CRDS, &widget_crd("e.example.com").replace("\"size\":{\"minimum\":0,\"type\":\"integer\"}", "\"size\":{\"minimum\":0}"))
                     .code(422)
                     .contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].type: Required value"),
+                post(CRDS, &widget_crd("i.example.com").replace(",\"schema\":{\"openAPIV3Schema\"", ",\"unused\":{\"openAPIV3Schema\""))
+                    .code(422)
+                    .contains("spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"),
+                post(CRDS, &versioned_crd("j.example.com").replace("\"storage\":false", "\"storage\":true"))
+                    .code(422)
+                    .contains("spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{")
+                    .contains("must have exactly one version marked as storage version"),
                 get(&format!("{CRDS}/gadgets.b.example.com")).code(404),
                 get(&format!("{CRDS}/widgets.c.example.com")).code(404),
             ],

@@ -37,7 +37,9 @@ const RENAMED: &[(&str, &str)] = &[
 ];
 
 /// How this group's events are stored and served.
-pub const CONVERSION: Conversion = Conversion { to_storage: to_core, from_storage: from_core };
+pub fn conversion() -> Conversion {
+    Conversion::new(to_core, from_core)
+}
 
 fn rename(obj: Value, api_version: &str, to_core: bool) -> Value {
     let Value::Object(map) = obj else { return obj };
