@@ -210,6 +210,7 @@ pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
         info.categories = categories;
         info.verbs = ALL_VERBS;
         info.custom = true;
+        info.schema = Some(Arc::new(schema_json.clone()));
         info.protobuf = false;
         if status_on {
             info.subresources.push(status(kind_kept));

@@ -125,6 +125,15 @@ pub fn cases() -> Vec<Case> {
                     .field("/resources/0/shortNames", json!(["wd"]))
                     .field("/resources/1/name", json!("widgets/status"))
                     .eventually(),
+                // The CRD's schema is published, with the standard fields of every object.
+                get("/openapi/v3/apis/a.example.com/v1")
+                    .field("/components/schemas/com.example.a.v1.Widget/properties/spec/properties/size/type", json!("integer"))
+                    .field("/components/schemas/com.example.a.v1.Widget/properties/spec/required", json!(["size"]))
+                    .field("/components/schemas/com.example.a.v1.Widget/properties/kind/type", json!("string"))
+                    .field(
+                        "/components/schemas/com.example.a.v1.Widget/x-kubernetes-group-version-kind",
+                        json!([{"group": "a.example.com", "kind": "Widget", "version": "v1"}]),
+                    ),
                 post(&widgets("a.example.com"), &widget("w", json!({"size": 3, "unknown": true}), "a.example.com"))
                     .code(201)
                     .field("/spec", json!({"size": 3, "max": 10}))

@@ -10,7 +10,8 @@
 //! registered under several group versions), the `<Kind>List` schemas (k8s-openapi's `List<T>` has no
 //! schema), the list, map and patch facts of [`crate::registry::extensions`], the v3 forms of `IntOrString` and
 //! `Quantity` (`oneOf` their JSON types), and `x-kubernetes-preserve-unknown-fields` on `RawExtension`.
-//! A custom resource (a kind [`crate::registry::kinds`] does not know) gets a schema that keeps every field, as
+//! A custom resource (a kind [`crate::registry::kinds`] does not know) gets its CRD's schema with the standard
+//! type and metadata fields, or without one a schema that keeps every field, as
 //! kube publishes a CRD without a structural schema.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,8 +126,12 @@ pub fn generate(catalog: &Catalog) -> Result<Definitions, String> {
     // The kinds: each resource's own, and those its subresources carry (`Scale`, `Binding`).
     let mut kinds: BTreeMap<Gvk, bool> = BTreeMap::new();
     let mut group_versions: BTreeSet<GroupVersion> = BTreeSet::new();
+    let mut crd_schemas: BTreeMap<Gvk, &Value> = BTreeMap::new();
     for info in catalog.all() {
         let r = &info.resource;
+        if let Some(schema) = &info.schema {
+            crd_schemas.insert(Gvk::new(&r.group, &r.version, &r.kind), schema.as_ref());
+        }
         group_versions.insert(GroupVersion { group: r.group.clone(), version: r.version.clone() });
         kinds.insert(Gvk::new(&r.group, &r.version, &r.kind), true);
         for sub in &info.subresources {
@@ -156,7 +161,8 @@ pub fn generate(catalog: &Catalog) -> Result<Definitions, String> {
 
     let mut schemas: Map<String, Value> = generator.take_definitions(true);
     for (gvk, name) in custom {
-        schemas.insert(name, custom_schema(&gvk));
+        let schema = custom_schema(&gvk, crd_schemas.get(&gvk).copied());
+        schemas.insert(name, schema);
     }
     for (kind, item_name, list_name) in lists {
         let list = list_schema(&kind, &item_name, schemas.get(&item_name));
@@ -203,18 +209,34 @@ fn custom_name(gvk: &Gvk) -> String {
     format!("{}.{}.{}", group.join("."), gvk.version, gvk.kind)
 }
 
-/// A custom resource's schema: any fields, with the type and object metadata of every object.
-fn custom_schema(gvk: &Gvk) -> Value {
-    json!({
-        "type": "object",
-        "description": format!("{} is a custom resource of {}/{}; the server keeps every field.", gvk.kind, gvk.group, gvk.version),
-        "properties": {
-            "apiVersion": {"type": "string", "description": "The versioned schema of this object."},
-            "kind": {"type": "string", "description": "The kind of this object."},
-            "metadata": {"allOf": [{"$ref": format!("{REF_PREFIX}{OBJECT_META}")}], "description": "Standard object metadata."},
-        },
-        "x-kubernetes-preserve-unknown-fields": true,
-    })
+/// A custom resource's schema: its CRD version's `openAPIV3Schema` when it has one (as apiextensions-apiserver
+/// publishes it), else any fields; with the type and object metadata of every object either way.
+fn custom_schema(gvk: &Gvk, crd_schema: Option<&Value>) -> Value {
+    let mut schema = match crd_schema {
+        Some(schema) => schema.clone(),
+        None => json!({
+            "type": "object",
+            "description": format!("{} is a custom resource of {}/{}; the server keeps every field.", gvk.kind, gvk.group, gvk.version),
+            "x-kubernetes-preserve-unknown-fields": true,
+        }),
+    };
+    let standard = json!({
+        "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"},
+        "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"},
+        "metadata": {"allOf": [{"$ref": format!("{REF_PREFIX}{OBJECT_META}")}], "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"},
+    });
+    if let Some(map) = schema.as_object_mut() {
+        let properties = map.entry("properties").or_insert_with(|| json!({}));
+        if let (Some(properties), Value::Object(standard)) = (properties.as_object_mut(), standard) {
+            for (name, field) in standard {
+                // The CRD may say no more of metadata than its name; the standard field replaces it.
+                if name == "metadata" || !properties.contains_key(&name) {
+                    properties.insert(name, field);
+                }
+            }
+        }
+    }
+    schema
 }
 
 /// The schema of a list of `kind` objects (definition `item_name`), as kube's `<Kind>List` types are
