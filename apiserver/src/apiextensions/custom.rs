@@ -33,6 +33,14 @@ pub struct CustomResource {
     status: bool,
     /// `selectableFields` beyond the metadata ones: the selector key (`spec.color`) and the path it reads.
     selectable: Vec<String>,
+    scale: Option<ScalePaths>,
+}
+
+/// The `scale` subresource's JSONPaths (`.spec.replicas`, `.status.replicas`, `.status.selector`).
+struct ScalePaths {
+    spec_replicas: String,
+    status_replicas: String,
+    label_selector: Option<String>,
 }
 
 impl CustomResource {
@@ -102,10 +110,58 @@ impl Strategy for CustomResource {
     }
 
     fn supports(&self, sub: Subresource) -> bool {
-        sub == Subresource::Status && self.status
+        match sub {
+            Subresource::Status => self.status,
+            Subresource::Scale => self.scale.is_some(),
+            _ => false,
+        }
     }
 
-    fn prepare_for_subresource_update(&self, _sub: Subresource, new: &mut Value, old: &Value) {
+    /// apiextensions-apiserver's `scaleUpdatedObjectInfo`: the replicas at the CRD's paths, a missing spec
+    /// value read as 0, the selector the string at `labelSelectorPath`.
+    fn to_scale(&self, obj: &Value) -> Value {
+        let Some(paths) = &self.scale else { return crate::registry::strategies::workloads::to_scale(obj) };
+        let mut metadata = serde_json::Map::new();
+        for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+            if let Some(v) = meta::get(obj, field) {
+                metadata.insert(field.into(), v.clone());
+            }
+        }
+        let replicas = |path: &str| json_path(obj, path).and_then(|v| v.as_i64()).unwrap_or(0);
+        let mut status = serde_json::json!({"replicas": replicas(&paths.status_replicas)});
+        if let Some(selector) = paths.label_selector.as_ref().and_then(|p| json_path(obj, p)) {
+            if let Some(text) = selector.as_str().filter(|s| !s.is_empty()) {
+                status["selector"] = text.into();
+            }
+        }
+        serde_json::json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": metadata,
+            "spec": {"replicas": replicas(&paths.spec_replicas)},
+            "status": status,
+        })
+    }
+
+    fn apply_scale(&self, obj: &Value, scale: &Value) -> Value {
+        let Some(paths) = &self.scale else { return crate::registry::strategies::workloads::apply_scale(obj, scale) };
+        let mut new = obj.clone();
+        let replicas = scale.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0);
+        set_path(&mut new, &paths.spec_replicas, Value::from(replicas));
+        match meta::get_str(scale, "resourceVersion") {
+            "" => meta::set(&mut new, "resourceVersion", None),
+            rv => meta::set(&mut new, "resourceVersion", Some(Value::from(rv))),
+        }
+        new
+    }
+
+    fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {
+        if sub == Subresource::Scale {
+            // A Scale's replicas go through the main endpoint's rules, as upstream's scale REST updates
+            // through the main store.
+            self.prepare_for_update(new, old);
+            return;
+        }
         self.prune_and_default(new);
         common::keep_all_but_status(new, old);
     }
@@ -201,7 +257,16 @@ pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
                     .collect()
             })
             .unwrap_or_default();
-        let strategy = CustomResource { namespaced, schema, rules, status: status_on, selectable };
+        let scale = version.pointer("/subresources/scale").map(|s| {
+            let path = |f: &str| s.get(f).and_then(Value::as_str).unwrap_or("").to_string();
+            ScalePaths {
+                spec_replicas: path("specReplicasPath"),
+                status_replicas: path("statusReplicasPath"),
+                label_selector: Some(path("labelSelectorPath")).filter(|p| !p.is_empty()),
+            }
+        });
+        let scale_on = scale.is_some();
+        let strategy = CustomResource { namespaced, schema, rules, status: status_on, selectable, scale };
         let mut resource = Resource::group(group, version_name, kind, plural);
         resource.etcd_prefix = format!("{group}/{plural}");
         let mut info = ResourceInfo::new(resource, singular, Arc::new(strategy), printer(version));
@@ -214,6 +279,9 @@ pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
         info.protobuf = false;
         if status_on {
             info.subresources.push(status(kind_kept));
+        }
+        if scale_on {
+            info.subresources.push(crate::apis::scale());
         }
         infos.push(info);
     }
@@ -281,6 +349,23 @@ fn cells_by_json_path(obj: &Value, _now_unix_s: i64, columns: &[Column]) -> Vec<
             },
         })
         .collect()
+}
+
+/// Sets the value at a simple dotted JSONPath (`.spec.replicas`), making the objects on the way.
+fn set_path(obj: &mut Value, path: &str, value: Value) {
+    let parts: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let mut current = obj;
+    for (i, part) in parts.iter().enumerate() {
+        if !current.is_object() {
+            *current = Value::Object(serde_json::Map::new());
+        }
+        let map = current.as_object_mut().expect("made an object above");
+        if i + 1 == parts.len() {
+            map.insert(part.to_string(), value);
+            return;
+        }
+        current = map.entry(part.to_string()).or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
 }
 
 /// The value at a simple JSONPath (`.spec.replicas`, `.status.conditions[0].type`), as printer columns and

@@ -64,6 +64,18 @@ pub trait Strategy: DeleteStrategy {
         false
     }
 
+    /// `/scale`: the object as an `autoscaling/v1` `Scale`. Workloads read `spec.replicas`, `status.replicas`
+    /// and `spec.selector`; custom resources the paths their CRD names.
+    fn to_scale(&self, obj: &Value) -> Value {
+        crate::registry::strategies::workloads::to_scale(obj)
+    }
+
+    /// `/scale`: the object with the replicas `scale` asks for (and its resourceVersion, so that a stale Scale
+    /// conflicts as a stale object would).
+    fn apply_scale(&self, obj: &Value, scale: &Value) -> Value {
+        crate::registry::strategies::workloads::apply_scale(obj, scale)
+    }
+
     /// Resets what an update of `sub` may not change. The default is kube's custom-resource status
     /// strategy: everything comes from the stored object except the new `status`.
     fn prepare_for_subresource_update(&self, _sub: Subresource, new: &mut Value, old: &Value) {

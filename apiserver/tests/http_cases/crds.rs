@@ -24,7 +24,7 @@ fn widget_crd(group: &str) -> String {
                 "name": "v1",
                 "served": true,
                 "storage": true,
-                "subresources": {"status": {}},
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.count", "labelSelectorPath": ".status.selector"}},
                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
@@ -39,7 +39,7 @@ fn widget_crd(group: &str) -> String {
                             },
                             "required": ["size"],
                         },
-                        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+                        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}, "count": {"type": "integer"}, "selector": {"type": "string"}}},
                     },
                 }},
             }],
@@ -124,6 +124,8 @@ pub fn cases() -> Vec<Case> {
                     .field("/resources/0/kind", json!("Widget"))
                     .field("/resources/0/shortNames", json!(["wd"]))
                     .field("/resources/1/name", json!("widgets/status"))
+                    .field("/resources/2/name", json!("widgets/scale"))
+                    .field("/resources/2/group", json!("autoscaling"))
                     .eventually(),
                 // The CRD's schema is published, with the standard fields of every object.
                 get("/openapi/v3/apis/a.example.com/v1")
@@ -185,6 +187,20 @@ pub fn cases() -> Vec<Case> {
                 .field("/metadata/managedFields/0/fieldsV1", json!({"f:spec": {".": {}, "f:size": {}}}))
                 // The creator owns what it sent after pruning and defaulting: `max` (the default), not `unknown`.
                 .field("/metadata/managedFields/1/fieldsV1", json!({"f:spec": {".": {}, "f:max": {}}})),
+                // /scale reads and writes the CRD's replicas paths, through the main endpoint's rules.
+                patch(&format!("{}/w/status", widgets("a.example.com")), "application/merge-patch+json", r#"{"status":{"count":2,"selector":"app=w"}}"#),
+                get(&format!("{}/w/scale", widgets("a.example.com")))
+                    .field("/kind", json!("Scale"))
+                    .field("/apiVersion", json!("autoscaling/v1"))
+                    .field("/spec", json!({"replicas": 2}))
+                    .field("/status", json!({"replicas": 2, "selector": "app=w"})),
+                patch(&format!("{}/w/scale", widgets("a.example.com")), "application/merge-patch+json", r#"{"spec":{"replicas":5}}"#)
+                    .field("/spec/replicas", json!(5)),
+                get(&format!("{}/w", widgets("a.example.com"))).field("/spec/size", json!(5)).field("/metadata/generation", json!(4)),
+                patch(&format!("{}/w/scale", widgets("a.example.com")), "application/merge-patch+json", r#"{"spec":{"replicas":11}}"#)
+                    .status(422, "Invalid", "Widget.a.example.com \"w\" is invalid: spec: Invalid value: \"object\": size must not exceed max"),
+                patch(&format!("{}/w?fieldManager=op&force=true", widgets("a.example.com")), "application/apply-patch+yaml", "apiVersion: a.example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n")
+                    .field("/spec/size", json!(2)),
                 get(&widgets("a.example.com"))
                     .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
                     .field("/columnDefinitions/1/name", json!("Size"))

@@ -29,7 +29,6 @@ use crate::endpoints::Body;
 use crate::registry::field_error::FieldError;
 use crate::registry::schema::schemas;
 use crate::registry::store::ApplyRequest;
-use crate::registry::strategies::workloads;
 use crate::registry::{typecheck, RegistryError, Subresource};
 
 /// The most operations a JSON patch may have (`maxJSONPatchOperations`).
@@ -165,16 +164,16 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
     if sub == Some(Subresource::Scale) {
         // The patch applies to the object's Scale, whose replicas then go into the object.
         let mut scaled = |current: &Value| -> Result<Value, RegistryError> {
-            let scale = validated(&workloads::to_scale(current))?;
+            let scale = validated(&target.rest.strategy().to_scale(current))?;
             check_scale(target, &scale)?;
-            Ok(workloads::apply_scale(current, &scale))
+            Ok(target.rest.strategy().apply_scale(current, &scale))
         };
         // The replicas a Scale sets are the object's `spec.replicas`: its manager owns them, with the
         // subresource `scale`.
         let opts = options.update_options(manager);
         let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut scaled, &opts).await?;
         let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
-        return responder.with_warnings(warnings).object(StatusCode::OK, &workloads::to_scale(&patched));
+        return responder.with_warnings(warnings).object(StatusCode::OK, &target.rest.strategy().to_scale(&patched));
     }
     let opts = options.update_options(manager);
     let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &opts).await?;

@@ -12,7 +12,6 @@ use crate::endpoints::query::{self, get_options};
 use crate::endpoints::response::Responder;
 use crate::endpoints::table::ListMeta;
 use crate::endpoints::{ApiServer, Body};
-use crate::registry::strategies::workloads;
 use crate::registry::Subresource;
 
 /// `GET .../NAME` (and `GET .../NAME/status`, which reads the whole object, and `GET .../NAME/scale`,
@@ -21,7 +20,7 @@ pub async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Res
     let opts = get_options(&call.query);
     let obj = target.rest.get(&target.namespace, &target.name, &opts).await?;
     if target.sub.is_some_and(|s| s.sub == Subresource::Scale) {
-        return responder.object(StatusCode::OK, &workloads::to_scale(&obj));
+        return responder.object(StatusCode::OK, &target.rest.strategy().to_scale(&obj));
     }
     responder.object(StatusCode::OK, &obj)
 }

@@ -59,9 +59,9 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
 /// is the optimistic lock), answered as the object's new Scale (kube's `ScaleREST.Update`).
 async fn update_scale(target: &Target<'_>, scale: Value, opts: &UpdateOptions) -> Result<Value, ApiError> {
     check_scale(target, &scale)?;
-    let mut apply = |current: &Value| Ok(workloads::apply_scale(current, &scale));
+    let mut apply = |current: &Value| Ok(target.rest.strategy().apply_scale(current, &scale));
     let stored = target.rest.patch(&target.namespace, &target.name, Some(Subresource::Scale), &mut apply, opts).await?;
-    Ok(workloads::to_scale(&stored))
+    Ok(target.rest.strategy().to_scale(&stored))
 }
 
 /// `POST .../pods/NAME/binding`: the pod assigned to the binding's node inside one guaranteed update,
