@@ -19,6 +19,7 @@ use crate::apiextensions::schema::Structural;
 use crate::apis::printers::{name_column, Column, Printer};
 use crate::apis::{status, ResourceInfo, ALL_VERBS};
 use crate::registry::field_error::FieldError;
+use crate::registry::managed_fields::shape::Shape;
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
@@ -28,7 +29,7 @@ use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
 /// The strategy of one served version of a custom resource.
 pub struct CustomResource {
     namespaced: bool,
-    schema: Structural,
+    schema: Arc<Structural>,
     rules: RuleTree,
     status: bool,
     /// `selectableFields` beyond the metadata ones: the selector key (`spec.color`) and the path it reads.
@@ -82,6 +83,10 @@ impl Strategy for CustomResource {
 
     fn decode(&self, obj: &mut Value) {
         self.prune_and_default(obj);
+    }
+
+    fn field_shape(&self) -> Option<Shape> {
+        Some(Shape::custom_root(self.schema.clone()))
     }
 
     fn unknown_fields(&self, obj: &Value) -> Option<Vec<String>> {
@@ -266,6 +271,7 @@ pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
             }
         });
         let scale_on = scale.is_some();
+        let schema = Arc::new(schema);
         let strategy = CustomResource { namespaced, schema, rules, status: status_on, selectable, scale };
         let mut resource = Resource::group(group, version_name, kind, plural);
         resource.etcd_prefix = format!("{group}/{plural}");

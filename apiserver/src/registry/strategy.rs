@@ -47,6 +47,12 @@ pub trait Strategy: DeleteStrategy {
     /// custom resources are pruned of unknown fields and defaulted there (upstream's CRD codec).
     fn decode(&self, _obj: &mut Value) {}
 
+    /// How the kind's fields are owned and merged by server-side apply, when the strategy knows (custom
+    /// resources: their CRD's schema); `None` reads it from the built-in types' schemas.
+    fn field_shape(&self) -> Option<crate::registry::managed_fields::shape::Shape> {
+        None
+    }
+
     /// The fields of `obj` its kind does not know, for `fieldValidation`, when the strategy knows them
     /// (custom resources: what their schema prunes); `None` leaves it to the built-in types' schemas.
     fn unknown_fields(&self, _obj: &Value) -> Option<Vec<String>> {

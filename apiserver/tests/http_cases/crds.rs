@@ -182,10 +182,10 @@ pub fn cases() -> Vec<Case> {
                 )
                 .field("/spec/size", json!(2))
                 .field("/metadata/managedFields/0/manager", json!("op"))
-                // Upstream gives `{"f:spec": {"f:size": {}}}`: it reads the CRD's schema and knows `spec` is a
-                // struct. kubesim deduces custom resources' shapes, so every object is a map with a `.` member.
-                .field("/metadata/managedFields/0/fieldsV1", json!({"f:spec": {".": {}, "f:size": {}}}))
-                // The creator owns what it sent after pruning and defaulting: `max` (the default), not `unknown`.
+                // Fields are owned by the CRD's schema: `spec` is a struct, which an apply does not own itself.
+                .field("/metadata/managedFields/0/fieldsV1", json!({"f:spec": {"f:size": {}}}))
+                // The creator owns what it sent after pruning and defaulting: `max` (the default), not `unknown`;
+                // and `spec` itself, which its create added (an unstructured object has no zero-valued structs).
                 .field("/metadata/managedFields/1/fieldsV1", json!({"f:spec": {".": {}, "f:max": {}}})),
                 // /scale reads and writes the CRD's replicas paths, through the main endpoint's rules.
                 patch(&format!("{}/w/status", widgets("a.example.com")), "application/merge-patch+json", r#"{"status":{"count":2,"selector":"app=w"}}"#),

@@ -7,10 +7,11 @@
 //! unless `x-kubernetes-map-type: atomic`; a struct is granular unless its type is marked atomic.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
+use crate::apiextensions::schema::{ListType, Structural, ITEMS};
 use crate::registry::extensions;
 use crate::registry::schema::schemas;
 
@@ -29,7 +30,39 @@ pub enum Shape {
     /// Not described by a schema (a field the type lacks): objects are granular maps, lists atomic, as
     /// structured-merge-diff's deduced type.
     Deduced,
+    /// A struct described by a CRD's structural schema (its declared properties); `root` adds the
+    /// `apiVersion`, `kind` and `metadata` every object has.
+    Custom { schema: CustomSchema, root: bool },
 }
+
+/// A node of a CRD's structural schema: the schema (one per served CRD version, compared by identity) and
+/// the path to the node (property names, and `[]` for list items), so that no subtree is copied.
+#[derive(Clone, Debug)]
+pub struct CustomSchema {
+    root: Arc<Structural>,
+    path: Vec<String>,
+}
+
+impl CustomSchema {
+    fn node(&self) -> Option<&Structural> {
+        let path: Vec<&str> = self.path.iter().map(String::as_str).collect();
+        self.root.at(&path)
+    }
+
+    fn below(&self, step: &str) -> CustomSchema {
+        let mut path = self.path.clone();
+        path.push(step.to_string());
+        CustomSchema { root: self.root.clone(), path }
+    }
+}
+
+impl PartialEq for CustomSchema {
+    fn eq(&self, other: &CustomSchema) -> bool {
+        Arc::ptr_eq(&self.root, &other.root) && self.path == other.path
+    }
+}
+
+impl Eq for CustomSchema {}
 
 /// Key fields with a default, used when an element leaves them out (upstream reads the schema's default:
 /// a container port's protocol is TCP).
@@ -41,6 +74,11 @@ pub fn key_default(key: &str) -> Option<&'static str> {
 }
 
 impl Shape {
+    /// The shape of a custom resource whose CRD version has the structural schema `schema`.
+    pub fn custom_root(schema: Arc<Structural>) -> Shape {
+        Shape::Custom { schema: CustomSchema { root: schema, path: Vec::new() }, root: true }
+    }
+
     /// The shape of a built-in kind's root, by its definition name; `None` (a custom resource) is deduced.
     pub fn root(definition: Option<&'static str>) -> Shape {
         match definition {
@@ -58,8 +96,51 @@ impl Shape {
                 None => (Shape::Deduced, false),
             },
             Shape::Map(element) => ((**element).clone(), false),
+            Shape::Custom { schema, root } => {
+                if *root && (field == "apiVersion" || field == "kind") {
+                    return (Shape::Atomic, true);
+                }
+                if *root && field == "metadata" {
+                    return (Shape::Struct(OBJECT_META), true);
+                }
+                match schema.node().is_some_and(|n| n.properties().contains_key(field)) {
+                    true => (of_structural(&schema.below(field)), true),
+                    false => (Shape::Deduced, false),
+                }
+            }
             _ => (Shape::Deduced, false),
         }
+    }
+}
+
+/// ObjectMeta's definition name, whose shape every custom resource's `metadata` has.
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// The shape a node of a CRD's structural schema describes, as kube-openapi's `schemaconv` reads a CRD:
+/// properties make a struct, `additionalProperties` a map (atomic with `x-kubernetes-map-type: atomic`),
+/// a list is atomic unless `x-kubernetes-list-type` is `set` or `map`, and a free-form object
+/// (`x-kubernetes-preserve-unknown-fields` without properties) is deduced.
+fn of_structural(at: &CustomSchema) -> Shape {
+    let Some(node) = at.node() else { return Shape::Deduced };
+    match node.type_name() {
+        "array" => {
+            let element =
+                Box::new(if node.items().is_some() { of_structural(&at.below(ITEMS)) } else { Shape::Deduced });
+            match node.list_type(&[]) {
+                Some(ListType::Map { keys }) => Shape::Associative { element, keys },
+                Some(ListType::Set) => Shape::Associative { element, keys: Vec::new() },
+                _ => Shape::Atomic,
+            }
+        }
+        "object" if node.map_type_atomic(&[]) => Shape::Atomic,
+        "object" if !node.properties().is_empty() => Shape::Custom { schema: at.clone(), root: false },
+        "object" => match node.additional_schema() {
+            // `at` resolves a key through `additionalProperties` when no property has it.
+            Some(_) => Shape::Map(Box::new(of_structural(&at.below("")))),
+            None => Shape::Deduced,
+        },
+        "" if node.preserve_unknown_fields() => Shape::Deduced,
+        _ => Shape::Atomic,
     }
 }
 

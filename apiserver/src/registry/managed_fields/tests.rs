@@ -328,3 +328,58 @@ mod properties {
         }
     }
 }
+
+/// A custom resource's shape from its CRD's structural schema: `spec.ports` a list-type map keyed by name,
+/// `spec.tags` a set, `spec.labels` a granular map, `spec.owner` an atomic struct.
+fn widget() -> Shape {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "args": {"type": "array", "items": {"type": "string"}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "owner": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"name": {"type": "string"}}},
+    }}}});
+    let structural = crate::apiextensions::schema::Structural::parse(&schema, "schema").unwrap();
+    Shape::custom_root(std::sync::Arc::new(structural))
+}
+
+#[test]
+fn a_custom_resource_is_owned_by_its_crd_schema() {
+    let config = json!({
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"a": "b"}},
+        "spec": {"ports": [{"name": "http", "port": 80}], "tags": ["x"], "args": ["-v"], "labels": {"k": "v"}, "owner": {"name": "o"}},
+    });
+    let set = field_set(&config, &widget()).difference(stripped());
+    assert_eq!(
+        set.to_fields_v1(),
+        json!({
+            "f:metadata": {"f:labels": {"f:a": {}}},
+            "f:spec": {
+                "f:args": {}, "f:labels": {"f:k": {}}, "f:owner": {},
+                "f:ports": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}, "f:port": {}}},
+                "f:tags": {"v:\"x\"": {}},
+            },
+        })
+    );
+}
+
+#[test]
+fn appliers_of_different_keyed_elements_of_a_custom_resource_share_the_list() {
+    let w = |ports: Value| json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"ports": ports}});
+    let writer = |manager, now| Writer { manager, subresource: "", api_version: "example.com/v1", now };
+    let none = FieldSet::default();
+    let first =
+        apply(&Value::Null, &w(json!([{"name": "http", "port": 80}])), &writer("a", NOW), false, &widget(), &none)
+            .unwrap();
+    let both = apply(&first, &w(json!([{"name": "grpc", "port": 90}])), &writer("b", LATER), false, &widget(), &none)
+        .expect("a keyed list is merged by key, so different elements never conflict");
+    assert_eq!(both["spec"]["ports"], json!([{"name": "http", "port": 80}, {"name": "grpc", "port": 90}]));
+    // The same element with another value conflicts, naming it by its key.
+    let Err(ApplyError::Conflicts(conflicts)) =
+        apply(&both, &w(json!([{"name": "http", "port": 81}])), &writer("b", LATER), false, &widget(), &none)
+    else {
+        panic!("changing a's port must conflict");
+    };
+    assert_eq!(conflicts[0].field, ".spec.ports[name=\"http\"].port");
+}

@@ -23,7 +23,7 @@ pub fn field_set(value: &Value, shape: &Shape) -> FieldSet {
 
 fn collect(value: &Value, shape: &Shape, path: &mut Path, out: &mut FieldSet) {
     match (shape, value) {
-        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced, Value::Object(fields)) => {
+        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced | Shape::Custom { .. }, Value::Object(fields)) => {
             for (name, child) in fields {
                 let (child_shape, declared) = shape.field(name);
                 path.push(PathElement::field(name));
@@ -100,7 +100,7 @@ pub fn compare(lhs: &Value, rhs: &Value, shape: &Shape) -> Comparison {
 
 fn compare_at(lhs: Option<&Value>, rhs: Option<&Value>, shape: &Shape, path: &mut Path, out: &mut Comparison) {
     match (shape, lhs, rhs) {
-        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced, l, r)
+        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced | Shape::Custom { .. }, l, r)
             if l.is_none_or(Value::is_object) && r.is_none_or(Value::is_object) =>
         {
             let empty = Map::new();
@@ -162,7 +162,11 @@ fn indexed<'a>(list: Option<&'a Value>, keys: &[String]) -> Vec<(PathElement, &'
 /// `config` merged into `live`: what the object becomes when `config` is applied to it.
 pub fn merge(live: &Value, config: &Value, shape: &Shape) -> Value {
     match (shape, live, config) {
-        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced, Value::Object(l), Value::Object(r)) => {
+        (
+            Shape::Struct(_) | Shape::Map(_) | Shape::Deduced | Shape::Custom { .. },
+            Value::Object(l),
+            Value::Object(r),
+        ) => {
             let mut out = l.clone();
             for (name, value) in r {
                 if value.is_null() {
@@ -246,7 +250,7 @@ fn merge_list(live: &[Value], config: &[Value], keys: &[String], shape: &Shape) 
 /// path or something below it; a struct field left empty by the removal, that no one owns, goes too.
 pub fn remove(value: &mut Value, gone: &FieldSet, kept: &FieldSet, shape: &Shape) {
     match (shape, value) {
-        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced, Value::Object(fields)) => {
+        (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced | Shape::Custom { .. }, Value::Object(fields)) => {
             let names: Vec<String> = fields.keys().cloned().collect();
             for name in names {
                 let pe = PathElement::field(&name);

@@ -43,7 +43,9 @@ fn subresource_name(sub: Option<Subresource>) -> &'static str {
 impl<S: Storage + Clone> Store<S> {
     /// How this resource's fields are owned.
     fn shape(&self) -> Shape {
-        Shape::root(schemas().kind(&self.resource.group, &self.resource.version, &self.resource.kind))
+        self.strategy.field_shape().unwrap_or_else(|| {
+            Shape::root(schemas().kind(&self.resource.group, &self.resource.version, &self.resource.kind))
+        })
     }
 
     /// The fields a write through `sub` may not own.
