@@ -266,7 +266,10 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
             }
         }
     };
-    if let Some(factory) = server.custom_resources.clone() {
+    // Only a server that serves CRDs runs their controller (a simulation serves only what its clients
+    // use, and a task spawned for nothing would still move the scheduler's draws).
+    let serves_crds = server.rest(crate::apiextensions::crd::GROUP, "v1", "customresourcedefinitions").is_some();
+    if let (Some(factory), true) = (server.custom_resources.clone(), serves_crds) {
         tokio::spawn(crate::apiextensions::controller::run(server.clone(), factory));
     }
     futures::future::join_all(SYSTEM_NAMESPACES.map(ensure)).await;
