@@ -26,6 +26,7 @@ fn widget_crd(group: &str) -> String {
                 "storage": true,
                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.count", "labelSelectorPath": ".status.selector"}},
                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+                "selectableFields": [{"jsonPath": ".spec.color"}],
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
                     "properties": {
@@ -145,17 +146,29 @@ pub fn cases() -> Vec<Case> {
                     "Invalid",
                     "Widget.a.example.com \"big\" is invalid: spec: Invalid value: \"object\": size must not exceed max",
                 ),
+                // Nothing refused is stored.
+                get(&format!("{}/big", widgets("a.example.com"))).code(404),
                 post(&widgets("a.example.com"), &widget("red", json!({"size": 1, "color": "green"}), "a.example.com"))
                     .status(
                         422,
                         "Invalid",
                         "Widget.a.example.com \"red\" is invalid: spec.color: Unsupported value: \"green\": supported values: \"red\", \"blue\"",
                     ),
-                post(&widgets("a.example.com"), &widget("nosize", json!({}), "a.example.com")).status(
-                    422,
-                    "Invalid",
-                    "Widget.a.example.com \"nosize\" is invalid: spec.size: Required value",
-                ),
+                post(&widgets("a.example.com"), &widget("nosize", json!({}), "a.example.com"))
+                    .status(422, "Invalid", "Widget.a.example.com \"nosize\" is invalid: spec.size: Required value")
+                    .field(
+                        "/details",
+                        json!({"name": "nosize", "group": "a.example.com", "kind": "Widget", "causes": [
+                            {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.size"},
+                        ]}),
+                    ),
+                // selectableFields: the CRD's fields work in field selectors; others are refused.
+                post(&widgets("a.example.com"), &widget("blue", json!({"size": 1, "color": "blue"}), "a.example.com")).code(201),
+                get(&format!("{}?fieldSelector=spec.color%3Dblue", widgets("a.example.com")))
+                    .field("/items/0/metadata/name", json!("blue"))
+                    .field("/items/1", json!(null)),
+                get(&format!("{}?fieldSelector=spec.size%3D1", widgets("a.example.com")))
+                    .status(400, "BadRequest", "field label not supported: spec.size"),
                 // The main endpoint keeps the stored status; /status changes only the status.
                 patch(&format!("{}/w", widgets("a.example.com")), "application/merge-patch+json", r#"{"spec":{"size":4},"status":{"ready":true}}"#)
                     .field("/spec/size", json!(4))
@@ -204,8 +217,9 @@ pub fn cases() -> Vec<Case> {
                 get(&widgets("a.example.com"))
                     .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
                     .field("/columnDefinitions/1/name", json!("Size"))
-                    .field("/rows/0/cells/0", json!("w"))
-                    .field("/rows/0/cells/1", json!(2)),
+                    .field("/rows/0/cells/0", json!("blue"))
+                    .field("/rows/1/cells/0", json!("w"))
+                    .field("/rows/1/cells/1", json!(2)),
             ],
         ),
         case(
