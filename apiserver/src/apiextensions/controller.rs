@@ -37,8 +37,9 @@ pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo], &str) -> Vec<Arc<dyn Rest>> 
 
 /// What this server serves for one CRD, and what it was made from.
 struct ServedCrd {
-    /// The CRD's generation and accepted names: when either changes, the entries are made again.
-    made_from: (i64, Value),
+    /// The CRD's generation, accepted names, and whether it is being deleted: when any changes, the entries
+    /// are made again.
+    made_from: (i64, Value, bool),
     entries: Vec<(ResourceInfo, Arc<dyn Rest>)>,
 }
 
@@ -56,10 +57,25 @@ pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
         };
         let mut known: BTreeMap<String, Value> =
             list.items.iter().map(|o| (meta::get_str(o.value(), "name").to_string(), o.value().clone())).collect();
-        reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
+        let mut pending = reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
         let request = ListRequest { resource_version: list.resource_version.to_string(), ..ListRequest::default() };
         let Ok(mut watcher) = crds.watch("", &request).await else { continue };
-        while let Some(event) = watcher.next().await {
+        loop {
+            // A CRD whose custom resources are not all gone yet (their own finalizers hold them) is
+            // finalized again after a while, as upstream's finalizer controller requeues it: their going
+            // brings no CRD event.
+            let event = if pending {
+                match tokio::time::timeout(FINALIZE_RETRY, watcher.next()).await {
+                    Ok(event) => event,
+                    Err(_) => {
+                        pending = reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
+                        continue;
+                    }
+                }
+            } else {
+                watcher.next().await
+            };
+            let Some(event) = event else { break };
             match event {
                 WatchEvent::Added(o) | WatchEvent::Modified(o) => {
                     known.insert(meta::get_str(o.value(), "name").to_string(), o.value().clone());
@@ -70,25 +86,29 @@ pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
                 WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) => continue,
                 WatchEvent::Error(_) => break,
             }
-            reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
+            pending = reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
         }
     }
 }
 
-/// One pass over every CRD this server knows of.
+/// How long a CRD whose custom resources are held by their finalizers waits before it is finalized again.
+const FINALIZE_RETRY: Duration = Duration::from_millis(500);
+
+/// One pass over every CRD this server knows of; whether a CRD's finalization is still pending.
 async fn reconcile(
     server: &ApiServer,
     crds: &dyn Rest,
     factory: &StoreFactory,
     known: &BTreeMap<String, Value>,
     served: &mut BTreeMap<String, ServedCrd>,
-) {
+) -> bool {
     let now = rfc3339(server.clock.now_unix_s());
+    let mut pending = false;
     for (name, obj) in known {
         let deleting = !meta::get_str(obj, "deletionTimestamp").is_empty();
         if deleting {
             if meta::finalizers(obj).contains(&crd::CLEANUP_FINALIZER) {
-                finalize(server, crds, obj, served.get(name), &now).await;
+                pending |= !finalize(crds, obj, served.get(name), &now).await;
             }
             continue;
         }
@@ -112,6 +132,7 @@ async fn reconcile(
         let made_from = (
             meta::get(obj, "generation").and_then(Value::as_i64).unwrap_or(0),
             obj.pointer("/status/acceptedNames").cloned().unwrap_or(Value::Null),
+            !meta::get_str(obj, "deletionTimestamp").is_empty(),
         );
         if let Some(existing) = served.remove(name).filter(|s| s.made_from == made_from) {
             next.insert(name.clone(), existing);
@@ -140,10 +161,12 @@ async fn reconcile(
             (catalog, registry)
         });
     }
+    pending
 }
 
-/// Deletes a CRD's custom resources, then lets the CRD go by removing the cleanup finalizer.
-async fn finalize(server: &ApiServer, crds: &dyn Rest, obj: &Value, served: Option<&ServedCrd>, now: &str) {
+/// Deletes a CRD's custom resources, then lets the CRD go by removing the cleanup finalizer; whether it
+/// got that far.
+async fn finalize(crds: &dyn Rest, obj: &Value, served: Option<&ServedCrd>, now: &str) -> bool {
     let name = meta::get_str(obj, "name");
     let mut status = obj.get("status").cloned().unwrap_or_else(|| serde_json::json!({}));
     let in_progress = naming::condition(
@@ -157,7 +180,7 @@ async fn finalize(server: &ApiServer, crds: &dyn Rest, obj: &Value, served: Opti
         let mut update = obj.clone();
         update["status"] = status.clone();
         if crds.update_subresource("", name, Subresource::Status, update, &UpdateOptions::default()).await.is_err() {
-            return;
+            return false;
         }
     }
     // The storage version's registry reads every object, whichever version wrote it.
@@ -166,22 +189,21 @@ async fn finalize(server: &ApiServer, crds: &dyn Rest, obj: &Value, served: Opti
         .and_then(|s| s.entries.iter().find(|(info, _)| info.resource.version == storage).or(s.entries.first()))
         .map(|(_, rest)| rest.clone());
     if let Some(rest) = rest {
-        let Ok(list) = rest.list("", &ListRequest::default()).await else { return };
+        let Ok(list) = rest.list("", &ListRequest::default()).await else { return false };
         for item in &list.items {
             let (ns, item_name) = (meta::get_str(item.value(), "namespace"), meta::get_str(item.value(), "name"));
             let _ = rest.delete(ns, item_name, &DeleteOptions::default()).await;
         }
         match rest.list("", &ListRequest::default()).await {
             Ok(left) if left.items.is_empty() => {}
-            // Finalizers of custom resources hold them; the next event (or relist) tries again.
-            _ => return,
+            // Finalizers of custom resources hold them; the controller tries again later.
+            _ => return false,
         }
     }
-    let _ = server;
-    let Ok(current) = crds.get("", name, &crate::storage::GetOptions::default()).await else { return };
+    let Ok(current) = crds.get("", name, &crate::storage::GetOptions::default()).await else { return false };
     let mut update = current;
     let finalizers: Vec<Value> =
         meta::finalizers(&update).into_iter().filter(|f| *f != crd::CLEANUP_FINALIZER).map(Value::from).collect();
     meta::set(&mut update, "finalizers", if finalizers.is_empty() { None } else { Some(Value::Array(finalizers)) });
-    let _ = crds.update("", name, update, &UpdateOptions::default()).await;
+    crds.update("", name, update, &UpdateOptions::default()).await.is_ok()
 }

@@ -281,6 +281,7 @@ pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
         info.categories = categories;
         info.verbs = ALL_VERBS;
         info.custom = true;
+        info.terminating = !meta::get_str(crd_obj, "deletionTimestamp").is_empty();
         info.schema = Some(Arc::new(schema_json.clone()));
         info.protobuf = false;
         if status_on {

@@ -66,6 +66,8 @@ pub struct ResourceInfo {
     pub printer: Printer,
     /// A custom resource: lists keep their items' type fields, as unstructured lists do.
     pub custom: bool,
+    /// A custom resource whose CRD is being deleted: creates are refused (405).
+    pub terminating: bool,
     /// A custom resource's `openAPIV3Schema`, which `/openapi/v3` publishes.
     pub schema: Option<Arc<serde_json::Value>>,
     /// Whether the resource speaks Kubernetes protobuf (built-in kinds do, except CRDs here; custom
@@ -97,6 +99,7 @@ impl ResourceInfo {
             printer,
             custom: false,
             protobuf: true,
+            terminating: false,
             schema: None,
             conversion: None,
         }

@@ -28,6 +28,8 @@ pub enum ApiError {
     Generic { code: u16 },
     /// A verb the resource does not serve (`NewMethodNotSupported`): 405 naming the resource.
     MethodNotSupported { resource: String, verb: String },
+    /// A create of a custom resource whose CRD is being deleted (405, crdHandler's words).
+    CrdTerminating { group: String, resource: String },
     /// A body in a format the endpoint does not read (415); `accepted` are the media types it does.
     UnsupportedMediaType { accepted: Vec<String> },
     /// Nothing in `Accept` can be produced (406).
@@ -103,6 +105,16 @@ impl ApiError {
                 format!("{verb} is not supported on resources of kind {resource:?}"),
                 Some(StatusDetails { kind: Some(resource.clone()), ..StatusDetails::default() }),
             ),
+            ApiError::CrdTerminating { group, resource } => failure(
+                405,
+                "MethodNotAllowed",
+                "create not allowed while custom resource definition is terminating".into(),
+                Some(StatusDetails {
+                    group: Some(group.clone()),
+                    kind: Some(resource.clone()),
+                    ..StatusDetails::default()
+                }),
+            ),
             ApiError::UnsupportedMediaType { accepted } => failure(
                 415,
                 "UnsupportedMediaType",
@@ -176,6 +188,12 @@ mod tests {
                 405,
                 "MethodNotAllowed",
                 "deletecollection is not supported on resources of kind \"namespaces\"",
+            ),
+            (
+                ApiError::CrdTerminating { group: "example.com".into(), resource: "widgets".into() },
+                405,
+                "MethodNotAllowed",
+                "create not allowed while custom resource definition is terminating",
             ),
             (
                 ApiError::unsupported_media_type(),

@@ -273,14 +273,33 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
-            "deleting a CRD deletes its custom resources first, then the CRD and its endpoints go",
+            "deleting a CRD deletes its custom resources first (creates refused meanwhile), then the CRD and its endpoints go",
             vec![
                 post(CRDS, &widget_crd("g.example.com")).code(201),
                 get(&format!("{CRDS}/widgets.g.example.com")).field("/status/conditions/1/status", json!("True")).eventually(),
                 post(&widgets("g.example.com"), &widget("w", json!({"size": 1}), "g.example.com")).code(201).eventually(),
+                // A custom resource with a finalizer of its own holds the CRD's deletion until it goes.
+                post(
+                    &widgets("g.example.com"),
+                    r#"{"apiVersion":"g.example.com/v1","kind":"Widget","metadata":{"name":"held","finalizers":["example.com/hold"]},"spec":{"size":1}}"#,
+                )
+                .code(201),
                 delete(&format!("{CRDS}/widgets.g.example.com"))
                     .field("/metadata/finalizers", json!(["customresourcecleanup.apiextensions.k8s.io"]))
                     .field("/status/conditions/2/type", json!("Terminating")),
+                get(&format!("{}/w", widgets("g.example.com"))).code(404).eventually(),
+                get(&format!("{}/held", widgets("g.example.com")))
+                    .field("/metadata/deletionTimestamp", json!("2023-11-14T22:13:20Z"))
+                    .eventually(),
+                get(&format!("{CRDS}/widgets.g.example.com"))
+                    .field("/status/conditions/2/reason", json!("InstanceDeletionInProgress"))
+                    .eventually(),
+                post(&widgets("g.example.com"), &widget("late", json!({"size": 1}), "g.example.com")).status(
+                    405,
+                    "MethodNotAllowed",
+                    "create not allowed while custom resource definition is terminating",
+                ),
+                patch(&format!("{}/held", widgets("g.example.com")), "application/merge-patch+json", r#"{"metadata":{"finalizers":null}}"#),
                 get(&format!("{CRDS}/widgets.g.example.com")).code(404).eventually(),
                 get(&widgets("g.example.com")).code(404).eventually(),
             ],

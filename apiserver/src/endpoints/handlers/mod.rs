@@ -168,6 +168,13 @@ pub fn route<'a>(server: &'a crate::endpoints::Served, call: &Call) -> Result<(T
     if sub.is_none() && !resource.serves(verb) {
         return Err(ApiError::Generic { code: 405 });
     }
+    if resource.terminating && action == Action::Create {
+        // apiextensions-apiserver's crdHandler: a CRD being deleted takes no new objects.
+        return Err(ApiError::CrdTerminating {
+            group: resource.resource.group.clone(),
+            resource: resource.resource.plural.clone(),
+        });
+    }
     let target = Target { resource, rest, sub, namespace, name: info.name.clone() };
     Ok((target, action))
 }
