@@ -64,6 +64,7 @@ impl Apiserver {
             );
             server::bootstrap(server.clone()).await;
             assert!(server::wait_until_ready(&server, Duration::from_secs(30)).await, "the apiserver never got ready");
+            define_widgets(&server).await;
             server
         });
         Apiserver { runtime, server }
@@ -78,6 +79,46 @@ impl Apiserver {
             while let Ok(Some(_frame)) = tokio::time::timeout(QUIET, body.frame()).await {}
         });
     }
+}
+
+/// The CRD whose custom resources the `widgets` paths reach: a schema with a default, bounds, an enum, a
+/// keyed list, a CEL rule with a transition rule, `/status` and `/scale`, so that inputs exercise pruning,
+/// defaulting, validation, CEL and field ownership. Created before the first input and waited for until
+/// served.
+async fn define_widgets(server: &Arc<ApiServer>) {
+    let crd = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.fuzz.example.com"},
+        "spec": {"group": "fuzz.example.com", "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object",
+                        "x-kubernetes-validations": [{"rule": "self.replicas <= 10"}, {"rule": "self.image == oldSelf.image", "message": "immutable"}],
+                        "properties": {
+                            "replicas": {"type": "integer", "minimum": 0, "default": 1},
+                            "image": {"type": "string", "default": "a"},
+                            "type": {"type": "string", "enum": ["a", "b"]},
+                            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                                "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+                            "data": {"type": "object", "additionalProperties": {"type": "string"}},
+                        }},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                }}}}]}});
+    let post = http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(crd.to_string())))
+        .expect("a valid request");
+    let created = server.clone().handle(post).await;
+    assert_eq!(created.status(), 201, "the fuzz CRD is accepted");
+    for _ in 0..3000 {
+        let get = http::Request::get("/apis/fuzz.example.com/v1/widgets").body(Full::new(Bytes::new())).expect("valid");
+        if server.clone().handle(get).await.status() == 200 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the fuzz CRD was never served");
 }
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "BREW"];
@@ -100,7 +141,8 @@ const RESOURCES: &[(&str, &str, bool, &str)] = &[
     ("apis/batch/v1", "jobs", true, "Job"),
     ("apis/coordination.k8s.io/v1", "leases", true, "Lease"),
     ("apis/events.k8s.io/v1", "events", true, "Event"),
-    ("apis/nope/v9", "widgets", true, "Widget"),
+    // A custom resource (the CRD `define_widgets` creates).
+    ("apis/fuzz.example.com/v1", "widgets", true, "Widget"),
 ];
 
 const OTHER_PATHS: &[&str] = &[
