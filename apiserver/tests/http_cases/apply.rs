@@ -18,6 +18,22 @@ fn applied(name: &str, data: &str) -> String {
 pub fn cases() -> Vec<Case> {
     vec![
         case(
+            "managedFields: [{}] strips the field; an empty list keeps it",
+            vec![
+                post(&format!("{CMS}?fieldManager=maker"), r#"{"metadata":{"name":"a"},"data":{"k":"v"}}"#),
+                patch(&format!("{CMS}/a"), "application/merge-patch+json", r#"{"metadata":{"managedFields":[]}}"#)
+                    .field("/metadata/managedFields/0/manager", json!("maker")),
+                patch(&format!("{CMS}/a"), "application/merge-patch+json", r#"{"metadata":{"managedFields":[{}]}}"#)
+                    .field("/metadata/managedFields", json!(null)),
+                get(&format!("{CMS}/a")).field("/metadata/managedFields", json!(null)).field("/data", json!({"k": "v"})),
+                // The next write is tracked from nothing.
+                patch(&format!("{CMS}/a?fieldManager=next"), "application/merge-patch+json", r#"{"data":{"n":"m"}}"#)
+                    .field("/metadata/managedFields/0/manager", json!("next"))
+                    .field("/metadata/managedFields/0/fieldsV1", json!({"f:data": {"f:n": {}}}))
+                    .field("/metadata/managedFields/1", json!(null)),
+            ],
+        ),
+        case(
             "an apply creates (201), then merges (200), and owns what it applied",
             vec![
                 patch(&format!("{CMS}/a?fieldManager=alice"), APPLY, &applied("a", "  k: v"))

@@ -111,8 +111,18 @@ fn without_managed_fields(obj: &Value) -> Value {
 /// `managedFields`. Managed fields the client sent in `new` replace the live ones, as upstream lets a
 /// client edit them directly; a subresource write always starts from the live ones.
 pub fn update(live: &Value, new: &Value, writer: &Writer, shape: &Shape, ignored: &FieldSet) -> Value {
+    // `managedFields: [{}]` resets the field (upstream's documented way to strip it); an empty or
+    // undecodable list keeps the live one, so that clients unaware of it cannot drop it by accident.
+    let reset = writer.subresource.is_empty()
+        && new.pointer("/metadata/managedFields").and_then(Value::as_array).is_some_and(|entries| {
+            entries.len() == 1 && entries[0].as_object().is_some_and(serde_json::Map::is_empty)
+        });
     let sent = Managers::decode(new).ok().filter(|m| !m.is_empty() && writer.subresource.is_empty());
-    let mut managers = sent.unwrap_or_else(|| Managers::decode(live).unwrap_or_default());
+    let mut managers = match (reset, sent) {
+        (true, _) => Managers::default(),
+        (false, Some(sent)) => sent,
+        (false, None) => Managers::decode(live).unwrap_or_default(),
+    };
     let lhs = if live.is_null() { Value::Object(Default::default()) } else { without_managed_fields(live) };
     let rhs = without_managed_fields(new);
     let comparison = compare(&lhs, &rhs, shape).without(ignored);
