@@ -140,6 +140,48 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "an apply of a Scale owns the replicas with the subresource scale, and conflicts as replicas would",
+            vec![
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/web?fieldManager=deployer",
+                    APPLY,
+                    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers: [{name: main, image: nginx}]\n",
+                )
+                .code(201),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/web/scale?fieldManager=hpa",
+                    APPLY,
+                    "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: web\nspec:\n  replicas: 4\n",
+                )
+                .status(409, "Conflict", "Apply failed with 1 conflict: conflict with \"deployer\": .spec.replicas"),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/web/scale?fieldManager=hpa&force=true",
+                    APPLY,
+                    "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: web\nspec:\n  replicas: 4\n",
+                )
+                .field("/kind", json!("Scale"))
+                .field("/spec/replicas", json!(4)),
+                get("/apis/apps/v1/namespaces/{ns}/deployments/web")
+                    .field("/spec/replicas", json!(4))
+                    .field("/metadata/managedFields/1/manager", json!("hpa"))
+                    .field("/metadata/managedFields/1/operation", json!("Apply"))
+                    .field("/metadata/managedFields/1/subresource", json!("scale"))
+                    .field("/metadata/managedFields/1/fieldsV1", json!({"f:spec": {"f:replicas": {}}})),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/web/scale?fieldManager=hpa",
+                    APPLY,
+                    "apiVersion: apps/v1\nkind: Scale\nmetadata:\n  name: web\nspec:\n  replicas: 5\n",
+                )
+                .status(400, "BadRequest", "Incorrect version specified in apply patch. Specified patch version: apps/v1, expected: autoscaling/v1"),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/deployments/none/scale?fieldManager=hpa",
+                    APPLY,
+                    "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: none\nspec:\n  replicas: 1\n",
+                )
+                .code(404),
+            ],
+        ),
+        case(
             "an applied service gets its cluster IP, and keeps it when applied again",
             vec![
                 patch(

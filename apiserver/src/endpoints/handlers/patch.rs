@@ -202,15 +202,41 @@ async fn apply(
     }
     let force = call.query.bool("force");
     let sub = target.sub.map(|s| s.sub);
+    let mut config = decode_apply(&call.body)?;
     if sub == Some(Subresource::Scale) {
-        // Upstream maps a Scale's fields onto the object's to apply through /scale; that is not modelled.
-        return Err(RegistryError::NoSuchPath.into());
+        config = scale_config(target, &config)?;
     }
-    let config = decode_apply(&call.body)?;
     let request = ApplyRequest { name: &target.name, sub, manager: &options.field_manager, force };
+    if sub == Some(Subresource::Scale) {
+        // An apply of a Scale is an apply of the replicas it maps to in the object, owned with the
+        // subresource `scale`, answered as the object's Scale (it never creates: 404 without one).
+        let opts = options.update_options(None);
+        let (stored, _) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
+        return responder.object(StatusCode::OK, &target.rest.strategy().to_scale(&stored));
+    }
     let opts = options.update_options(None);
     let (stored, created) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
     responder.object(if created { StatusCode::CREATED } else { StatusCode::OK }, &stored)
+}
+
+/// An applied `autoscaling/v1` `Scale` as the configuration it is of the object: its replicas at the
+/// object's replicas path (`spec.replicas`, or a CRD's `specReplicasPath`), and nothing else.
+fn scale_config(target: &Target<'_>, scale: &Value) -> Result<Value, RegistryError> {
+    let api_version = scale.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if api_version != "autoscaling/v1" {
+        return Err(RegistryError::BadRequest(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {api_version}, expected: autoscaling/v1"
+        )));
+    }
+    let r = &target.resource.resource;
+    let skeleton =
+        serde_json::json!({"apiVersion": r.api_version(), "kind": r.kind, "metadata": {"name": target.name}});
+    let mut config = target.rest.strategy().apply_scale(&skeleton, scale);
+    // The Scale's resourceVersion is not a precondition of an apply.
+    if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    Ok(config)
 }
 
 /// An apply body: one YAML (or JSON) object. Anything else is upstream's 400 `error decoding YAML: ...`

@@ -114,9 +114,10 @@ pub fn update(live: &Value, new: &Value, writer: &Writer, shape: &Shape, ignored
     // `managedFields: [{}]` resets the field (upstream's documented way to strip it); an empty or
     // undecodable list keeps the live one, so that clients unaware of it cannot drop it by accident.
     let reset = writer.subresource.is_empty()
-        && new.pointer("/metadata/managedFields").and_then(Value::as_array).is_some_and(|entries| {
-            entries.len() == 1 && entries[0].as_object().is_some_and(serde_json::Map::is_empty)
-        });
+        && new
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .is_some_and(|entries| entries.len() == 1 && entries[0].as_object().is_some_and(serde_json::Map::is_empty));
     let sent = Managers::decode(new).ok().filter(|m| !m.is_empty() && writer.subresource.is_empty());
     let mut managers = match (reset, sent) {
         (true, _) => Managers::default(),
