@@ -172,7 +172,7 @@ pub fn cases() -> Vec<Case> {
                     APPLY,
                     "apiVersion: apps/v1\nkind: Scale\nmetadata:\n  name: web\nspec:\n  replicas: 5\n",
                 )
-                .status(400, "BadRequest", "Incorrect version specified in apply patch. Specified patch version: apps/v1, expected: autoscaling/v1"),
+                .status(400, "BadRequest", "invalid object type: apps/v1, Kind=Scale"),
                 patch(
                     "/apis/apps/v1/namespaces/{ns}/deployments/none/scale?fieldManager=hpa",
                     APPLY,
@@ -222,14 +222,15 @@ pub fn cases() -> Vec<Case> {
             )],
         ),
         case(
-            "an apply in another version, or carrying managedFields",
+            "an apply in another version or of another kind, or carrying managedFields",
             vec![
+                // upstream's versionCheckManager, the outermost field manager, names the applied kind.
                 patch(&format!("{CMS}/a?fieldManager=m"), APPLY, "apiVersion: v2\nkind: ConfigMap\nmetadata:\n  name: a\n")
-                    .status(
-                        400,
-                        "BadRequest",
-                        "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1",
-                    ),
+                    .status(400, "BadRequest", "invalid object type: /v2, Kind=ConfigMap"),
+                patch(&format!("{CMS}/a?fieldManager=m"), APPLY, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n")
+                    .status(400, "BadRequest", "invalid object type: /v1, Kind=Secret"),
+                patch(&format!("{CMS}/a?fieldManager=m"), APPLY, "metadata:\n  name: a\n")
+                    .status(400, "BadRequest", "invalid object type: /, Kind="),
                 patch(
                     &format!("{CMS}/a?fieldManager=m"),
                     APPLY,

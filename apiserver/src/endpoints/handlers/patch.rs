@@ -222,11 +222,9 @@ async fn apply(
 /// An applied `autoscaling/v1` `Scale` as the configuration it is of the object: its replicas at the
 /// object's replicas path (`spec.replicas`, or a CRD's `specReplicasPath`), and nothing else.
 fn scale_config(target: &Target<'_>, scale: &Value) -> Result<Value, RegistryError> {
-    let api_version = scale.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    if api_version != "autoscaling/v1" {
-        return Err(RegistryError::BadRequest(format!(
-            "Incorrect version specified in apply patch. Specified patch version: {api_version}, expected: autoscaling/v1"
-        )));
+    let text = |field: &str| scale.get(field).and_then(Value::as_str).unwrap_or("");
+    if text("apiVersion") != "autoscaling/v1" || text("kind") != "Scale" {
+        return Err(crate::registry::managed_fields::invalid_object_type(text("apiVersion"), text("kind")));
     }
     let r = &target.resource.resource;
     let skeleton =

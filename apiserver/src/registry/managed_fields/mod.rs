@@ -160,6 +160,18 @@ pub enum ApplyError {
     Refused(RegistryError),
 }
 
+/// The 400 of an applied configuration whose apiVersion and kind are not the endpoint's: upstream's
+/// `versionCheckManager`, which prints the `GroupVersionKind` as Go does (`apps/v1, Kind=Deployment`,
+/// `/v1, Kind=Secret`; an apiVersion with more than one slash parses as no group version at all).
+pub fn invalid_object_type(api_version: &str, kind: &str) -> RegistryError {
+    let (group, version) = match api_version.matches('/').count() {
+        0 => ("", api_version),
+        1 => api_version.split_once('/').expect("one slash"),
+        _ => ("", ""),
+    };
+    RegistryError::BadRequest(format!("invalid object type: {group}/{version}, Kind={kind}"))
+}
+
 /// `config` applied by `writer` (forced or not) to `live` (`Value::Null` when the apply creates): the new
 /// object with its `managedFields`, or, if it would change nothing at all, `live` itself.
 pub fn apply(
@@ -172,10 +184,8 @@ pub fn apply(
 ) -> Result<Value, ApplyError> {
     let version = config.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if version != writer.api_version {
-        return Err(ApplyError::Refused(RegistryError::BadRequest(format!(
-            "Incorrect version specified in apply patch. Specified patch version: {version}, expected: {}",
-            writer.api_version
-        ))));
+        let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+        return Err(ApplyError::Refused(invalid_object_type(version, kind)));
     }
     if config.pointer("/metadata/managedFields").is_some_and(|m| !m.is_null()) {
         return Err(ApplyError::Refused(RegistryError::BadRequest("metadata.managedFields must be nil".into())));

@@ -243,12 +243,7 @@ fn an_apply_in_another_version_or_with_managed_fields_is_refused() {
     let mut config = cm(json!({}));
     config["apiVersion"] = json!("v2");
     let err = apply(&Value::Null, &config, &writer("ssa", NOW), false, &configmap(), &FieldSet::default()).unwrap_err();
-    assert_eq!(
-        err,
-        ApplyError::Refused(RegistryError::BadRequest(
-            "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1".into()
-        ))
-    );
+    assert_eq!(err, ApplyError::Refused(RegistryError::BadRequest("invalid object type: /v2, Kind=ConfigMap".into())));
     let mut config = cm(json!({}));
     config["metadata"]["managedFields"] = json!([]);
     let err = apply(&Value::Null, &config, &writer("ssa", NOW), false, &configmap(), &FieldSet::default()).unwrap_err();

@@ -78,6 +78,10 @@ impl<S: Storage + Clone> Store<S> {
             return Err(RegistryError::NoSuchPath);
         }
         let dry_run = options::dry_run("PatchOptions", &opts.dry_run)?;
+        let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or("");
+        if text("apiVersion") != self.resource.api_version() || text("kind") != self.resource.kind {
+            return Err(managed_fields::invalid_object_type(text("apiVersion"), text("kind")));
+        }
         self.check_declared(&config)?;
         let key = self.key(namespace, request.name);
         if sub.is_none() {
