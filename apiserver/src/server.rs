@@ -13,7 +13,7 @@ use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use etcd_proto::etcdserverpb::RangeRequest;
 use tonic::transport::Channel;
 
-use crate::apiextensions::controller::StoreFactory;
+use crate::apis::StoreFactory;
 use crate::apis::{Catalog, ResourceInfo};
 use crate::bug::Bugs;
 use crate::endpoints::{ApiServer, HealthCheck, ServerConfig};

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::apiextensions::{crd, custom, naming};
-use crate::apis::ResourceInfo;
+use crate::apiextensions::{conditions, crd, custom, naming};
+use crate::apis::{ResourceInfo, StoreFactory};
 use crate::endpoints::{ApiServer, Registry};
 use crate::registry::meta;
 use crate::registry::options::{DeleteOptions, UpdateOptions};
@@ -29,11 +29,6 @@ use crate::registry::store::ListRequest;
 use crate::registry::strategy::Subresource;
 use crate::registry::system::rfc3339;
 use crate::storage::WatchEvent;
-
-/// Makes the registries of one CRD's served versions, given its storage version: one storage for all of
-/// them (they share the etcd prefix) and a store per version. The server assembly provides it
-/// ([`crate::server::build`]).
-pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo], &str) -> Vec<Arc<dyn Rest>> + Send + Sync>;
 
 /// What this server serves for one CRD, and what it was made from.
 struct ServedCrd {
@@ -126,7 +121,7 @@ async fn reconcile(
     let mut changed = false;
     let mut next: BTreeMap<String, ServedCrd> = BTreeMap::new();
     for (name, obj) in known {
-        if !crd::established(obj) {
+        if !conditions::established(obj) {
             continue;
         }
         let made_from = (
@@ -169,13 +164,13 @@ async fn reconcile(
 async fn finalize(crds: &dyn Rest, obj: &Value, served: Option<&ServedCrd>, now: &str) -> bool {
     let name = meta::get_str(obj, "name");
     let mut status = obj.get("status").cloned().unwrap_or_else(|| serde_json::json!({}));
-    let in_progress = naming::condition(
+    let in_progress = conditions::condition(
         "Terminating",
         "True",
         "InstanceDeletionInProgress",
         "CustomResource deletion is in progress",
     );
-    naming::set_condition(&mut status, in_progress, now);
+    conditions::set_condition(&mut status, in_progress, now);
     if obj.get("status") != Some(&status) {
         let mut update = obj.clone();
         update["status"] = status.clone();

@@ -88,7 +88,7 @@ impl Strategy for Crds {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = meta::validate_object_meta_update(new, old, false, names::name_is_dns_subdomain);
         errs.extend(validate_spec(new));
-        if established(old) {
+        if super::conditions::established(old) {
             // These decide where and how objects are stored, which an established CRD cannot change.
             errs.extend(common::immutable(new.pointer("/spec/scope"), old.pointer("/spec/scope"), "spec.scope"));
             errs.extend(common::immutable(
@@ -126,7 +126,7 @@ impl DeleteStrategy for Crds {
             meta::set(obj, "finalizers", Some(Value::Array(finalizers)));
         }
         let now = meta::get_str(obj, "deletionTimestamp").to_string();
-        let pending = super::naming::condition(
+        let pending = super::conditions::condition(
             "Terminating",
             "True",
             "InstanceDeletionPending",
@@ -135,7 +135,7 @@ impl DeleteStrategy for Crds {
         if !obj.get("status").is_some_and(Value::is_object) {
             obj["status"] = json!({});
         }
-        super::naming::set_condition(&mut obj["status"], pending, &now);
+        super::conditions::set_condition(&mut obj["status"], pending, &now);
     }
 }
 
@@ -171,21 +171,6 @@ pub fn storage_version(crd: &Value) -> Option<String> {
 /// `spec.versions`.
 pub fn versions(crd: &Value) -> &[Value] {
     crd.pointer("/spec/versions").and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// Whether the CRD's condition `kind` is `True`.
-pub fn condition_true(crd: &Value, kind: &str) -> bool {
-    crd.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|cs| {
-        cs.iter().any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(kind)
-                && c.get("status").and_then(Value::as_str) == Some("True")
-        })
-    })
-}
-
-/// Whether the CRD is established (its resources are served).
-pub fn established(crd: &Value) -> bool {
-    condition_true(crd, "Established")
 }
 
 fn validate_metadata(obj: &Value, name_check: names::NameCheck) -> Vec<FieldError> {

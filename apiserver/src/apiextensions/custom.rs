@@ -124,8 +124,8 @@ impl Strategy for CustomResource {
 
     /// apiextensions-apiserver's `scaleUpdatedObjectInfo`: the replicas at the CRD's paths, a missing spec
     /// value read as 0, the selector the string at `labelSelectorPath`.
-    fn to_scale(&self, obj: &Value) -> Value {
-        let Some(paths) = &self.scale else { return crate::registry::strategies::workloads::to_scale(obj) };
+    fn to_scale(&self, obj: &Value) -> Option<Value> {
+        let paths = self.scale.as_ref()?;
         let mut metadata = serde_json::Map::new();
         for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
             if let Some(v) = meta::get(obj, field) {
@@ -139,17 +139,17 @@ impl Strategy for CustomResource {
                 status["selector"] = text.into();
             }
         }
-        serde_json::json!({
+        Some(serde_json::json!({
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
             "metadata": metadata,
             "spec": {"replicas": replicas(&paths.spec_replicas)},
             "status": status,
-        })
+        }))
     }
 
-    fn apply_scale(&self, obj: &Value, scale: &Value) -> Value {
-        let Some(paths) = &self.scale else { return crate::registry::strategies::workloads::apply_scale(obj, scale) };
+    fn apply_scale(&self, obj: &Value, scale: &Value) -> Option<Value> {
+        let paths = self.scale.as_ref()?;
         let mut new = obj.clone();
         let replicas = scale.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0);
         set_path(&mut new, &paths.spec_replicas, Value::from(replicas));
@@ -157,7 +157,7 @@ impl Strategy for CustomResource {
             "" => meta::set(&mut new, "resourceVersion", None),
             rv => meta::set(&mut new, "resourceVersion", Some(Value::from(rv))),
         }
-        new
+        Some(new)
     }
 
     fn prepare_for_subresource_update(&self, sub: Subresource, new: &mut Value, old: &Value) {

@@ -6,10 +6,11 @@
 //! schemas: the structural check, validation, pruning, defaulting), [`cel`] (one `x-kubernetes-validations`
 //! rule, compiled and evaluated with the `cel` crate) and [`cel_rules`] (a schema's rules laid out as the
 //! schema is), [`custom`] (the catalog entries, strategy and printer of a CRD's resources), [`naming`]
-//! (which names a CRD gets, its conditions), [`controller`] (the loop that applies all this to a server).
+//! (which names a CRD gets), [`conditions`] (reading and setting a CRD's conditions), [`controller`] (the loop that applies all this to a server).
 
 pub mod cel;
 pub mod cel_rules;
+pub mod conditions;
 pub mod controller;
 pub mod crd;
 pub mod custom;

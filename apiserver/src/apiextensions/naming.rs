@@ -12,6 +12,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
+use super::conditions::{self, condition, set_condition};
+
 /// The status a CRD should have: its accepted names and conditions. `now` stamps conditions that change.
 pub fn desired_status(crd: &Value, others: &[&Value], now: &str) -> Value {
     let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or("");
@@ -85,7 +87,7 @@ pub fn desired_status(crd: &Value, others: &[&Value], now: &str) -> Value {
         None => condition("NamesAccepted", "True", "NoConflicts", "no conflicts found"),
         Some((reason, message)) => condition("NamesAccepted", "False", reason, message),
     };
-    let established = if refusal.is_none() || super::crd::established(crd) {
+    let established = if refusal.is_none() || conditions::established(crd) {
         condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted")
     } else {
         condition("Established", "False", "NotAccepted", "not all names are accepted")
@@ -96,36 +98,6 @@ pub fn desired_status(crd: &Value, others: &[&Value], now: &str) -> Value {
     set_condition(&mut status, names_accepted, now);
     set_condition(&mut status, established, now);
     status
-}
-
-/// A condition without its transition time.
-pub fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
-    json!({"type": kind, "status": status, "reason": reason, "message": message})
-}
-
-/// `SetCRDCondition`: replaces the condition of the same type, keeping its transition time when its status
-/// did not change; a new type goes last.
-pub fn set_condition(status: &mut Value, mut new: Value, now: &str) {
-    if !status.get("conditions").is_some_and(Value::is_array) {
-        status["conditions"] = json!([]);
-    }
-    let conditions = status["conditions"].as_array_mut().expect("conditions were made an array");
-    let kind = new["type"].clone();
-    match conditions.iter_mut().find(|c| c["type"] == kind) {
-        Some(existing) => {
-            let time = if existing["status"] == new["status"] {
-                existing.get("lastTransitionTime").cloned().unwrap_or_else(|| now.into())
-            } else {
-                now.into()
-            };
-            new["lastTransitionTime"] = time;
-            *existing = new;
-        }
-        None => {
-            new["lastTransitionTime"] = now.into();
-            conditions.push(new);
-        }
-    }
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {

@@ -126,6 +126,11 @@ impl std::fmt::Debug for ResourceInfo {
     }
 }
 
+/// Makes the registries of a CRD's served versions, given its storage version: one storage for all of
+/// them (they share the etcd prefix) and a store per version. The server assembly provides it
+/// ([`crate::server::build`]); the CRD controller calls it.
+pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo], &str) -> Vec<Arc<dyn crate::registry::rest::Rest>> + Send + Sync>;
+
 /// A group and version, the unit discovery documents describe.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct GroupVersion {

@@ -182,7 +182,7 @@ pub struct ApiServer {
     /// The failpoints of the HTTP layer (`before-http-watch-send`); nothing armed unless a simulation arms it.
     pub(crate) failpoints: crate::failpoint::Failpoints,
     /// How the CRD controller makes the registries of custom resources (none: CRDs are not served).
-    pub(crate) custom_resources: Option<crate::apiextensions::controller::StoreFactory>,
+    pub(crate) custom_resources: Option<crate::apis::StoreFactory>,
 }
 
 impl ApiServer {
@@ -210,7 +210,7 @@ impl ApiServer {
     }
 
     /// This server with the means to serve the resources of CRDs.
-    pub fn with_custom_resources(mut self, factory: crate::apiextensions::controller::StoreFactory) -> ApiServer {
+    pub fn with_custom_resources(mut self, factory: crate::apis::StoreFactory) -> ApiServer {
         self.custom_resources = Some(factory);
         self
     }

@@ -70,16 +70,16 @@ pub trait Strategy: DeleteStrategy {
         false
     }
 
-    /// `/scale`: the object as an `autoscaling/v1` `Scale`. Workloads read `spec.replicas`, `status.replicas`
-    /// and `spec.selector`; custom resources the paths their CRD names.
-    fn to_scale(&self, obj: &Value) -> Value {
-        crate::registry::strategies::workloads::to_scale(obj)
+    /// `/scale`: the object as an `autoscaling/v1` `Scale` (workloads read `spec.replicas`, `status.replicas`
+    /// and `spec.selector`; custom resources the paths their CRD names); `None` for kinds without `/scale`.
+    fn to_scale(&self, _obj: &Value) -> Option<Value> {
+        None
     }
 
     /// `/scale`: the object with the replicas `scale` asks for (and its resourceVersion, so that a stale Scale
-    /// conflicts as a stale object would).
-    fn apply_scale(&self, obj: &Value, scale: &Value) -> Value {
-        crate::registry::strategies::workloads::apply_scale(obj, scale)
+    /// conflicts as a stale object would); `None` for kinds without `/scale`.
+    fn apply_scale(&self, _obj: &Value, _scale: &Value) -> Option<Value> {
+        None
     }
 
     /// Resets what an update of `sub` may not change. The default is kube's custom-resource status

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::endpoints::codec::go_json_error;
 use crate::endpoints::error::ApiError;
-use crate::endpoints::handlers::write::{body_resource, check_scale, validate_write_options};
+use crate::endpoints::handlers::write::{body_resource, check_scale, scale_of, validate_write_options};
 use crate::endpoints::handlers::{Call, Target};
 use crate::endpoints::query::{write_query, WriteQuery};
 use crate::endpoints::response::Responder;
@@ -164,16 +164,16 @@ pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> R
     if sub == Some(Subresource::Scale) {
         // The patch applies to the object's Scale, whose replicas then go into the object.
         let mut scaled = |current: &Value| -> Result<Value, RegistryError> {
-            let scale = validated(&target.rest.strategy().to_scale(current))?;
+            let scale = validated(&scale_of(target, current)?)?;
             check_scale(target, &scale)?;
-            Ok(target.rest.strategy().apply_scale(current, &scale))
+            target.rest.strategy().apply_scale(current, &scale).ok_or(RegistryError::NoSuchPath)
         };
         // The replicas a Scale sets are the object's `spec.replicas`: its manager owns them, with the
         // subresource `scale`.
         let opts = options.update_options(manager);
         let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut scaled, &opts).await?;
         let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
-        return responder.with_warnings(warnings).object(StatusCode::OK, &target.rest.strategy().to_scale(&patched));
+        return responder.with_warnings(warnings).object(StatusCode::OK, &scale_of(target, &patched)?);
     }
     let opts = options.update_options(manager);
     let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &opts).await?;
@@ -212,7 +212,7 @@ async fn apply(
         // subresource `scale`, answered as the object's Scale (it never creates: 404 without one).
         let opts = options.update_options(None);
         let (stored, _) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
-        return responder.object(StatusCode::OK, &target.rest.strategy().to_scale(&stored));
+        return responder.object(StatusCode::OK, &scale_of(target, &stored)?);
     }
     let opts = options.update_options(None);
     let (stored, created) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
@@ -229,7 +229,7 @@ fn scale_config(target: &Target<'_>, scale: &Value) -> Result<Value, RegistryErr
     let r = &target.resource.resource;
     let skeleton =
         serde_json::json!({"apiVersion": r.api_version(), "kind": r.kind, "metadata": {"name": target.name}});
-    let mut config = target.rest.strategy().apply_scale(&skeleton, scale);
+    let mut config = target.rest.strategy().apply_scale(&skeleton, scale).ok_or(RegistryError::NoSuchPath)?;
     // The Scale's resourceVersion is not a precondition of an apply.
     if let Some(meta) = config.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");

@@ -20,7 +20,7 @@ pub async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Res
     let opts = get_options(&call.query);
     let obj = target.rest.get(&target.namespace, &target.name, &opts).await?;
     if target.sub.is_some_and(|s| s.sub == Subresource::Scale) {
-        return responder.object(StatusCode::OK, &target.rest.strategy().to_scale(&obj));
+        return responder.object(StatusCode::OK, &super::write::scale_of(target, &obj)?);
     }
     responder.object(StatusCode::OK, &obj)
 }

@@ -59,9 +59,15 @@ pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> 
 /// is the optimistic lock), answered as the object's new Scale (kube's `ScaleREST.Update`).
 async fn update_scale(target: &Target<'_>, scale: Value, opts: &UpdateOptions) -> Result<Value, ApiError> {
     check_scale(target, &scale)?;
-    let mut apply = |current: &Value| Ok(target.rest.strategy().apply_scale(current, &scale));
+    let mut apply =
+        |current: &Value| target.rest.strategy().apply_scale(current, &scale).ok_or(RegistryError::NoSuchPath);
     let stored = target.rest.patch(&target.namespace, &target.name, Some(Subresource::Scale), &mut apply, opts).await?;
-    Ok(target.rest.strategy().to_scale(&stored))
+    Ok(scale_of(target, &stored)?)
+}
+
+/// The object as its kind's `Scale` (a 404 for a kind without one, which the router never sends here).
+pub fn scale_of(target: &Target<'_>, obj: &Value) -> Result<Value, RegistryError> {
+    target.rest.strategy().to_scale(obj).ok_or(RegistryError::NoSuchPath)
 }
 
 /// `POST .../pods/NAME/binding`: the pod assigned to the binding's node inside one guaranteed update,

@@ -41,6 +41,14 @@ impl Strategy for ReplicaSets {
         matches!(sub, Subresource::Status | Subresource::Scale)
     }
 
+    fn to_scale(&self, obj: &Value) -> Option<Value> {
+        Some(workloads::to_scale(obj))
+    }
+
+    fn apply_scale(&self, obj: &Value, scale: &Value) -> Option<Value> {
+        Some(workloads::apply_scale(obj, scale))
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         set_defaults(obj);
         obj["status"] = json!({"replicas": 0});
