@@ -54,11 +54,15 @@ pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
             list.items.iter().map(|o| (meta::get_str(o.value(), "name").to_string(), o.value().clone())).collect();
         let mut pending = reconcile(&server, crds.as_ref(), &factory, &known, &mut served).await;
         let request = ListRequest { resource_version: list.resource_version.to_string(), ..ListRequest::default() };
-        let Ok(mut watcher) = crds.watch("", &request).await else { continue };
+        let Ok(mut watcher) = crds.watch("", &request).await else {
+            // Etcd or the cache is not answering; list again in a while rather than at once.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
         loop {
-            // A CRD whose custom resources are not all gone yet (their own finalizers hold them) is
-            // finalized again after a while, as upstream's finalizer controller requeues it: their going
-            // brings no CRD event.
+            // A CRD left unfinished (its status write failed, or its custom resources are held by their
+            // own finalizers) is reconciled again after a while, as upstream's controllers requeue it:
+            // what unblocks it brings no CRD event.
             let event = if pending {
                 match tokio::time::timeout(FINALIZE_RETRY, watcher.next()).await {
                     Ok(event) => event,
@@ -86,10 +90,11 @@ pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
     }
 }
 
-/// How long a CRD whose custom resources are held by their finalizers waits before it is finalized again.
+/// How long a CRD waits before it is reconciled again when a pass could not finish it: its status write
+/// failed, or its custom resources are held by their own finalizers.
 const FINALIZE_RETRY: Duration = Duration::from_millis(500);
 
-/// One pass over every CRD this server knows of; whether a CRD's finalization is still pending.
+/// One pass over every CRD this server knows of; whether a CRD is left unfinished (to try again).
 async fn reconcile(
     server: &ApiServer,
     crds: &dyn Rest,
@@ -112,8 +117,12 @@ async fn reconcile(
         if obj.get("status") != Some(&desired) {
             let mut update = obj.clone();
             update["status"] = desired;
-            // A conflict is another apiserver's write: its event brings the next pass.
-            let _ = crds.update_subresource("", name, Subresource::Status, update, &UpdateOptions::default()).await;
+            // A conflict is another apiserver's write, whose event brings the next pass; any failure is
+            // also tried again after a while, in case no event comes (etcd did not answer).
+            if crds.update_subresource("", name, Subresource::Status, update, &UpdateOptions::default()).await.is_err()
+            {
+                pending = true;
+            }
         }
     }
 
