@@ -140,11 +140,17 @@ fn invalid_value(field: &str, v: &Value, detail: &str) -> FieldError {
 /// error text when it does not.
 fn decode_object_meta(v: &Value) -> Result<(), String> {
     let Value::Object(m) = v else {
-        return Err(format!("json: cannot unmarshal {} into Go value of type v1.ObjectMeta", json_kind(v)));
+        return Err(format!(
+            "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+            crate::registry::schema::json_type(v)
+        ));
     };
     let field_err = |name: &str, go_name: &str, go_type: &str, got: &Value| {
-        format!("json: cannot unmarshal {} into Go struct field ObjectMeta.{go_name} of type {go_type}", json_kind(got))
-            .replace("{name}", name)
+        format!(
+            "json: cannot unmarshal {} into Go struct field ObjectMeta.{go_name} of type {go_type}",
+            crate::registry::schema::json_type(got)
+        )
+        .replace("{name}", name)
     };
     for (name, go_type) in [
         ("name", "string"),
@@ -182,18 +188,6 @@ fn decode_object_meta(v: &Value) -> Result<(), String> {
         Some(other) => return Err(field_err("finalizers", "finalizers", "[]string", other)),
     }
     Ok(())
-}
-
-/// The JSON kind Go's decoder names in its errors.
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// `ValidateListSetsAndMaps(nil, s, obj)`: the elements of `set` lists and the keys of `map` lists are
