@@ -4,12 +4,12 @@
 //! registry benchmark, which puts real etcd's data dir on tmpfs ([`start_in`]).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use etcd_proto::etcdserverpb::kv_client::KvClient;
 use etcd_proto::etcdserverpb::RangeRequest;
-use fake_etcd::service::{serve, Member, MemberConfig};
+use fake_etcd::service::{serve_listener, Member, MemberConfig};
+use kubesim_testsupport::{free_port, RealEtcd};
 
 /// Which etcd a suite runs against.
 #[derive(Clone, Copy, Debug)]
@@ -24,21 +24,11 @@ pub struct Running {
     _guard: Guard,
 }
 
+/// What stops the server when dropped: the fake's shutdown signal, or the real process (killed on drop).
 enum Guard {
     Fake(#[allow(dead_code)] tokio::sync::oneshot::Sender<()>),
-    Real(Child, #[allow(dead_code)] tempfile::TempDir),
+    Real(#[allow(dead_code)] RealEtcd),
 }
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Guard::Real(child, _) = self {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-use kubesim_testsupport::free_port;
 
 /// Starts `server` as a one-member cluster named `name` and waits until it answers a read.
 // The benchmark compiles this file too and uses only `start_in`.
@@ -50,43 +40,31 @@ pub async fn start(server: Server, name: &str) -> Running {
 /// [`start`], with real etcd's data dir under `root` (the benchmark passes /dev/shm, a tmpfs, so that
 /// etcd pays no fsync cost, as fake-etcd keeps its in-process data in memory).
 pub async fn start_in(server: Server, name: &str, root: &Path) -> Running {
-    let port = free_port();
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let guard = match server {
+    let (endpoint, guard) = match server {
         Server::FakeEtcd => {
-            let config =
-                MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], name);
+            // The test binds the socket itself and hands it over, so no other program can take the port
+            // between a probe and the server's bind (CI once lost a run to exactly that).
+            let listener = bind_loopback().await;
+            let endpoint = format!("http://{}", listener.local_addr().unwrap());
+            let config = MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], name);
             let member = Member::new(config, 0).expect("a fresh single member opens");
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let addr = format!("127.0.0.1:{port}").parse().unwrap();
             tokio::spawn(async move {
-                serve(member, addr, async move {
+                serve_listener(member, listener, async move {
                     let _ = stopped.await;
                 })
                 .await
                 .unwrap();
             });
-            Guard::Fake(stop)
+            (endpoint, Guard::Fake(stop))
         }
         Server::RealEtcd => {
-            let binary = "/usr/bin/etcd";
-            assert!(
-                std::path::Path::new(binary).exists(),
-                "{binary} is missing: install Debian's etcd-server package (apt-get install etcd-server), version 3.4.23"
-            );
-            let dir = tempfile::tempdir_in(root).unwrap();
-            let peer = format!("http://127.0.0.1:{}", free_port());
-            let child = Command::new(binary)
-                .args(["--name", name, "--data-dir"])
-                .arg(dir.path().join("data"))
-                .args(["--listen-client-urls", &endpoint, "--advertise-client-urls", &endpoint])
-                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-                .args(["--initial-cluster", &format!("{name}={peer}"), "--log-level", "error"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            Guard::Real(child, dir)
+            let root = root.to_path_buf();
+            let name = name.to_owned();
+            // Starting etcd waits on a blocking health probe (and retries with fresh ports if another
+            // program took one first), so it runs off the async workers.
+            let etcd = tokio::task::spawn_blocking(move || RealEtcd::start_in(&name, &root)).await.unwrap();
+            (etcd.endpoint.clone(), Guard::Real(etcd))
         }
     };
     // Wait until the server answers a read.
@@ -99,4 +77,16 @@ pub async fn start_in(server: Server, name: &str, root: &Path) -> Running {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("{server:?} never answered on {endpoint}");
+}
+
+/// A listener on a loopback port from [`free_port`], trying the next port when another program holds one.
+async fn bind_loopback() -> tokio::net::TcpListener {
+    for _ in 0..20 {
+        match tokio::net::TcpListener::bind(("127.0.0.1", free_port())).await {
+            Ok(listener) => return listener,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
+            Err(e) => panic!("cannot bind a loopback port: {e}"),
+        }
+    }
+    panic!("20 loopback ports in a row were taken");
 }

@@ -24,12 +24,23 @@ pub struct RealEtcd {
 
 impl RealEtcd {
     /// Starts a member named `name` with its data dir under `root`, and waits (at most 20 s) until it is
-    /// healthy.
+    /// healthy. A port can be taken by another program between [`free_port`]'s probe and etcd's own bind;
+    /// etcd then exits at once, and the member is started again on fresh ports (at most five times).
     pub fn start_in(name: &str, root: &Path) -> RealEtcd {
         assert!(
             Path::new(ETCD_BINARY).exists(),
             "{ETCD_BINARY} is missing: install Debian's etcd-server package (apt-get install etcd-server), version 3.4.23"
         );
+        for _ in 0..5 {
+            match RealEtcd::try_start(name, root) {
+                Ok(etcd) => return etcd,
+                Err(Exited(status)) => eprintln!("etcd exited at start ({status}), likely a port taken; retrying"),
+            }
+        }
+        panic!("etcd exited at start five times in a row");
+    }
+
+    fn try_start(name: &str, root: &Path) -> Result<RealEtcd, Exited> {
         let dir = tempfile::tempdir_in(root).expect("a temporary directory for etcd's data");
         let port = free_port();
         let endpoint = format!("http://127.0.0.1:{port}");
@@ -44,17 +55,23 @@ impl RealEtcd {
             .stderr(Stdio::null())
             .spawn()
             .expect("etcd starts");
-        let etcd = RealEtcd { endpoint, child, _dir: dir };
+        let mut etcd = RealEtcd { endpoint, child, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if healthy(port) {
-                return etcd;
+                return Ok(etcd);
+            }
+            if let Ok(Some(status)) = etcd.child.try_wait() {
+                return Err(Exited(status));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("etcd never became healthy on port {port}");
     }
 }
+
+/// etcd ended before it became healthy.
+struct Exited(std::process::ExitStatus);
 
 /// Whether etcd on `port` answers its health endpoint with `"health":"true"`.
 fn healthy(port: u16) -> bool {
