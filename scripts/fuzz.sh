@@ -15,6 +15,12 @@
 # `target/fuzz/<host>/release/<target> <artifact>`); once fixed, it moves to fuzz/regressions/<target>/,
 # which every run replays first. Extra libFuzzer flags come from FUZZ_FLAGS
 # (scripts/test-all.sh passes a fixed -seed and fresh corpora, so its bounded run is the same every time).
+#
+# FUZZ_BUILD=quick (what scripts/test-all.sh sets) builds kubesim's own crates and the large dependencies
+# that inputs barely reach (k8s-openapi's types, the CEL interpreter) unoptimised, in target/fuzz-quick:
+# optimising instrumented code is most of a build's time (opt-level 1 costs as much as 3; 0 takes a third),
+# and a 20-second run needs compiled code sooner more than it needs each input faster (it runs about half
+# as many inputs). The hour-long runs build everything optimised, in target/fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,23 +42,31 @@ coverage=(
   -Cdebug-assertions
   -Coverflow-checks
 )
-echo "== fuzz: building the targets (coverage-instrumented, assertions on, target/fuzz)"
+build_dir=target/fuzz
+quick=()
+if [ "${FUZZ_BUILD:-}" = quick ]; then
+  build_dir=target/fuzz-quick
+  for package in kubesim-fuzz apiserver fake-etcd sim k8s-openapi cel antlr4rust chrono-tz; do
+    quick+=(--config "profile.release.package.$package.opt-level=0")
+  done
+fi
+echo "== fuzz: building the targets (coverage-instrumented, assertions on, $build_dir)"
 # --target keeps the instrumentation off build scripts and proc-macros, as cargo-fuzz does. The scenario
 # target reads the scenario language, which lives in the simulation build: it is built with `--cfg madsim`
 # in a target dir of its own; the others drive real tokio.
 build() {
-  RUSTFLAGS="${coverage[*]} $1" cargo build --release --locked --manifest-path fuzz/Cargo.toml \
+  RUSTFLAGS="${coverage[*]} $1" cargo build "${quick[@]}" --release --locked --manifest-path fuzz/Cargo.toml \
     --target "$host" --target-dir "$2" "${@:3}"
 }
 real=() sim=()
 for target in "${targets[@]}"; do
   if [ "$target" = scenario ]; then sim+=(--bin "$target"); else real+=(--bin "$target"); fi
 done
-[ ${#real[@]} -gt 0 ] && build "" target/fuzz "${real[@]}"
-[ ${#sim[@]} -gt 0 ] && build "--cfg madsim" target/fuzz/sim "${sim[@]}"
+[ ${#real[@]} -gt 0 ] && build "" "$build_dir" "${real[@]}"
+[ ${#sim[@]} -gt 0 ] && build "--cfg madsim" "$build_dir/sim" --features scenario "${sim[@]}"
 
 bin_of() {
-  if [ "$1" = scenario ]; then echo "target/fuzz/sim/$host/release/$1"; else echo "target/fuzz/$host/release/$1"; fi
+  if [ "$1" = scenario ]; then echo "$build_dir/sim/$host/release/$1"; else echo "$build_dir/$host/release/$1"; fi
 }
 corpus_root="${FUZZ_CORPUS_ROOT:-target/fuzz/corpus}"
 for target in "${targets[@]}"; do
