@@ -46,7 +46,8 @@ pub async fn start_in(server: Server, name: &str, root: &Path) -> Running {
             // between a probe and the server's bind (CI once lost a run to exactly that).
             let listener = bind_loopback().await;
             let endpoint = format!("http://{}", listener.local_addr().unwrap());
-            let config = MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], name);
+            let config =
+                MemberConfig::single("fake", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], name);
             let member = Member::new(config, 0).expect("a fresh single member opens");
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             tokio::spawn(async move {
