@@ -70,9 +70,11 @@ cargo test --workspace --no-run
 # niced, in the background, and the fuzz phase below waits for them.
 fuzz_targets=(etcd_raw etcd_ops peer_frames data_dir scenario http_api)
 fuzz_build_log="$(mktemp)"
-FUZZ_BUILD=quick nice -n 10 bash scripts/fuzz.sh build "${fuzz_targets[@]}" >"$fuzz_build_log" 2>&1 &
+# setsid gives the build a process group of its own, so that a failing test stops cargo and its rustc
+# jobs with it rather than leaving them to run on.
+FUZZ_BUILD=quick setsid nice -n 10 bash scripts/fuzz.sh build "${fuzz_targets[@]}" >"$fuzz_build_log" 2>&1 &
 fuzz_build=$!
-trap 'kill "$fuzz_build" 2>/dev/null || true' EXIT
+trap 'kill -- -"$fuzz_build" 2>/dev/null || true' EXIT
 cargo test --workspace
 
 phase "simulation build: cargo sim-test (scenarios with their twins without watch caches, the zoo, traffic, durability)"
