@@ -820,8 +820,9 @@ const LEASES: usize = 10_000;
 /// Every lease's TTL. etcd's minimum with the default election timeout is 1.5 s, but granting ten thousand
 /// leases takes seconds, so those granted so far must be kept alive meanwhile (see [`RENEW_EVERY`]); a
 /// renewal round of several thousand leases takes up to a second on real etcd, and with 2 s a lease granted
-/// just after a round began was found expired before the next round reached it. 5 s leaves the rounds room.
-const LEASE_TTL_S: i64 = 5;
+/// just after a round began was found expired before the next round reached it. 5 s left the rounds room
+/// on an idle machine but not beside a niced build, where a lease expired between two rounds; 10 s does.
+const LEASE_TTL_S: i64 = 10;
 /// Concurrent granters.
 const LEASE_GRANTERS: usize = 64;
 /// Keys are attached in txns of this many puts (the default `--max-txn-ops`), one lease per put.
