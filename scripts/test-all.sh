@@ -3,11 +3,8 @@
 # Debian's etcd 3.4.23 and etcdctl 3.4.23, the `etcd-client` crate, whose build script needs protoc, and the
 # apiserver binary against PyPI's `kubernetes` client, installed into a virtualenv under target/), then
 # the simulation build (`--cfg madsim`, the `sim` profile: optimised, assertions on; its report tests open
-# reports in Debian's chromium,
-# installed here when missing), then the
-# bounded fuzz run (scripts/fuzz.sh), and the cross-process determinism check; clippy with `-D warnings` over
-# both builds first. This is the README's test
-# command and what .ci/run calls.
+# reports in Debian's chromium, installed here when missing), then the bounded fuzz run (scripts/fuzz.sh),
+# and the cross-process determinism check; clippy with `-D warnings` over both builds first. This is the README's test command and what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,7 +75,7 @@ fi
 
 phase "fuzzing, bounded: every input that once crashed a target, then 20 s of each target from a fixed seed"
 # scripts/fuzz.sh with no arguments is the hour-long run (README.md, Fuzzing); the quick build leaves kubesim's
-# own crates unoptimised, which builds in a third of the time. The builds stay here, after the tests: run niced
+# own crates unoptimised, which builds in a third of the time. The builds stay after the tests: run niced
 # beside the real tests they saved four minutes, but once starved the ten-thousand-lease test's renewals
 # (fake-etcd/tests/limits.rs) until a lease expired.
 corpus_root="$(mktemp -d)"
@@ -86,10 +83,25 @@ FUZZ_BUILD=quick FUZZ_FLAGS="-seed=1" FUZZ_CORPUS_ROOT="$corpus_root" bash scrip
 rm -rf "$corpus_root"
 
 phase "determinism across processes: scenario seeds (one of HA apiservers and informers) and a faulted traffic run, each twice"
-cargo kubesim check-determinism scenarios/crash-restart-member-mid-write.toml --seed 3
-cargo kubesim check-determinism scenarios/zoo/informer-relist-from-lagging-apiserver.toml --seed 3 --zoo
-a=$(cargo kubesim traffic --seed 3 --hash-only)
-b=$(cargo kubesim traffic --seed 3 --hash-only)
+# The kubesim binary `cargo sim-test` built for its CLI tests: `cargo kubesim` would build another (without
+# the test build's dev-dependency features), which took 3.7 minutes of a CI run.
+kubesim="$(cargo sim-test --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    # The binary itself, not the test harness of its unit tests (also a "bin" artifact named kubesim).
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "kubesim" \
+            and "bin" in m["target"]["kind"] and not m["profile"]["test"]:
+        print(m["executable"])
+')"
+if [ ! -x "$kubesim" ]; then
+  echo "error: cargo sim-test built no kubesim binary" >&2
+  exit 1
+fi
+"$kubesim" check-determinism scenarios/crash-restart-member-mid-write.toml --seed 3
+"$kubesim" check-determinism scenarios/zoo/informer-relist-from-lagging-apiserver.toml --seed 3 --zoo
+a=$("$kubesim" traffic --seed 3 --hash-only)
+b=$("$kubesim" traffic --seed 3 --hash-only)
 if [ "$a" != "$b" ]; then
   echo "error: seed 3 gave different traces in two processes ($a vs $b)" >&2
   exit 1
