@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the fuzz targets of fuzz/ (libFuzzer, coverage-guided) for SECONDS each, one after another.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]        (default: an hour per target, every target; 0 seconds
-# replays each target's regressions and explores nothing; `build` in place of SECONDS only builds)
+# replays each target's regressions and explores nothing)
 #
 # No nightly toolchain and no cargo-fuzz needed: the targets link libFuzzer through the libfuzzer-sys crate
 # (built from its C++ sources with the machine's g++), and the stable compiler instruments them for
@@ -64,9 +64,6 @@ for target in "${targets[@]}"; do
 done
 [ ${#real[@]} -gt 0 ] && build "" "$build_dir" "${real[@]}"
 [ ${#sim[@]} -gt 0 ] && build "--cfg madsim" "$build_dir/sim" --features scenario "${sim[@]}"
-if [ "$seconds" = build ]; then
-  exit 0
-fi
 
 bin_of() {
   if [ "$1" = scenario ]; then echo "$build_dir/sim/$host/release/$1"; else echo "$build_dir/$host/release/$1"; fi

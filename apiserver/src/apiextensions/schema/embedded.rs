@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::gofmt::{bad_value, go_sharp_v};
 use super::Structural;
 use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
+use crate::registry::schema::json_type;
 use crate::registry::{meta, names};
 
 /// The field path of a property (`a.b`), of an `additionalProperties` key (`a[b]`) and of an index (`a[0]`),
@@ -140,17 +141,11 @@ fn invalid_value(field: &str, v: &Value, detail: &str) -> FieldError {
 /// error text when it does not.
 fn decode_object_meta(v: &Value) -> Result<(), String> {
     let Value::Object(m) = v else {
-        return Err(format!(
-            "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
-            crate::registry::schema::json_type(v)
-        ));
+        return Err(format!("json: cannot unmarshal {} into Go value of type v1.ObjectMeta", json_type(v)));
     };
     let field_err = |name: &str, go_name: &str, go_type: &str, got: &Value| {
-        format!(
-            "json: cannot unmarshal {} into Go struct field ObjectMeta.{go_name} of type {go_type}",
-            crate::registry::schema::json_type(got)
-        )
-        .replace("{name}", name)
+        format!("json: cannot unmarshal {} into Go struct field ObjectMeta.{go_name} of type {go_type}", json_type(got))
+            .replace("{name}", name)
     };
     for (name, go_type) in [
         ("name", "string"),
