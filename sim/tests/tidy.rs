@@ -217,6 +217,18 @@ fn no_module_cycles_inside_a_crate() {
 }
 
 #[test]
+fn no_folder_cycles_inside_a_crate() {
+    let mut found = Vec::new();
+    for krate in CRATES {
+        let src = repo_root().join(krate).join("src");
+        found.extend(
+            structure::folder_cycles(&structure::Crate::read(&src)).into_iter().map(|c| format!("{krate}: {c}")),
+        );
+    }
+    assert!(found.is_empty(), "folder cycles (a folder is a layer: move what both sides need below both): {found:#?}");
+}
+
+#[test]
 fn no_path_attribute_leaves_its_crate() {
     let mut found = Vec::new();
     for file in all_rust_files() {

@@ -6,7 +6,12 @@
 //! A module's dependencies are read from its text: every `crate::`, `super::` and `self::` path in `use`
 //! declarations and in code, resolved to the module file that defines the item (following `pub use`
 //! re-exports, so that importing through a parent's re-export is not a dependency on the parent). A
-//! file's trailing `#[cfg(test)] mod tests { ... }` is left out: tests may look at anything.
+//! file's test modules (`#[cfg(test)] mod tests;` and `#[cfg(test)] mod tests { ... }`, wherever they
+//! stand) are left out, and nothing else: tests may look at anything.
+//!
+//! Cycles are looked for at every level of a crate's tree: two modules that depend on each other are a
+//! cycle, and so are two sibling folders (or a folder and a sibling file) when something inside one
+//! depends on something inside the other, both ways. A folder is a layer; layers only depend downwards.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -130,6 +135,65 @@ pub fn cycles(krate: &Crate) -> Vec<Vec<String>> {
     found
 }
 
+/// The folder cycles of a crate: at each folder (the crate root included), its children (sub-folders and
+/// files) as nodes, with an edge from one child to another when a module inside the first depends on a
+/// module inside the second; each cycle among siblings, as `parent: a -> b` with the children sorted.
+pub fn folder_cycles(krate: &Crate) -> Vec<String> {
+    let graph = krate.graph();
+    // parent folder -> (child, child) edges between its children.
+    let mut levels: BTreeMap<Vec<String>, BTreeSet<(String, String)>> = BTreeMap::new();
+    for (module, deps) in &graph {
+        for dep in deps {
+            let common = module.iter().zip(dep).take_while(|(a, b)| a == b).count();
+            // One inside the other: a module and its own ancestors or children are one layer.
+            if common == module.len() || common == dep.len() {
+                continue;
+            }
+            levels.entry(module[..common].to_vec()).or_default().insert((module[common].clone(), dep[common].clone()));
+        }
+    }
+    let mut found = Vec::new();
+    for (parent, edges) in &levels {
+        let names: Vec<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect::<BTreeSet<_>>().into_iter().collect();
+        let index: BTreeMap<&String, usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut adjacency = vec![Vec::new(); names.len()];
+        for (a, b) in edges {
+            adjacency[index[a]].push(index[b]);
+        }
+        for component in strongly_connected(&adjacency) {
+            if component.len() > 1 {
+                let mut members: Vec<&str> = component.iter().map(|i| names[*i].as_str()).collect();
+                members.sort();
+                let at = if parent.is_empty() { "(crate root)".to_string() } else { parent.join("/") };
+                let edges_shown: Vec<String> = edges
+                    .iter()
+                    .filter(|(a, b)| members.contains(&a.as_str()) && members.contains(&b.as_str()))
+                    .map(|(a, b)| format!("{a} -> {b}"))
+                    .collect();
+                found.push(format!("{at}: {{{}}} ({})", members.join(", "), edges_shown.join(", ")));
+            }
+        }
+    }
+    found
+}
+
+/// Which modules of `from` (a child of `parent`) depend on which modules of `to`: the evidence behind a
+/// folder edge, for a cycle's report.
+pub fn folder_edge_evidence(krate: &Crate, parent: &[String], from: &str, to: &str) -> Vec<String> {
+    let inside =
+        |m: &[String], child: &str| m.len() > parent.len() && m.starts_with(parent) && m[parent.len()] == child;
+    let mut out = Vec::new();
+    for (module, deps) in krate.graph() {
+        if !inside(&module, from) {
+            continue;
+        }
+        for dep in deps.iter().filter(|d| inside(d, to)) {
+            out.push(format!("{} -> {}", module.join("::"), dep.join("::")));
+        }
+    }
+    out
+}
+
 /// Tarjan's algorithm, iteratively.
 fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
     let n = edges.len();
@@ -240,15 +304,37 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The file without its trailing test module (the first `#[cfg(test)]` that opens a `mod`).
-fn without_test_module(text: &str) -> String {
+/// The file without its test modules: each `#[cfg(test)]` that opens a `mod` is dropped with that module,
+/// a declaration (`mod tests;`) or an inline body up to its closing brace; the rest of the file stays.
+pub fn without_test_module(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim() == "#[cfg(test)]" && lines.get(i + 1).is_some_and(|next| next.trim_start().starts_with("mod ")) {
-            return lines[..i].join("\n");
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let opens_test_mod = lines[i].trim() == "#[cfg(test)]"
+            && lines.get(i + 1).is_some_and(|next| {
+                let next = next.trim_start();
+                next.starts_with("mod ") || next.starts_with("pub mod ") || next.starts_with("pub(crate) mod ")
+            });
+        if !opens_test_mod {
+            out.push(lines[i]);
+            i += 1;
+            continue;
+        }
+        let decl = lines[i + 1];
+        i += 2;
+        if decl.trim_end().ends_with(';') {
+            continue;
+        }
+        // An inline module: skip to the brace that closes the one it opens (braces in strings and
+        // comments inside a test module are balanced in practice; an unbalanced one drops the rest).
+        let mut depth: i64 = decl.matches('{').count() as i64 - decl.matches('}').count() as i64;
+        while depth > 0 && i < lines.len() {
+            depth += lines[i].matches('{').count() as i64 - lines[i].matches('}').count() as i64;
+            i += 1;
         }
     }
-    text.to_string()
+    out.join("\n")
 }
 
 /// A `use` declaration: its tree (`crate::a::{b, c::D}`) and whether it is `pub`.
@@ -390,6 +476,34 @@ mod planted {
         let found = cycles(&krate);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0][0].ends_with("src/a.rs") && found[0][1].ends_with("src/b.rs"), "{found:?}");
+    }
+
+    #[test]
+    fn a_planted_folder_cycle_is_found_though_no_two_files_form_one() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                ("src/lib.rs", "//! x\npub mod low;\npub mod high;\n"),
+                ("src/low/mod.rs", "//! x\npub mod a;\npub mod b;\n"),
+                ("src/low/a.rs", "//! x\npub struct Ay;\n"),
+                ("src/low/b.rs", "//! x\nuse crate::high::c::Sea;\npub struct Bee(Sea);\n"),
+                ("src/high/mod.rs", "//! x\npub mod c;\npub mod d;\n"),
+                ("src/high/c.rs", "//! x\npub struct Sea;\n"),
+                ("src/high/d.rs", "//! x\nuse crate::low::a::Ay;\npub struct Dee(Ay);\n"),
+            ],
+        );
+        let krate = Crate::read(&dir.path().join("src"));
+        assert!(cycles(&krate).is_empty(), "no module cycle: {:?}", cycles(&krate));
+        let found = folder_cycles(&krate);
+        assert_eq!(found, ["(crate root): {high, low} (high -> low, low -> high)"]);
+    }
+
+    #[test]
+    fn a_test_module_declared_mid_file_hides_nothing_after_it() {
+        let text = "//! x\nmod a;\n#[cfg(test)]\nmod tests;\nmod b;\n#[cfg(test)]\nmod inline {\n    fn f() { if true { } }\n}\nuse crate::c::D;\n";
+        let kept = without_test_module(text);
+        assert_eq!(kept, "//! x\nmod a;\nmod b;\nuse crate::c::D;");
     }
 
     #[test]
