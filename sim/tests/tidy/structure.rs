@@ -177,23 +177,6 @@ pub fn folder_cycles(krate: &Crate) -> Vec<String> {
     found
 }
 
-/// Which modules of `from` (a child of `parent`) depend on which modules of `to`: the evidence behind a
-/// folder edge, for a cycle's report.
-pub fn folder_edge_evidence(krate: &Crate, parent: &[String], from: &str, to: &str) -> Vec<String> {
-    let inside =
-        |m: &[String], child: &str| m.len() > parent.len() && m.starts_with(parent) && m[parent.len()] == child;
-    let mut out = Vec::new();
-    for (module, deps) in krate.graph() {
-        if !inside(&module, from) {
-            continue;
-        }
-        for dep in deps.iter().filter(|d| inside(d, to)) {
-            out.push(format!("{} -> {}", module.join("::"), dep.join("::")));
-        }
-    }
-    out
-}
-
 /// Tarjan's algorithm, iteratively.
 fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
     let n = edges.len();
