@@ -90,6 +90,8 @@ impl RunConfig {
             failpoints: self.failpoints.clone(),
             nemesis: self.nemesis.then(|| self.nemesis_config.clone()),
             hold: Guarantee::ALL.iter().copied().collect(),
+            hold_explicit: false,
+            linearizable_skipped: None,
             fail: BTreeSet::new(),
             cache_parity: None,
             zoo: None,

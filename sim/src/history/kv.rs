@@ -70,6 +70,12 @@ impl KeySpan {
         }
         k >= self.key.as_slice() && self.end_exclusive().is_none_or(|end| k < end.as_slice())
     }
+
+    /// Whether the two spans share a key.
+    pub fn overlaps(&self, other: &KeySpan) -> bool {
+        let below = |a: &KeySpan, b: &KeySpan| a.end_exclusive().is_some_and(|end| end.as_slice() <= b.key.as_slice());
+        !below(self, other) && !below(other, self)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

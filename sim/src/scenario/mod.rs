@@ -2,20 +2,22 @@
 //! expectations, generated workloads, faults, failpoints, the nemesis and the checks; this module parses
 //! it ([`syntax`]), validates it into a [`Scenario`] ([`validate`]), runs it ([`execute`]), judges what the
 //! clients saw ([`judge`]) and writes the client-visible outcome that snapshots keep ([`report`]), every
-//! request in [`crate::describe`]'s words (a step's by `step_text`, its references by name);
-//! [`shrink`] reduces a failing scenario to a smaller one that fails the same way.
+//! request in [`crate::describe`]'s words; [`shrink`] reduces a failing scenario to a smaller one that fails
+//! the same way.
+//!
+//! Each kind of step is one module of [`steps`], registered in one table there: its table, validation,
+//! text, run and the expectation keys it judges. [`lang`] is the vocabulary below them all.
 //! `scenarios/README.md` is the language's reference, with an example per feature.
 
-pub mod auth;
 pub mod error;
 pub mod execute;
 pub mod expr;
 pub mod judge;
+pub mod lang;
 pub mod plan;
 pub mod report;
-pub mod request;
 pub mod shrink;
-mod step_text;
+pub mod steps;
 pub mod syntax;
 pub mod validate;
 
@@ -39,7 +41,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 pub fn parse(path: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let file: syntax::File = toml::from_str(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        ScenarioError::at(path, text, span, e.message().trim_end().to_string())
+        ScenarioError::at(path, text, span, lang::suggest::serde_message(e.message().trim_end()))
     })?;
     let name = Path::new(path).file_stem().map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned());
     validate::validate(path, text, &name, file)

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::execute::records::BeliefKind;
-use super::execute::{kube, KubeResult, Observed, ScenarioRun};
+use super::execute::{KubeResult, Observed, ScenarioRun};
 use super::judge::{shown_leases, Judgement};
-use super::plan::{Op, Scenario, WorkloadKind, WorkloadPlan};
+use super::plan::{Scenario, WorkloadKind, WorkloadPlan};
+use super::steps::observed::BeliefKind;
 use crate::describe;
 use crate::history::apiserver::{ApiHistory, ApiOutcome, Refusal, WatchEnd};
 use crate::history::{Bytes, ClientId, Outcome, ResponseBody, TxnOpResult};
@@ -23,24 +23,7 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
     for (script, client) in scenario.clients.iter().zip(&run.clients) {
         let _ = writeln!(w, "\nclient {} -> {}", client.name, client.member);
         for (plan, step) in script.steps.iter().zip(&client.steps) {
-            let result = match (&step.observed, &plan.op) {
-                (Observed::Kube(r), Op::Kube(k)) => format!("{}: {}", r.apiserver, kube::show(k, &r.answer)),
-                (Observed::Kube(r), Op::Controller(_)) => match &r.answer {
-                    Ok((code, body)) => {
-                        let status = body.get("reason").and_then(serde_json::Value::as_str).map(|s| format!(" {s}"));
-                        match kube::answer_rv(body) {
-                            Some(rv) if (200..300).contains(code) => format!("{}: {code} rv={rv}", r.apiserver),
-                            _ => format!("{}: {code}{}", r.apiserver, status.unwrap_or_default()),
-                        }
-                    }
-                    Err(why) => why.clone(),
-                },
-                (Observed::Kube(r), Op::Informer(_)) => match &r.answer {
-                    Ok((_, body)) => format!("{}: synced rv={}", r.apiserver, kube::answer_rv(body).unwrap_or(0)),
-                    Err(why) => why.clone(),
-                },
-                _ => String::new(),
-            };
+            let result = plan.op.outcome(&step.observed).unwrap_or_default();
             let result = match &step.observed {
                 Observed::Kube(_) => result,
                 Observed::Kv(o) => describe::outcome(o).to_string(),

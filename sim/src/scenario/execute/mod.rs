@@ -6,29 +6,15 @@
 //! - [`phases`]: the steps of a run, in order ([`drive`] takes them one after the other);
 //! - [`api_workload`]: the `apiserver` workloads' clients, their history, and the etcd-side record of the
 //!   registry prefix that the apiserver checks compare it with;
-//! - [`script`]: one scripted client, step by step; [`watch`]: its watch steps; [`wait`]: its waits;
-//!   [`ctx`]: what they share, and how a step ends;
-//! - [`board`]: the shared state the clients coordinate through, the [`Board`](board::Board): which steps
-//!   are done, the revision each returned, the lease each granted, the watches that are open. Waiting on
-//!   it is change-driven (a `Notify`), so a waiting client costs nothing until something finishes.
-//!   Conditions on a watch's stream or on the cluster's leader are polled on the simulated clock, which is
-//!   deterministic.
+//! - [`script`]: one scripted client, step by step, each step run by its kind (`crate::scenario::steps`)
+//!   with the run's shared context (`steps::ctx`) and board (`steps::board`).
 
 pub mod api_workload;
-mod auth;
-mod board;
-mod controller;
-mod ctx;
-pub mod informer;
-pub mod kube;
 pub(crate) mod lifecycle;
 mod phases;
-pub mod records;
 mod script;
-mod wait;
-mod watch;
 
-pub use records::{KubeEvent, KubeResult};
+pub use crate::scenario::steps::observed::{AuthOutcome, KubeEvent, KubeResult, Observed};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -38,16 +24,15 @@ use std::time::Duration;
 use madsim::runtime::Runtime;
 
 use super::plan::Scenario;
-use super::step_text::step_text;
+use super::steps::board::Board;
+use super::steps::ctx::Ctx;
+use super::steps::{informer, observed};
 use crate::client::SharedHistory;
 use crate::cluster::Seeds;
 use crate::fault::{Injector, ScheduledFault};
 use crate::history::apiserver::ApiHistory;
-use crate::history::{self as h, History, Outcome, WatchId};
+use crate::history::{History, WatchId};
 use crate::trace::Trace;
-pub use auth::AuthOutcome;
-use board::Board;
-use ctx::Ctx;
 use phases::Records;
 
 /// What one run of a scenario produced, before judging.
@@ -100,30 +85,6 @@ pub struct StepRecord {
     /// The request as the trace shows it (`put /a=1`).
     pub request: String,
     pub observed: Observed,
-}
-
-/// What a step's client observed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Observed {
-    /// A KV or lease request's outcome, as filed in the history.
-    Kv(Outcome),
-    /// A keep-alive's or time-to-live's answer: the TTL and (a time-to-live asked with `keys`) the lease's
-    /// keys in key order, or what went wrong.
-    Ttl(Result<(i64, Vec<h::Bytes>), String>),
-    /// A lease listing: the ids, sorted.
-    Leases(Result<Vec<i64>, String>),
-    /// A watch was created (its stream is judged at the end), or was not within the request timeout.
-    Watch(Result<WatchId, String>),
-    /// A wait's condition held, or the wait timed out.
-    Waited(Result<(), String>),
-    /// A `kube` step's answer (a watch's events filled in when the run ends).
-    Kube(records::KubeResult),
-    /// An `auth` step's answer.
-    Auth(auth::AuthOutcome),
-    /// A sleep, progress request or cancel: nothing comes back.
-    Done,
-    /// The step could not be sent (an unresolved reference), or the run ended before it.
-    NotRun(String),
 }
 
 /// Runs `scenario` with `seed`; when it checks `WriteOutcomesSameWithoutWatchCache`, runs the seed again
@@ -207,8 +168,8 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
 fn client_records(
     scenario: &Scenario,
     records: &Records,
-    kube_events: &BTreeMap<String, Vec<records::KubeEvent>>,
-    informers: &BTreeMap<String, records::InformerLog>,
+    kube_events: &BTreeMap<String, Vec<observed::KubeEvent>>,
+    informers: &BTreeMap<String, observed::InformerLog>,
 ) -> Vec<ClientRecord> {
     let records = std::mem::take(&mut *records.lock().expect("records lock"));
     scenario
@@ -228,7 +189,7 @@ fn client_records(
                 let reason = "the run ended before this step (time limit)".to_string();
                 steps.push(StepRecord {
                     label: step.label.clone(),
-                    request: step_text(step),
+                    request: step.text(),
                     observed: Observed::NotRun(reason),
                 });
             }

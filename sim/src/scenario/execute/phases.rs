@@ -12,11 +12,7 @@ use std::time::Duration;
 use madsim::task::JoinHandle;
 
 use super::api_workload::ApiWorkloads;
-use super::board::Board;
-use super::ctx::Ctx;
-use super::kube::KubeConn;
 use super::lifecycle;
-use super::records::KubeEvent;
 use super::script::run_script;
 use super::StepRecord;
 use crate::client::{RecordingClient, SharedHistory};
@@ -24,6 +20,10 @@ use crate::cluster::{Cluster, Seeds};
 use crate::fault::{nemesis, Injector};
 use crate::history::WatchId;
 use crate::scenario::plan::{Scenario, When, WorkloadKind};
+use crate::scenario::steps::board::Board;
+use crate::scenario::steps::ctx::Ctx;
+use crate::scenario::steps::kube_conn::KubeConn;
+use crate::scenario::steps::observed::KubeEvent;
 use crate::trace::Trace;
 use crate::workload::run_client;
 

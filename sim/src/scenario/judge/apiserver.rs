@@ -40,6 +40,7 @@ pub fn findings(scenario: &Scenario, history: Option<&ApiHistory>) -> Vec<Findin
         .map(|(guarantee, found, passed)| Finding {
             who: WHO.to_string(),
             at: at.clone(),
+            key: "",
             what: guarantee.to_string(),
             pass: found.is_empty(),
             detail: if found.is_empty() { passed } else { failed(guarantee, &found) },

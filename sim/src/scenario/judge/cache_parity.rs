@@ -11,7 +11,8 @@ use super::Finding;
 use crate::checker::apiserver::cache_parity::{compare_steps, steps_of, Step};
 use crate::checker::apiserver::ApiGuarantee;
 use crate::scenario::execute::{KubeResult, Observed, ScenarioRun};
-use crate::scenario::plan::{Op, Scenario};
+use crate::scenario::plan::Scenario;
+use crate::scenario::steps::Op;
 
 /// How many differing steps a failing finding lists.
 const SHOWN: usize = 5;
@@ -22,7 +23,7 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
     let what = ApiGuarantee::WriteOutcomesSameWithoutWatchCache.to_string();
     let Some(twin) = run.without_watch_cache.as_deref() else {
         let detail = "the run has no twin without watch caches to compare with".to_string();
-        return Some(Finding { who: WHO.into(), at: scenario.path.clone(), what, pass: false, detail });
+        return Some(Finding { who: WHO.into(), at: scenario.path.clone(), key: "", what, pass: false, detail });
     };
     let (cached, uncached) = (steps(scenario, run), steps(scenario, twin));
     let (found, compared) = compare_steps(&cached, &uncached);
@@ -46,7 +47,14 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
         out
     };
     let what = if must_hold { what } else { format!("{what} fails") };
-    Some(Finding { who: WHO.into(), at: scenario.path.clone(), what, pass: found.is_empty() == must_hold, detail })
+    Some(Finding {
+        who: WHO.into(),
+        at: scenario.path.clone(),
+        key: "",
+        what,
+        pass: found.is_empty() == must_hold,
+        detail,
+    })
 }
 
 /// The steps one run compares: the scripted clients' `kube` writes in file order, then each apiserver

@@ -2,24 +2,19 @@
 //! `deny_unknown_fields`, and `Spanned` wherever a later check needs to point at the text. Nothing here
 //! judges a value beyond its type; [`super::validate`] does that, with the spans kept here.
 //!
-//! A step is one flat table with exactly one operation key (`put = {..}`, `watch = {..}`, `sleep_ms = ..`)
-//! beside the keys every step shares (`name`, `after`, `at_ms`, `expect`). Flat tables, rather than a
-//! serde-tagged enum, keep toml's own error locations exact: a tagged enum buffers its content and loses
-//! them. New operations (the apiserver's) become new optional keys, so existing files keep parsing.
+//! A step's table is the step kinds' (`crate::scenario::steps::Step`): one operation key beside the keys
+//! every step shares, its value read by its kind. The vocabulary the tables share (values, expectations,
+//! routing) is `crate::scenario::lang`'s.
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-mod auth;
 mod checks;
-mod kube;
 
-mod expect;
-
-pub use auth::Auth;
+pub use crate::scenario::lang::kube::Routing;
+pub use crate::scenario::lang::value::Value;
+pub use crate::scenario::steps::Step;
 pub use checks::{CheckName, Checks};
-pub use expect::{Codes, EventType, Expect, ExpectError, ExpectEvent, ExpectKv, ExpectOutcome, ExpectResponse};
-pub use kube::{Apiserver, Controller, ExpectWatchEvent, Informer, Kube, PatchType, Routing, Verb};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -170,349 +165,6 @@ pub struct Client {
     pub steps: Vec<Spanned<Step>>,
 }
 
-/// `[[client.step]]`: one operation, with when it may start and what its client must observe.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    /// Names the step for `after`, `rev_of(..)`, `lease`, `watch` and the report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<Spanned<String>>,
-    /// Steps (of any client) that must have completed before this one starts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub after: Vec<Spanned<String>>,
-    /// Not before this simulated time (milliseconds since the run started).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_ms: Option<u64>,
-
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub get: Option<Spanned<Get>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub put: Option<Spanned<Put>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delete: Option<Spanned<Delete>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub txn: Option<Spanned<Txn>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compact: Option<Spanned<Compact>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_grant: Option<Spanned<LeaseGrant>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_revoke: Option<Spanned<LeaseRef>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_keep_alive: Option<Spanned<LeaseRef>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_time_to_live: Option<Spanned<LeaseTimeToLive>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease_leases: Option<Spanned<LeaseLeases>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch: Option<Spanned<Watch>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch_progress: Option<Spanned<WatchRef>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch_cancel: Option<Spanned<WatchRef>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sleep_ms: Option<Spanned<u64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait: Option<Spanned<Wait>>,
-    /// A request to an apiserver (a Kubernetes client's step).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kube: Option<Spanned<Kube>>,
-    /// An informer on a resource (a Kubernetes client's step), running for the rest of the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub informer: Option<Spanned<Informer>>,
-    /// Restarts the named informer's process (a controller crash): it forgets its store and relists.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub informer_restart: Option<Spanned<String>>,
-    /// A controller's read-modify-write from an informer's store, retried on conflict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub controller: Option<Spanned<Controller>>,
-    /// A request of etcd's Auth service, or a login or logout of the step's client.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth: Option<Spanned<Auth>>,
-
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<Spanned<Expect>>,
-}
-
-/// Which keys an operation covers is said by four keys every key-range operation has: `key` alone is one
-/// key; with `prefix = true`, every key under it; with `range_end`, `[key, range_end)`; with
-/// `from_key = true`, every key from `key` on. They are spelled out in each table (no serde `flatten`,
-/// which would lose toml's error locations); [`super::validate`] reads them through [`KeyFields`].
-pub(super) fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Get {
-    pub key: Spanned<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range_end: Option<Spanned<String>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prefix: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub from_key: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<i64>,
-    /// Read at this revision (a number or `rev_of(step)`); default the latest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revision: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub serializable: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub keys_only: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub count_only: bool,
-    /// `ascend`, `descend` or `none` (the default: key order, as stored).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort_order: Option<SortOrder>,
-    /// `key` (the default), `version`, `create`, `mod` or `value`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sort_target: Option<SortTarget>,
-    /// Only keys last modified at or after this revision (a number or `rev_of(step)`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_mod_revision: Option<Spanned<Value>>,
-    /// Only keys last modified at or before this revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_mod_revision: Option<Spanned<Value>>,
-    /// Only keys created at or after this revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_create_revision: Option<Spanned<Value>>,
-    /// Only keys created at or before this revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_create_revision: Option<Spanned<Value>>,
-}
-
-/// etcd's `RangeRequest.SortOrder`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SortOrder {
-    None,
-    Ascend,
-    Descend,
-}
-
-/// etcd's `RangeRequest.SortTarget`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SortTarget {
-    Key,
-    Version,
-    Create,
-    Mod,
-    Value,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Put {
-    pub key: Spanned<String>,
-    /// Required unless `ignore_value = true` (which keeps the stored value, and takes none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<Spanned<String>>,
-    /// The `lease_grant` step whose lease the key is attached to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lease: Option<Spanned<String>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prev_kv: bool,
-    /// Keep the key's current value (etcd's `ignore_value`; the key must exist).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub ignore_value: bool,
-    /// Keep the key's current lease (etcd's `ignore_lease`; the key must exist).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub ignore_lease: bool,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Delete {
-    pub key: Spanned<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range_end: Option<Spanned<String>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prefix: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub from_key: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prev_kv: bool,
-}
-
-/// `txn = { compare = [..], success = [..], failure = [..] }`.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Txn {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub compare: Vec<Spanned<Compare>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub success: Vec<Spanned<TxnOp>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub failure: Vec<Spanned<TxnOp>>,
-}
-
-/// `{ key = "/a", target = "mod", op = "==", value = "rev_of(create)" }`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Compare {
-    pub key: Spanned<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range_end: Option<Spanned<String>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prefix: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub from_key: bool,
-    pub target: CompareTarget,
-    pub op: CompareOp,
-    /// A number or `rev_of(..)` for version/create/mod, text for value, a lease step's name for lease.
-    pub value: Spanned<Value>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompareTarget {
-    Version,
-    Create,
-    Mod,
-    Value,
-    Lease,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub enum CompareOp {
-    #[serde(rename = "==")]
-    Equal,
-    #[serde(rename = "!=")]
-    NotEqual,
-    #[serde(rename = ">")]
-    Greater,
-    #[serde(rename = "<")]
-    Less,
-}
-
-/// One operation of a txn branch: exactly one of the keys.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TxnOp {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub get: Option<Get>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub put: Option<Put>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delete: Option<Delete>,
-    /// A nested txn (etcd 3.3 and later).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub txn: Option<Box<Txn>>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Compact {
-    pub revision: Spanned<Value>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub physical: bool,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeaseGrant {
-    pub ttl_s: i64,
-    /// Ask for this id (default: the server picks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
-}
-
-/// Names the `lease_grant` step whose lease the operation is about.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeaseRef {
-    pub lease: Spanned<String>,
-}
-
-/// `lease_time_to_live = { lease = "grant", keys = true }`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeaseTimeToLive {
-    pub lease: Spanned<String>,
-    /// Ask for the keys attached to the lease too.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub keys: bool,
-}
-
-/// `lease_leases = {}`: lists every lease the member knows. It takes no keys.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeaseLeases {}
-
-/// Opens a watch that runs beside the client's later steps, until the run's end (or `open_for_ms`).
-/// The watch step must be named; its `expect` is checked against everything the watch saw, at the end.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Watch {
-    pub key: Spanned<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range_end: Option<Spanned<String>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prefix: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub from_key: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_revision: Option<Spanned<Value>>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub prev_kv: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub progress_notify: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub no_put: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub no_delete: bool,
-    /// Let the server split a response of at least `max_request_bytes` (1.5 MiB) into fragments.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub fragment: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_for_ms: Option<u64>,
-}
-
-/// Names the `watch` step an operation is about.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WatchRef {
-    pub watch: Spanned<String>,
-}
-
-/// Blocks the client until a condition holds, or fails the step after `timeout_ms`.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Wait {
-    /// Some member reports a leader.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub leader: bool,
-    /// The watch step to wait on; with `events`, `revision`, `canceled` or `progress`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch: Option<Spanned<String>>,
-    /// The watch has delivered at least this many events.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<usize>,
-    /// The watch has vouched for a revision that satisfies this (an event's or a progress notification's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revision: Option<Spanned<Value>>,
-    /// The watch has been canceled by the server.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub canceled: bool,
-    /// The watch has received at least one progress notification.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub progress: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-}
-
-/// A number, or text: an expression (`">= rev_of(create) + 1"`) where a number is expected, plain text
-/// where text is (a compared value).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(untagged)]
-pub enum Value {
-    Number(i64),
-    Text(String),
-}
-
 /// `[[workload]]`: generated traffic from its own clients (`<name>-1..N`).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -653,22 +305,16 @@ fn default_true() -> bool {
     true
 }
 
-/// The key fields of a key-range table, borrowed.
-pub struct KeyFields<'a> {
-    pub key: &'a Spanned<String>,
-    pub range_end: Option<&'a Spanned<String>>,
-    pub prefix: bool,
-    pub from_key: bool,
+/// `[[apiserver]]`: one apiserver's settings (the others keep the defaults).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Apiserver {
+    /// Which apiserver (`apiserver-2`).
+    pub name: Spanned<String>,
+    /// Whether reads and watches go through its watch cache (default: yes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch_cache: Option<bool>,
+    /// The etcd member it talks to (default: members in turn, `apiserver-i` to `etcd-((i-1) mod N + 1)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<Spanned<String>>,
 }
-
-macro_rules! key_fields {
-    ($($t:ty),*) => {$(
-        impl $t {
-            pub fn keys(&self) -> KeyFields<'_> {
-                KeyFields { key: &self.key, range_end: self.range_end.as_ref(), prefix: self.prefix, from_key: self.from_key }
-            }
-        }
-    )*};
-}
-
-key_fields!(Get, Delete, Compare, Watch);

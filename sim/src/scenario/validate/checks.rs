@@ -8,7 +8,8 @@ use std::ops::Range;
 use super::{Result, Source};
 use crate::checker::Guarantee;
 use crate::cluster::ClusterSpec;
-use crate::scenario::plan::{ClientScript, Op, WorkloadPlan};
+use crate::scenario::plan::{ClientScript, WorkloadPlan};
+use crate::scenario::steps::Op;
 use crate::scenario::syntax::{self, CheckName};
 use toml::Spanned;
 
@@ -18,6 +19,9 @@ pub(super) struct Wanted {
     pub fail: BTreeSet<Guarantee>,
     /// `WriteOutcomesSameWithoutWatchCache`: must hold (`Some(true)`), must fail, or not asked.
     pub cache_parity: Option<bool>,
+    pub hold_explicit: bool,
+    /// Why `Linearizable` cannot judge the KV history, if it cannot.
+    pub linearizable_skipped: Option<String>,
 }
 
 /// The checks `[checks]` names; none may be both in `hold` and in `fail`. Errors point at the name.
@@ -51,10 +55,27 @@ pub(super) fn checks(
     if let Some((both, at)) = failed.iter().find(|(f, _)| held.iter().any(|(h, _)| h == f)) {
         return Err(src.err(at.clone(), format!("[checks] lists {both} both in `hold` and in `fail`")));
     }
+    let linearizable_skipped = linearizable_blind_spot(spec, clients, workloads);
+    if let (Some(why), Some((_, at))) =
+        (&linearizable_skipped, held.iter().find(|(c, _)| *c == CheckName::History(Guarantee::Linearizable)))
+    {
+        return Err(src.err(
+            at.clone(),
+            format!("`Linearizable` cannot judge this scenario: {why}; leave it out of `hold`, or keep those clients off the apiservers' keys"),
+        ));
+    }
+    let hold_explicit = checks.hold.is_some();
+    for (name, at) in &held {
+        if let CheckName::History(g) = name {
+            if let Some(why) = nothing_to_judge(*g, clients, workloads) {
+                return Err(src.err(at.clone(), format!("[checks] holds {g}, which would judge nothing: {why}")));
+            }
+        }
+    }
     let parity = CheckName::WriteOutcomesSameWithoutWatchCache;
     let named = held.iter().map(|c| (c, true)).chain(failed.iter().map(|c| (c, false)));
     let Some(((_, at), must_hold)) = named.into_iter().find(|((c, _), _)| *c == parity) else {
-        return Ok(Wanted { hold, fail, cache_parity: None });
+        return Ok(Wanted { hold, fail, cache_parity: None, hold_explicit, linearizable_skipped });
     };
     if !spec.apiservers.iter().any(|a| a.watch_cache) {
         return Err(src.err(
@@ -73,5 +94,60 @@ pub(super) fn checks(
             ),
         ));
     }
-    Ok(Wanted { hold, fail, cache_parity: Some(must_hold) })
+    Ok(Wanted { hold, fail, cache_parity: Some(must_hold), hold_explicit, linearizable_skipped })
+}
+
+/// Beside apiservers, the KV history holds only the etcd clients' requests, while the apiservers' writes take
+/// revisions it never sees: an etcd client that writes, compacts or reads under `/registry/` gets answers no
+/// model of that history explains. Which clients do, if any, as the reason `Linearizable` cannot judge.
+fn linearizable_blind_spot(spec: &ClusterSpec, clients: &[ClientScript], workloads: &[WorkloadPlan]) -> Option<String> {
+    if spec.apiservers.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = clients
+        .iter()
+        .filter(|c| c.kube.is_none() && c.steps.iter().any(|s| s.op.touches_registry()))
+        .map(|c| c.name.clone())
+        .collect();
+    for w in workloads.iter().filter(|w| matches!(w.kind, crate::scenario::plan::WorkloadKind::Etcd(_))) {
+        names.extend(w.clients.iter().cloned());
+    }
+    if names.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "etcd clients beside apiservers ({}) write, compact or read the registry, and the apiservers' writes take revisions the KV history never sees",
+        names.join(", ")
+    ))
+}
+
+/// Why a history guarantee has nothing to judge in this scenario, if it has nothing: `Linearizable` needs an
+/// etcd KV request, the watch guarantees an etcd watch, from a scripted client or an etcd workload.
+fn nothing_to_judge(g: Guarantee, clients: &[ClientScript], workloads: &[WorkloadPlan]) -> Option<&'static str> {
+    let etcd_workload = workloads.iter().any(|w| matches!(w.kind, crate::scenario::plan::WorkloadKind::Etcd(_)));
+    if etcd_workload {
+        return None;
+    }
+    let ops = clients.iter().flat_map(|c| &c.steps).map(|s| &s.op);
+    match g {
+        Guarantee::Linearizable => {
+            let kv = ops.into_iter().any(|op| {
+                matches!(
+                    op,
+                    Op::Get(_)
+                        | Op::Put(_)
+                        | Op::Delete(_)
+                        | Op::Txn(_)
+                        | Op::Compact(_)
+                        | Op::LeaseGrant(_)
+                        | Op::LeaseRevoke(_)
+                )
+            });
+            (!kv).then_some("no client sends an etcd KV request (no get, put, delete, txn, compact or lease step, no etcd workload)")
+        }
+        _ => {
+            let watch = ops.into_iter().any(|op| matches!(op, Op::Watch(_)));
+            (!watch).then_some("no client watches etcd (no `watch` step, no etcd workload)")
+        }
+    }
 }

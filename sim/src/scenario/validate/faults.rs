@@ -5,7 +5,7 @@
 use fake_etcd::failpoint::{Action, Arm, Point};
 use toml::Spanned;
 
-use super::names::Names;
+use super::Names;
 use super::{Result, Source};
 use crate::cluster::ClusterSpec;
 use crate::fault::nemesis::{NemesisConfig, Pattern};

@@ -4,50 +4,27 @@
 //! run in the order of the file's tables:
 //!
 //! - [`cluster`]: the scenario-wide numbers, the cluster with its bug switches, the clients' names and the
-//!   workloads; [`kube`]: the apiservers, where Kubernetes clients send, and each `kube` step's request;
-//! - [`names`]: the steps' names, and the expressions and references that use them;
-//! - [`steps`]: each scripted client and its steps, with [`ops`] for the requests a step sends and
-//!   [`expect`] for what it expects; [`order`] refuses `after` chains that can never start;
+//!   workloads; [`kube`]: the apiservers, where Kubernetes clients send, the catalog the `kube` steps'
+//!   resources resolve in, and what the apiservers serve;
+//! - [`names`]: the steps' names, each with what it gives the steps that name it;
+//! - [`steps`]: each scripted client and its steps, each step's operation and expectations validated by its
+//!   kind (`crate::scenario::steps`); [`order`] refuses `after` chains that can never start;
 //! - [`faults`]: the scheduled faults, the failpoints and the nemesis;
 //! - [`checks`]: the guarantees that must hold or fail, and whether the run needs its twin without watch
 //!   caches.
 
-mod auth;
 mod checks;
 mod cluster;
-mod expect;
 mod faults;
 mod kube;
-mod kube_expect;
 mod names;
-mod ops;
 mod order;
 mod steps;
 
-use std::ops::Range;
-
-use super::error::ScenarioError;
+use super::lang::names::Names;
+use super::lang::source::{Result, Source};
 use super::plan::{Scenario, ZooEntry};
 use super::syntax;
-use names::Names;
-
-type Result<T> = std::result::Result<T, ScenarioError>;
-
-/// Where errors point: the file's name and text.
-struct Source<'a> {
-    path: &'a str,
-    text: &'a str,
-}
-
-impl Source<'_> {
-    fn err(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
-        ScenarioError::at(self.path, self.text, span, message)
-    }
-
-    fn line_of(&self, span: &Range<usize>) -> String {
-        format!("{}:{}", self.path, super::error::line_col(self.text, span.start).0)
-    }
-}
 
 /// Validates a parsed file. `name` is the file stem.
 pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Result<Scenario> {
@@ -99,6 +76,8 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         failpoints,
         nemesis,
         hold: wanted.hold,
+        hold_explicit: wanted.hold_explicit,
+        linearizable_skipped: wanted.linearizable_skipped,
         fail: wanted.fail,
         cache_parity: wanted.cache_parity,
         zoo,
