@@ -11,6 +11,10 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("malformed toml", "# x\n[[client]]\nname = \"a\"\n[[client.step]]\nput = { key = \"/a\" value = \"1\" }\n", "5:20", "expected `,`"),
     ("unknown table", "# x\n[clusterr]\nmembers = 1\n", "2:2", "unknown field `clusterr`"),
     ("unknown step key", "[[client.step]]\nputs = { key = \"/a\", value = \"1\" }\n", "5:1", "unknown field `puts`, expected one of"),
+    ("a misspelt step key gets a suggestion", "[[client.step]]\nlease_grnat = { ttl_s = 5 }\n", "5:1", "did you mean `lease_grant`?"),
+    ("a misspelt step name gets a suggestion", "[[client.step]]\nname = \"create-a\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nafter = [\"create-b\"]\nsleep_ms = 1\n", "8:10", "did you mean `create-a`?"),
+    ("a watch guarantee held with no watch", "[[client.step]]\nput = { key = \"/a\", value = \"1\" }\n[checks]\nhold = [\"Linearizable\", \"Reliable\"]\n", "7:25", "holds Reliable, which would judge nothing: no client watches etcd"),
+    ("Linearizable held with no KV request", "[[client.step]]\nsleep_ms = 1\n[checks]\nhold = [\"Linearizable\"]\n", "7:9", "holds Linearizable, which would judge nothing"),
     ("unknown key in an op", "[[client.step]]\nput = { key = \"/a\", value = \"1\", ttl = 3 }\n", "5:34", "unknown field `ttl`"),
     ("type error", "[cluster]\nmembers = \"three\"\n", "5:11", "invalid type: string \"three\", expected usize"),
     ("missing key", "[[client.step]]\nlease_grant = { id = 7 }\n", "5:15", "missing field `ttl_s`"),
@@ -96,6 +100,8 @@ const KUBE_BAD: &[(&str, &str, &str, &str)] = &[
     ("continue from a step that is no list", "[[client.step]]\nname = \"g\"\nsleep_ms = 1\n[[client.step]]\nkube = { verb = \"list\", resource = \"configmaps\", continue_from = \"g\" }\n", "11:66", "which is not a `kube` list"),
     ("code out of range", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { code = 700 }\n", "9:19", "700 is not an HTTP code"),
     ("fields key that is no pointer", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { fields = { \"data.k\" = \"v\" } }\n", "9:21", "not a JSON pointer"),
+    ("an HTTP code on an informer", "[[client.step]]\ninformer = { resource = \"configmaps\" }\nexpect = { code = 500, items = [\"zzz\"] }\n", "9:19", "`expect.code` does not apply to a `informer` step; it judges: outcome, synced, rv, relists, expired, store"),
+    ("Linearizable held beside apiservers and an etcd writer", "# etcd\n[cluster]\napiservers = 1\n[[client.step]]\nput = { key = \"/a\", value = \"1\" }\n[[client]]\nname = \"k\"\n[[client.step]]\nkube = { verb = \"list\", resource = \"configmaps\" }\n[checks]\nhold = [\"Linearizable\"]\n", "13:9", "`Linearizable` cannot judge this scenario: etcd clients beside apiservers (a)"),
     ("items on a get", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { items = [\"x\"] }\n", "9:20", "`expect.items` does not apply"),
     ("etcd expectation on a kube step", "[[client.step]]\nkube = { verb = \"get\", resource = \"configmaps\", name = \"x\" }\nexpect = { revision = 3 }\n", "9:23", "`expect.revision` does not apply to a `kube` step"),
     ("unknown watch event type", "[[client.step]]\nkube = { verb = \"watch\", resource = \"configmaps\" }\nexpect.watch_events = [{ type = \"CHANGED\" }]\n", "9:33", "event type \"CHANGED\""),
@@ -425,4 +431,71 @@ fn the_http_watch_send_and_progress_request_failpoints_bite() {
         assert!(!by_failpoint.is_empty(), "seed {seed}: dropped progress requests changed nothing");
         assert_eq!(by_failpoint, by_switch, "seed {seed}: the failpoint fails the scenario as the switch does");
     }
+}
+
+/// The two expectations that used to pass unjudged: a controller step's `code`, `rv` and `fields` (now each a
+/// failing finding), and an informer's `code` and `items` (refused before the run, above).
+#[test]
+fn a_controllers_wrong_expectations_each_fail() {
+    let text = format!(
+        "{KUBE_HEAD}[[client.step]]\nname = \"create\"\nkube = {{ verb = \"create\", resource = \"configmaps\", object = {{ metadata = {{ name = \"a\" }}, data = {{ v = \"1\" }} }} }}\n\
+         [[client.step]]\nname = \"cms\"\ninformer = {{ resource = \"configmaps\" }}\n\
+         [[client.step]]\ncontroller = {{ informer = \"cms\", name = \"a\", set = {{ data = {{ v = \"2\" }} }} }}\n\
+         expect = {{ code = 418, rv = \"99\", fields = {{ \"/data/v\" = \"nope\" }} }}\n"
+    );
+    let s = parse("controller.toml", &text).unwrap();
+    let j = judge::judge(&s, &run(&s, 1));
+    let failed: Vec<&str> = j.failures().map(|f| f.key).collect();
+    assert_eq!(failed, ["outcome", "code", "fields", "rv"], "{:#?}", j.findings);
+}
+
+/// `code = [200, 409]` with a `reason` means "if it is refused, for this reason": a 200 passes, a refusal
+/// with that reason passes, a refusal with another fails.
+#[test]
+fn a_reason_beside_codes_that_accept_success_judges_only_a_refusal() {
+    let head = format!(
+        "{KUBE_HEAD}[[client.step]]\nname = \"create\"\nkube = {{ verb = \"create\", resource = \"configmaps\", object = {{ metadata = {{ name = \"a\" }} }} }}\n"
+    );
+    let cases = [
+        ("get", "name = \"a\"", "code = [200, 404], reason = \"NotFound\"", true),
+        ("get", "name = \"b\"", "code = [200, 404], reason = \"NotFound\"", true),
+        ("get", "name = \"b\"", "code = [200, 404], reason = \"Conflict\"", false),
+        ("get", "name = \"a\"", "reason = \"NotFound\"", false),
+    ];
+    for (verb, params, expect, passes) in cases {
+        let text = format!(
+            "{head}[[client.step]]\nkube = {{ verb = \"{verb}\", resource = \"configmaps\", {params} }}\nexpect = {{ {expect} }}\n"
+        );
+        let s = parse("reason.toml", &text).unwrap();
+        let j = judge::judge(&s, &run(&s, 1));
+        let shown: Vec<String> = j.findings.iter().map(|f| format!("{} {}: {}", f.pass, f.what, f.detail)).collect();
+        assert_eq!(j.passed(), passes, "{params} {expect}: {shown:#?}");
+    }
+}
+
+/// The net under the kinds' judges: a written key that gave no finding fails its step, and one that did
+/// not leave a step passing.
+#[test]
+fn a_written_key_without_a_finding_fails_its_step() {
+    use crate::scenario::lang::expectations::Expectations;
+    use crate::scenario::steps::judging::StepJudge;
+    let history = crate::history::History::new();
+    let leases = std::collections::BTreeMap::new();
+    let env = |_: &str| None;
+    let mut out = Vec::new();
+    let mut j = StepJudge {
+        who: "c/s".into(),
+        at: "x.toml:3".into(),
+        env: &env,
+        leases: &leases,
+        history: &history,
+        out: &mut out,
+    };
+    j.push("revision", "revision == 3", true, "got 3");
+    let mut e = Expectations::default();
+    e.written.insert("revision");
+    e.written.insert("kvs");
+    super::judge::unjudged(&mut j, 0, &e);
+    let failed: Vec<(&str, &str)> = out.iter().filter(|f| !f.pass).map(|f| (f.key, f.what.as_str())).collect();
+    assert_eq!(failed, [("kvs", "expect.kvs")]);
 }

@@ -119,7 +119,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
 /// The net under the kinds' judges: when every finding of a step passed, each key of `expect` the author
 /// wrote must be among their keys; a key that is not was never judged, and the step fails for it. (A step
 /// that already failed fails the run whatever else it left out.)
-fn unjudged(j: &mut StepJudge<'_>, first: usize, e: &crate::scenario::lang::expectations::Expectations) {
+pub(crate) fn unjudged(j: &mut StepJudge<'_>, first: usize, e: &crate::scenario::lang::expectations::Expectations) {
     let mine = &j.out[first..];
     if mine.iter().any(|f| !f.pass) {
         return;
