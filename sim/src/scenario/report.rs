@@ -36,6 +36,7 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
                 Observed::Leases(Ok(ids)) => format!("ok leases={}", shown_leases(ids, &run.leases)),
                 Observed::Leases(Err(e)) => e.clone(),
                 Observed::Auth(a) => a.to_string(),
+                Observed::Answer(a) => a.to_string(),
                 Observed::Watch(Ok(id)) => {
                     let created = run.history.watches[id.0].responses.iter().find(|r| r.response.created);
                     created.map_or("created".into(), |c| format!("created rev={}", c.response.header_revision))

@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use super::observed::{Answer, AnswerOutcome};
 use crate::history::{self as h, GrpcCode, History};
 use crate::scenario::expr::{Expr, Rel};
 use crate::scenario::lang::expect::ExpectOutcome;
+use crate::scenario::lang::expectations::Expectations;
 
 /// One expectation, judged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,6 +110,26 @@ impl StepJudge<'_> {
                 }
             }
             None => self.fail("error", &format!("error code {code:?}"), format!("got {got}")),
+        }
+    }
+
+    /// `outcome` and `error` against a general answer ([`Answer`]); the kind judges its facts.
+    pub fn answer(&mut self, answer: &Answer, e: &Expectations) {
+        let got = answer.to_string();
+        if let Some(want) = e.outcome {
+            let (ok, err, unknown) = match &answer.outcome {
+                AnswerOutcome::Ok => (true, false, false),
+                AnswerOutcome::Err(_) => (false, true, false),
+                AnswerOutcome::Unknown(_) => (false, false, true),
+            };
+            self.outcome(want, &got, ok, unknown, err, false);
+        }
+        if let Some(want) = &e.error {
+            let status = match &answer.outcome {
+                AnswerOutcome::Err(status) => Some(status),
+                _ => None,
+            };
+            self.error(want, status, &got);
         }
     }
 

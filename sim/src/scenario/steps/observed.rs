@@ -29,6 +29,9 @@ pub enum Observed {
     Kube(KubeResult),
     /// An `auth` step's answer.
     Auth(AuthOutcome),
+    /// The answer of a kind of step that needs no shape of its own: whether it succeeded, and the named
+    /// facts its kind judges (a new kind of step observes this, and touches nothing here).
+    Answer(Answer),
     /// A sleep, progress request or cancel: nothing comes back.
     Done,
     /// The step could not be sent (an unresolved reference), or the run ended before it.
@@ -54,6 +57,46 @@ impl KubeResult {
     /// An answer with nothing else: a request's, or a list's.
     pub fn answer(apiserver: String, answer: Result<(u16, Value), String>) -> KubeResult {
         KubeResult { apiserver, answer, events: Vec::new(), informer: None, attempts: Vec::new() }
+    }
+}
+
+/// What a step answered, in general terms: its outcome as etcd's clients read one, and named facts (`leader`
+/// = `etcd-2`) in the order the kind filed them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// `Ok`: answered; `Err`: refused with etcd's code and text; `Unknown`: no answer, or an availability
+    /// error that leaves the outcome unknown.
+    pub outcome: AnswerOutcome,
+    pub facts: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum AnswerOutcome {
+    #[default]
+    Ok,
+    Err(ErrorStatus),
+    Unknown(String),
+}
+
+impl Answer {
+    /// A fact by name.
+    pub fn fact(&self, name: &str) -> Option<&str> {
+        self.facts.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl std::fmt::Display for Answer {
+    /// `ok leader=etcd-2`, `err FailedPrecondition "etcdserver: ..."`, or why there was no answer.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.outcome {
+            AnswerOutcome::Ok => f.write_str("ok")?,
+            AnswerOutcome::Err(status) => write!(f, "err {:?} {:?}", status.code, status.message)?,
+            AnswerOutcome::Unknown(why) => return f.write_str(why),
+        }
+        for (name, value) in &self.facts {
+            write!(f, " {name}={value}")?;
+        }
+        Ok(())
     }
 }
 
