@@ -310,6 +310,7 @@ step_kinds! {
     informer_restart::InformerRestart,
     controller::Controller,
     auth::Auth,
+    move_leader::MoveLeader,
 }
 
 impl Op {
