@@ -85,7 +85,7 @@ impl RunConfig {
             faults: self
                 .faults
                 .iter()
-                .map(|f| FaultPlan { when: When::At { ms: f.at_ms }, fault: f.fault.clone() })
+                .map(|f| FaultPlan { when: When::At { ms: f.at_ms }, fault: f.fault.clone(), for_ms: None })
                 .collect(),
             failpoints: self.failpoints.clone(),
             nemesis: self.nemesis.then(|| self.nemesis_config.clone()),
@@ -95,6 +95,7 @@ impl RunConfig {
             fail: BTreeSet::new(),
             cache_parity: None,
             zoo: None,
+            notes: Vec::new(),
         }
     }
 

@@ -30,6 +30,28 @@ pub async fn leader(cluster: &Cluster) -> Option<String> {
     None
 }
 
+/// Who leads and who follows, by every member's Status: the members that say they lead (the one of the
+/// highest term first: a leader cut off may not know yet that it was replaced), then those that answer and
+/// do not. A member that does not answer is in neither list.
+pub async fn roles(cluster: &Cluster) -> (Vec<String>, Vec<String>) {
+    let mut leaders: Vec<(u64, String)> = Vec::new();
+    let mut followers = Vec::new();
+    for (name, endpoint) in cluster.member_names().into_iter().zip(cluster.endpoints()) {
+        let mut m = MaintenanceClient::new(channel(&endpoint));
+        let Ok(Ok(status)) = madsim::time::timeout(ASK_TIMEOUT, m.status(pb::StatusRequest {})).await else {
+            continue;
+        };
+        let status = status.into_inner();
+        if status.leader != 0 && status.header.as_ref().is_some_and(|h| h.member_id == status.leader) {
+            leaders.push((status.raft_term, name));
+        } else {
+            followers.push(name);
+        }
+    }
+    leaders.sort_by(|a, b| b.0.cmp(&a.0));
+    (leaders.into_iter().map(|(_, n)| n).collect(), followers)
+}
+
 /// etcd's current revision, from the first member that answers; 0 if none does.
 pub async fn current_revision(cluster: &Cluster) -> u64 {
     for endpoint in cluster.endpoints() {

@@ -14,6 +14,7 @@ pub mod etcd;
 mod failpoint;
 mod injector;
 pub mod nemesis;
+pub mod roles;
 
 use std::fmt;
 use std::time::Duration;

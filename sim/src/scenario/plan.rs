@@ -51,6 +51,9 @@ pub struct Scenario {
     pub cache_parity: Option<bool>,
     /// The bug zoo entry this scenario is, if any.
     pub zoo: Option<ZooEntry>,
+    /// What validation points out without refusing (a fault aimed at the leader shorter than an election
+    /// timeout, which cannot change the leader), shown with the run's outcome.
+    pub notes: Vec<String>,
 }
 
 /// A scenario of the bug zoo: a historical race and the switch that puts it back.
@@ -174,7 +177,11 @@ impl std::fmt::Display for WorkloadKind {
 #[derive(Clone, Debug)]
 pub struct FaultPlan {
     pub when: When,
+    /// The fault; it may name nodes by role (`leader`, `follower`, and the rest of the nodes of an
+    /// isolation), resolved when it applies (`crate::fault::roles`).
     pub fault: Fault,
+    /// Undone this long after it applied.
+    pub for_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -116,6 +116,12 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
     if !run.applied_faults.is_empty() {
         let _ = writeln!(w, "\nfaults: {}", run.applied_faults.len());
     }
+    if !scenario.notes.is_empty() {
+        let _ = writeln!(w, "\nnotes");
+        for n in &scenario.notes {
+            let _ = writeln!(w, "  {n}");
+        }
+    }
     let _ = writeln!(w, "\nexpectations");
     if judgement.findings.is_empty() {
         let _ = writeln!(w, "  (none)");

@@ -60,6 +60,10 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("client on a missing member", "member = \"etcd-2\"\n", "4:10", "no member is named \"etcd-2\""),
     ("steps that wait for each other", "[[client.step]]\nname = \"x\"\nafter = [\"y\"]\nsleep_ms = 1\n[[client]]\nname = \"b\"\n[[client.step]]\nname = \"y\"\nafter = [\"x\"]\nsleep_ms = 1\n", "4:1", "can never start"),
     ("fault on a missing node", "[[fault]]\nat_ms = 5\nkill = \"etcd-7\"\n", "4:1", "names node \"etcd-7\""),
+    ("a role where a node is undone", "[cluster]\nmembers = 3\n[[fault]]\nat_ms = 5\nrestart = \"leader\"\n", "6:1", "names the role `leader`, which only kill, pause, clog, isolate and partitions take"),
+    ("a follower of one member", "[[fault]]\nat_ms = 5\nkill = \"follower\"\n", "4:1", "the cluster has one member"),
+    ("for_ms on an undo", "[[fault]]\nat_ms = 5\nheal = true\nfor_ms = 100\n", "4:1", "`heal` is itself an undo"),
+    ("a misspelt role", "[[fault]]\nat_ms = 5\npause = \"leadr\"\n", "4:1", "did you mean `leader`?"),
     ("fault with two actions", "[[fault]]\nat_ms = 5\nkill = \"etcd-1\"\nheal = true\n", "4:1", "2 actions"),
     ("fault with no time", "[[fault]]\nkill = \"etcd-1\"\n", "4:1", "exactly one of `at_ms`"),
     ("fault after a missing step", "[[fault]]\nafter = \"nope\"\nheal = true\n", "5:9", "names step \"nope\""),
@@ -498,4 +502,20 @@ fn a_written_key_without_a_finding_fails_its_step() {
     super::judge::unjudged(&mut j, 0, &e);
     let failed: Vec<(&str, &str)> = out.iter().filter(|f| !f.pass).map(|f| (f.key, f.what.as_str())).collect();
     assert_eq!(failed, [("kvs", "expect.kvs")]);
+}
+
+/// A fault aimed at the leader that ends before any member could time out its election is pointed out:
+/// it cannot change the leader, which is rarely what its author meant.
+#[test]
+fn a_leader_fault_shorter_than_an_election_timeout_is_pointed_out() {
+    let short = "[cluster]\nmembers = 3\n[[client.step]]\nsleep_ms = 1\n[[fault]]\nat_ms = 5\npause = \"leader\"\nfor_ms = 300\n";
+    let s = parse("short.toml", &format!("{HEAD}{short}")).unwrap();
+    assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+    assert!(
+        s.notes[0].starts_with("short.toml:8: `pause leader` for 300 ms is shorter than an election timeout (1000 ms)"),
+        "{:?}",
+        s.notes
+    );
+    let long = short.replace("for_ms = 300", "for_ms = 3000");
+    assert!(parse("long.toml", &format!("{HEAD}{long}")).unwrap().notes.is_empty());
 }

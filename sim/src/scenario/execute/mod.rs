@@ -128,12 +128,12 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let api = api_workload::ApiWorkloads::start(scenario, &cluster, &trace, ctx.request_timeout);
     clients.extend(phases::start_workloads(scenario, &cluster, &ctx, seeds, api.as_ref()));
     let faults = Injector::new(cluster.clone());
-    let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board);
+    let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board, seeds);
     let stop = Arc::new(AtomicBool::new(false));
     let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop, api.as_ref());
 
     let timed_out = phases::wait_for_clients(scenario, &mut clients, &trace).await;
-    phases::stop_faults(scenario, &trace, &stop, nemesis, &scheduled).await;
+    phases::stop_faults(scenario, &faults, &stop, nemesis, &scheduled).await;
     madsim::time::sleep(Duration::from_millis(scenario.settle_ms)).await;
     let informers = informer::close(&ctx, &cluster).await;
     let watches = phases::close_watches(&ctx).await;

@@ -17,7 +17,7 @@ use super::script::run_script;
 use super::StepRecord;
 use crate::client::{RecordingClient, SharedHistory};
 use crate::cluster::{Cluster, Seeds};
-use crate::fault::{nemesis, Injector};
+use crate::fault::{nemesis, roles, Fault, Injector};
 use crate::history::WatchId;
 use crate::scenario::plan::{Scenario, When, WorkloadKind};
 use crate::scenario::steps::board::Board;
@@ -139,17 +139,31 @@ pub(super) fn start_workloads(
     tasks
 }
 
-/// Schedules each `[[fault]]` on the control node, at its time or after its step.
+/// A scheduled `[[fault]]`'s task, and how far it got: what the end of the run must still undo.
+pub(super) struct Scheduled {
+    task: JoinHandle<()>,
+    /// The fault as applied (its roles named), while its `for_ms` undo is still to come.
+    pending_undo: Arc<Mutex<Option<Fault>>>,
+    applied: Arc<AtomicBool>,
+}
+
+/// Schedules each `[[fault]]` on the control node, at its time or after its step; a fault aimed at a role
+/// names its node when it applies, and one with `for_ms` is undone that long after.
 pub(super) fn schedule_faults(
     scenario: &Scenario,
     cluster: &Cluster,
     faults: &Injector,
     board: &Arc<Board>,
-) -> Vec<JoinHandle<()>> {
+    seeds: Seeds,
+) -> Vec<Scheduled> {
     let mut scheduled = Vec::new();
-    for f in scenario.faults.clone() {
+    for (i, f) in scenario.faults.clone().into_iter().enumerate() {
         let (faults, board) = (faults.clone(), board.clone());
-        scheduled.push(cluster.control.spawn(async move {
+        let pending_undo: Arc<Mutex<Option<Fault>>> = Arc::default();
+        let applied = Arc::new(AtomicBool::new(false));
+        let (undo_slot, applied_flag) = (pending_undo.clone(), applied.clone());
+        let mut rng = seeds.rng(&format!("fault/{i}"));
+        let task = cluster.control.spawn(async move {
             match &f.when {
                 // Simulated time since the run began, as a step's `at_ms` counts it.
                 When::At { ms } => {
@@ -161,8 +175,25 @@ pub(super) fn schedule_faults(
                     madsim::time::sleep(Duration::from_millis(*delay_ms)).await;
                 }
             }
-            faults.apply(&f.fault);
-        }));
+            let fault = match roles::resolve(&f.fault, faults.cluster(), &mut rng).await {
+                Ok(fault) => fault,
+                Err(why) => {
+                    faults.cluster().trace.event("sim", format_args!("fault {} not applied: {why}", f.fault));
+                    applied_flag.store(true, Ordering::SeqCst);
+                    return;
+                }
+            };
+            let undo = f.for_ms.and_then(|_| roles::undo(&fault));
+            *undo_slot.lock().expect("undo lock") = undo.clone();
+            faults.apply(&fault);
+            applied_flag.store(true, Ordering::SeqCst);
+            if let (Some(ms), Some(undo)) = (f.for_ms, undo) {
+                madsim::time::sleep(Duration::from_millis(ms)).await;
+                undo_slot.lock().expect("undo lock").take();
+                faults.apply(&undo);
+            }
+        });
+        scheduled.push(Scheduled { task, pending_undo, applied });
     }
     scheduled
 }
@@ -204,25 +235,29 @@ pub(super) async fn wait_for_clients(scenario: &Scenario, clients: &mut [JoinHan
     timed_out
 }
 
-/// Stops the nemesis, which heals what it broke, and drops the faults scheduled past the clients' end.
-/// Stops the nemesis and every scheduled fault not yet applied; the trace says which never were (a fault
-/// due after the last client step would otherwise vanish without a word).
+/// Stops the nemesis, which heals what it broke, and every scheduled fault: the trace says which were never
+/// applied (a fault due after the last client step would otherwise vanish without a word), and a fault
+/// whose `for_ms` had not run out is undone now, so that a killed member is back for the end of the run.
 pub(super) async fn stop_faults(
     scenario: &Scenario,
-    trace: &crate::trace::Trace,
+    faults: &Injector,
     stop: &AtomicBool,
     nemesis: Option<JoinHandle<()>>,
-    scheduled: &[JoinHandle<()>],
+    scheduled: &[Scheduled],
 ) {
     stop.store(true, Ordering::SeqCst);
     if let Some(n) = nemesis {
         n.await.expect("nemesis task panicked");
     }
+    let trace = &faults.cluster().trace;
     for (s, f) in scheduled.iter().zip(&scenario.faults) {
-        if !s.is_finished() {
+        s.task.abort();
+        if !s.applied.load(Ordering::SeqCst) {
             trace.event("sim", format_args!("fault {} never applied: the clients finished first", f.fault));
+        } else if let Some(undo) = s.pending_undo.lock().expect("undo lock").take() {
+            trace.event("sim", format_args!("the clients finished before `for_ms` ran out; undoing now"));
+            faults.apply(&undo);
         }
-        s.abort();
     }
 }
 

@@ -1,5 +1,6 @@
 //! The [`Board`]: what the clients of a scenario run share: which steps are done, the revision each
-//! returned, the lease each granted, the watches that are open. Waiting on it is change-driven (a
+//! returned, the lease each granted, the watches that are open; and [`Known`], what a step's request reads
+//! of it (the revisions and leases earlier steps got). Waiting on it is change-driven (a
 //! `Notify`), so a waiting client costs nothing until something finishes.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -8,7 +9,6 @@ use std::sync::Mutex;
 use etcd_proto::etcdserverpb as pb;
 use tokio::sync::{mpsc, oneshot};
 
-use super::kv::Known;
 use crate::history::WatchId;
 
 #[derive(Default)]
@@ -91,4 +91,18 @@ impl Known for Board {
     fn lease(&self, step: &str) -> Option<i64> {
         self.lock().leases.get(step).copied()
     }
+}
+
+/// What the runner knows when a step starts: the revisions and lease ids earlier steps returned.
+pub trait Known {
+    fn revision(&self, step: &str) -> Option<i64>;
+    fn lease(&self, step: &str) -> Option<i64>;
+}
+
+/// Why a step could not be sent.
+pub type Unresolved = String;
+
+/// The lease a `lease_grant` step got.
+pub fn lease_id(known: &dyn Known, step: &str) -> std::result::Result<i64, Unresolved> {
+    known.lease(step).ok_or_else(|| format!("lease step {step} has no lease (it failed, or has not run yet)"))
 }

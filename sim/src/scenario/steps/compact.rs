@@ -9,7 +9,8 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::StepJudge;
-use super::kv::{self, Known};
+use super::kv;
+use super::board::Known;
 use super::observed::Observed;
 use super::text::Named;
 use super::{ClientKind, PlanCx, StepKind};

@@ -11,7 +11,8 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::StepJudge;
-use super::kv::{self, wire_span, Known, Unresolved};
+use super::kv::{self, wire_span};
+use super::board::{Known, Unresolved};
 use super::observed::Observed;
 use super::text::{either, named, NoneKnown};
 use super::{ClientKind, PlanCx, StepKind};

@@ -15,20 +15,6 @@ use super::ctx::Finished;
 use super::judging::StepJudge;
 use super::observed::Observed;
 
-/// What the runner knows when a step starts: the revisions and lease ids earlier steps returned.
-pub trait Known {
-    fn revision(&self, step: &str) -> Option<i64>;
-    fn lease(&self, step: &str) -> Option<i64>;
-}
-
-/// Why a step could not be sent.
-pub type Unresolved = String;
-
-/// The lease a `lease_grant` step got.
-pub fn lease_id(known: &dyn Known, step: &str) -> std::result::Result<i64, Unresolved> {
-    known.lease(step).ok_or_else(|| format!("lease step {step} has no lease (it failed, or has not run yet)"))
-}
-
 /// A key span's key and range end, as a request carries them.
 pub fn wire_span(s: &KeySpan) -> (Vec<u8>, Vec<u8>) {
     (s.key.0.clone(), s.range_end.0.clone())

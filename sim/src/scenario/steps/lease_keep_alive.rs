@@ -7,7 +7,7 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::{shown, StepJudge};
-use super::kv::lease_id;
+use super::board::lease_id;
 use super::lease_revoke::LeaseRef;
 use super::observed::Observed;
 use super::{ClientKind, PlanCx, StepKind};

@@ -9,7 +9,8 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::StepJudge;
-use super::kv::{self, lease_id};
+use super::kv;
+use super::board::lease_id;
 use super::observed::Observed;
 use super::{ClientKind, PlanCx, StepKind};
 use crate::describe;

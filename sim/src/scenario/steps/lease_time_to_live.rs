@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::StepJudge;
-use super::kv::lease_id;
+use super::board::lease_id;
 use super::lease_keep_alive::judge_ttl;
 use super::observed::Observed;
 use super::{ClientKind, PlanCx, StepKind};

@@ -11,7 +11,8 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::StepJudge;
-use super::kv::{self, lease_id, Known, Unresolved};
+use super::kv;
+use super::board::{lease_id, Known, Unresolved};
 use super::observed::Observed;
 use super::{ClientKind, PlanCx, StepKind};
 use crate::describe;

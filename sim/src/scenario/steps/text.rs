@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Display, Formatter};
 
-use super::kv::Known;
+use super::board::Known;
 use crate::scenario::expr::Expr;
 
 /// An expression as a request shows it: without spaces (`rev_of(a)+1`), so that it stays one word.

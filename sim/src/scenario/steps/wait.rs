@@ -13,7 +13,7 @@ use toml::Spanned;
 
 use super::ctx::{poll, Finished, RunCx};
 use super::judging::StepJudge;
-use super::kv::Known;
+use super::board::Known;
 use super::observed::Observed;
 use super::{ClientKind, PlanCx, StepKind};
 use crate::scenario::expr::Expr;
@@ -237,28 +237,30 @@ impl Wait {
             Condition::Leader(Some(member)) => {
                 let deadline = madsim::time::Instant::now() + timeout;
                 loop {
-                    let leader = leader(&ctx.endpoints).await;
-                    if leader.as_ref() == Some(member) {
+                    let view = leader_view(&ctx.endpoints).await;
+                    if view.leader_name() == Some(member.as_str()) {
                         return Ok(());
                     }
                     if madsim::time::Instant::now() >= deadline {
-                        let now = leader.unwrap_or_else(|| "none".into());
+                        let now = view.leader_name().unwrap_or("none").to_string();
                         return Err(format!("timed out after {timeout_ms}ms: {member} does not lead (the leader: {now})"));
                     }
                     madsim::time::sleep(Duration::from_millis(50)).await;
                 }
             }
             Condition::LeaderChanged => {
-                let before = leader(&ctx.endpoints).await;
+                // The leader the members report when the wait begins, by member id: a leader that stalls
+                // answers nothing, but its followers still name it until they elect another.
+                let before = leader_view(&ctx.endpoints).await;
                 let deadline = madsim::time::Instant::now() + timeout;
                 loop {
                     madsim::time::sleep(Duration::from_millis(50)).await;
-                    let now = leader(&ctx.endpoints).await;
-                    if now.is_some() && now != before {
+                    let now = leader_view(&ctx.endpoints).await;
+                    if now.leader.is_some_and(|(_, id)| Some(id) != before.leader.map(|(_, id)| id)) {
                         return Ok(());
                     }
                     if madsim::time::Instant::now() >= deadline {
-                        let was = before.unwrap_or_else(|| "none".into());
+                        let was = before.leader_name().unwrap_or("none").to_string();
                         return Err(format!("timed out after {timeout_ms}ms: the leader is still {was}"));
                     }
                 }
@@ -314,11 +316,27 @@ impl Wait {
     }
 }
 
-/// The member that leads, by etcd's Status: of the members that answer and say they lead, the one of the
-/// highest term (a leader cut off from the others may not know yet that it was replaced).
-pub async fn leader(endpoints: &[String]) -> Option<String> {
+/// Who the members say leads, by etcd's Status: the leader's member id as reported by the member of the
+/// highest term that names one (a leader cut off may not know yet that it was replaced, and a stalled
+/// leader answers nothing while its followers still name it), and each answering member's id and name.
+pub struct LeaderView {
+    /// The term, and the leader's member id.
+    pub leader: Option<(u64, u64)>,
+    pub names: Vec<(u64, String)>,
+}
+
+impl LeaderView {
+    /// The leader's name, when it answered too.
+    pub fn leader_name(&self) -> Option<&str> {
+        let (_, id) = self.leader?;
+        self.names.iter().find(|(i, _)| *i == id).map(|(_, n)| n.as_str())
+    }
+}
+
+/// Asks every member's Status (100 ms each).
+pub async fn leader_view(endpoints: &[String]) -> LeaderView {
     use pb::maintenance_client::MaintenanceClient;
-    let mut best: Option<(u64, String)> = None;
+    let mut view = LeaderView { leader: None, names: Vec::new() };
     for (i, endpoint) in endpoints.iter().enumerate() {
         let mut m = MaintenanceClient::new(crate::client::channel(endpoint));
         let Ok(Ok(status)) = madsim::time::timeout(Duration::from_millis(100), m.status(pb::StatusRequest {})).await
@@ -326,10 +344,12 @@ pub async fn leader(endpoints: &[String]) -> Option<String> {
             continue;
         };
         let status = status.into_inner();
-        let leads = status.leader != 0 && status.header.as_ref().is_some_and(|h| h.member_id == status.leader);
-        if leads && best.as_ref().is_none_or(|(term, _)| status.raft_term > *term) {
-            best = Some((status.raft_term, crate::cluster::member_name(i + 1)));
+        if let Some(h) = &status.header {
+            view.names.push((h.member_id, crate::cluster::member_name(i + 1)));
+        }
+        if status.leader != 0 && view.leader.is_none_or(|(term, _)| status.raft_term > term) {
+            view.leader = Some((status.raft_term, status.leader));
         }
     }
-    best.map(|(_, name)| name)
+    view
 }

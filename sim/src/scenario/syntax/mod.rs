@@ -181,7 +181,9 @@ pub struct Workload {
     pub script_steps: Option<Spanned<usize>>,
 }
 
-/// `[[fault]]`: one fault, at a fixed time or after a step; exactly one action key.
+/// `[[fault]]`: one fault, at a fixed time or after a step; exactly one action key. A node may be named by
+/// its role when the fault applies: `leader` (the member that leads then) or `follower` (a member that
+/// does not, drawn from the seed), in `kill`, `pause`, `clog`, `isolate` and partition sides.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
@@ -192,9 +194,16 @@ pub struct Fault {
     pub after: Option<Spanned<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
+    /// Undo the fault this long after it applied: a kill is restarted, a pause resumed, a clog unclogged, a
+    /// partition, isolation, loss or latency healed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_ms: Option<u64>,
 
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<Sides>,
+    /// Cuts one node off from every other node (a partition of it against the rest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolate: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_one_way: Option<OneWay>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

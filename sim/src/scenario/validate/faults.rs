@@ -10,7 +10,8 @@ use super::{Result, Source};
 use crate::cluster::ClusterSpec;
 use crate::fault::nemesis::{NemesisConfig, Pattern};
 use crate::fault::FailpointSpec;
-use crate::fault::Fault;
+use crate::fault::{roles, Fault};
+use crate::scenario::lang::suggest;
 use crate::scenario::plan::{FaultPlan, When};
 use crate::scenario::syntax;
 
@@ -31,37 +32,97 @@ impl Nodes<'_> {
             return Ok(());
         }
         let known: Vec<&str> = self.all().map(String::as_str).collect();
+        let hint = suggest::hint(node, known.iter().copied().chain(roles::ROLES));
         Err(src.err(
             span,
             format!(
-                "{what} names node {node:?}, which the scenario does not have; expected one of {}",
-                known.join(", ")
+                "{what} names node {node:?}, which the scenario does not have; expected one of {}, or a role ({}){hint}",
+                known.join(", "),
+                roles::ROLES.join(", ")
             ),
         ))
     }
 }
 
-/// Every `[[fault]]`, in file order.
+/// Every `[[fault]]`, in file order, and the notes about them (faults aimed at the leader too short to
+/// change it).
 pub(super) fn faults(
     src: &Source,
     names: &Names,
     file: &syntax::File,
     spec: &ClusterSpec,
     nodes: &Nodes,
-) -> Result<Vec<FaultPlan>> {
+) -> Result<(Vec<FaultPlan>, Vec<String>)> {
     let mut faults = Vec::new();
+    let mut notes = Vec::new();
     for f in &file.faults {
         let fault = fault_of(src, f)?;
         for n in fault.nodes() {
-            nodes.check(src, n, f.span(), "the fault")?;
+            if roles::ROLES.contains(&n) {
+                check_role(src, f, &fault, n, spec)?;
+            } else if !(n == roles::REST && f.get_ref().isolate.is_some()) {
+                nodes.check(src, n, f.span(), "the fault")?;
+            }
         }
         if let Fault::Release { node, point } = &fault {
             check_point(src, f.span(), node, point, nodes, "`release`")?;
         }
-        fault.validate(spec).map_err(|e| src.err(f.span(), e.to_string()))?;
-        faults.push(FaultPlan { when: when(src, names, f)?, fault });
+        // The numbers are checked with any member standing in for a role.
+        let first = spec.member_names().remove(0);
+        let named = fault.map_nodes(&mut |n| {
+            if roles::ROLES.contains(&n) || n == roles::REST {
+                vec![first.clone()]
+            } else {
+                vec![n.to_string()]
+            }
+        });
+        named.validate(spec).map_err(|e| src.err(f.span(), e.to_string()))?;
+        let for_ms = f.get_ref().for_ms;
+        if for_ms.is_some() && roles::undo(&fault).is_none() {
+            let msg = format!("`for_ms` undoes a fault after a while, and `{fault}` is itself an undo: drop `for_ms`");
+            return Err(src.err(f.span(), msg));
+        }
+        if let (Some(ms), true) = (for_ms, fault.aims_at_leader()) {
+            let election = min_election_timeout_ms();
+            if ms < election {
+                notes.push(format!(
+                    "{}: `{fault}` for {ms} ms is shorter than an election timeout ({election} ms): it cannot change the leader",
+                    src.line_of(&f.span())
+                ));
+            }
+        }
+        faults.push(FaultPlan { when: when(src, names, f)?, fault, for_ms });
     }
-    Ok(faults)
+    Ok((faults, notes))
+}
+
+/// The shortest time a member waits without hearing from its leader before it campaigns: the members'
+/// Raft tick times their election ticks (etcd's 1000 ms `--election-timeout` by default).
+fn min_election_timeout_ms() -> u64 {
+    let raft = fake_etcd::service::RaftSettings::default();
+    raft.tick_interval.as_millis() as u64 * raft.election_tick as u64
+}
+
+/// A role is named only where the fault's node is chosen when it applies (kill, pause, clog, isolate, a
+/// partition's sides), and `follower` needs a cluster with one.
+fn check_role(src: &Source, f: &Spanned<syntax::Fault>, fault: &Fault, role: &str, spec: &ClusterSpec) -> Result<()> {
+    let aimed = matches!(
+        fault,
+        Fault::Kill(_) | Fault::Pause(_) | Fault::ClogNode(_) | Fault::Partition { .. } | Fault::PartitionOneWay { .. }
+    );
+    if !aimed {
+        return Err(src.err(
+            f.span(),
+            format!(
+                "`{fault}` names the role `{role}`, which only kill, pause, clog, isolate and partitions take; \
+                 undo a fault aimed at a role with `for_ms`"
+            ),
+        ));
+    }
+    if role == roles::FOLLOWER && spec.members < 2 {
+        return Err(src.err(f.span(), "`follower` names a member that does not lead, and the cluster has one member"));
+    }
+    Ok(())
 }
 
 /// When a fault applies: at a time, or after a step (and a delay).
@@ -137,6 +198,9 @@ fn fault_of(src: &Source, f: &Spanned<syntax::Fault>) -> Result<Fault> {
     if let Some(p) = &r.partition {
         found.push(Fault::Partition { left: p.left.clone(), right: p.right.clone() });
     }
+    if let Some(n) = &r.isolate {
+        found.push(Fault::Partition { left: vec![n.clone()], right: vec![roles::REST.to_string()] });
+    }
     if let Some(p) = &r.partition_one_way {
         found.push(Fault::PartitionOneWay { from: p.from.clone(), to: p.to.clone() });
     }
@@ -175,7 +239,7 @@ fn fault_of(src: &Source, f: &Spanned<syntax::Fault>) -> Result<Fault> {
     }
     match found.len() {
         1 => Ok(found.pop().expect("one")),
-        0 => Err(src.err(f.span(), "the fault has no action; expected exactly one of: partition, partition_one_way, heal, clog, unclog, clog_link, unclog_link, packet_loss_permille, latency, kill, restart, pause, resume, release")),
+        0 => Err(src.err(f.span(), "the fault has no action; expected exactly one of: partition, isolate, partition_one_way, heal, clog, unclog, clog_link, unclog_link, packet_loss_permille, latency, kill, restart, pause, resume, release")),
         n => Err(src.err(f.span(), format!("the fault has {n} actions; expected exactly one (write one `[[fault]]` per action)"))),
     }
 }

@@ -48,7 +48,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     order::check_no_deadlock(&src, &file, &clients)?;
 
     let nodes = faults::Nodes { members: &members, apiservers: &apiservers, clients: &client_names };
-    let faults = faults::faults(&src, &names, &file, &spec, &nodes)?;
+    let (faults, notes) = faults::faults(&src, &names, &file, &spec, &nodes)?;
     let failpoints = faults::failpoints(&src, &file, &nodes)?;
     let nemesis = match &file.nemesis {
         Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref(), &spec)?),
@@ -81,6 +81,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         fail: wanted.fail,
         cache_parity: wanted.cache_parity,
         zoo,
+        notes,
         file,
     })
 }

@@ -16,7 +16,7 @@ use crate::scenario::lang::expectations::Expectations;
 use crate::scenario::lang::kube::{KubeRv, PatchType, Verb};
 use crate::scenario::steps::board::Board;
 use crate::scenario::steps::ctx::{Ctx, Finished, RunCx};
-use crate::scenario::steps::kv::Known;
+use crate::scenario::steps::board::Known;
 use crate::scenario::steps::observed::{KubeEvent, KubeResult, Observed};
 
 /// Runs one `kube` step.

@@ -15,7 +15,8 @@ use toml::Spanned;
 
 use super::ctx::{Finished, RunCx};
 use super::judging::{shown, StepJudge};
-use super::kv::{self, wire_span, Known, Unresolved};
+use super::kv::{self, wire_span};
+use super::board::{Known, Unresolved};
 use super::observed::Observed;
 use super::text::Named;
 use super::{ClientKind, PlanCx, StepKind};
