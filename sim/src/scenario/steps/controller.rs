@@ -17,7 +17,7 @@ use super::ctx::{Finished, RunCx};
 use super::judging::StepJudge;
 use super::kube::send::answer_rv;
 use super::kube::judge as kube_judge;
-use super::observed::{Attempt, KubeResult, Observed};
+use super::observed::{now_ms, Attempt, KubeResult, Observed};
 use super::{ClientKind, PlanCx, StepKind};
 use crate::apiserver::rest_client::ClientError;
 use crate::kube::retry::RetryOnConflict;
@@ -108,6 +108,7 @@ impl StepKind for Controller {
 async fn read_modify_write(cx: &mut RunCx<'_>, plan: &Controller) -> Finished {
     let (ctx, label, client) = (cx.ctx, cx.label.to_string(), cx.client_name.to_string());
     let client = client.as_str();
+    let step_started_ms = now_ms();
     let found = ctx.informers.lock().expect("informers lock").stores.get(&plan.informer).cloned();
     let Some((target, store)) = found else {
         return cx.not_run(format!("informer {} has not started", plan.informer));
@@ -174,11 +175,7 @@ async fn read_modify_write(cx: &mut RunCx<'_>, plan: &Controller) -> Finished {
         Ok((code, body)) if (200..300).contains(code) => answer_rv(body),
         _ => None,
     };
-    let mut result = KubeResult::answer(apiserver, answer);
+    let mut result = KubeResult::answer(apiserver, answer, step_started_ms);
     result.attempts = attempts;
     (Observed::Kube(result), rv, None)
-}
-
-fn now_ms() -> u64 {
-    madsim::time::TimeHandle::current().elapsed().as_millis() as u64
 }

@@ -51,13 +51,23 @@ pub struct KubeResult {
     pub informer: Option<InformerLog>,
     /// A controller step's attempts, in order (empty for other steps).
     pub attempts: Vec<Attempt>,
+    /// When the step began and when its answer came (or the step gave up), in simulated ms since the run
+    /// began; for a step that asked again (`until_ms`), from its first request to its last answer.
+    pub started_ms: u64,
+    pub ended_ms: u64,
 }
 
 impl KubeResult {
-    /// An answer with nothing else: a request's, or a list's.
-    pub fn answer(apiserver: String, answer: Result<(u16, Value), String>) -> KubeResult {
-        KubeResult { apiserver, answer, events: Vec::new(), informer: None, attempts: Vec::new() }
+    /// An answer with nothing else: a request's, or a list's, from `started_ms` until now.
+    pub fn answer(apiserver: String, answer: Result<(u16, Value), String>, started_ms: u64) -> KubeResult {
+        let ended_ms = now_ms();
+        KubeResult { apiserver, answer, events: Vec::new(), informer: None, attempts: Vec::new(), started_ms, ended_ms }
     }
+}
+
+/// Simulated milliseconds since the run began.
+pub fn now_ms() -> u64 {
+    madsim::time::TimeHandle::current().elapsed().as_millis() as u64
 }
 
 /// What a step answered, in general terms: its outcome as etcd's clients read one, and named facts (`leader`
@@ -124,6 +134,8 @@ pub struct KubeEvent {
     pub initial_events_end: bool,
     /// An ERROR event's Status code.
     pub code: Option<u16>,
+    /// When it arrived, in simulated ms since the run began.
+    pub at_ms: u64,
 }
 
 impl KubeEvent {
@@ -136,6 +148,7 @@ impl KubeEvent {
             rv: meta("resourceVersion").to_string(),
             initial_events_end: end == Some("true"),
             code: (e.kind == "ERROR").then(|| e.object.get("code").and_then(Value::as_u64).unwrap_or(0) as u16),
+            at_ms: now_ms(),
         }
     }
 

@@ -98,6 +98,7 @@ mod tests {
             rv: rv.to_string(),
             initial_events_end: false,
             code: None,
+            at_ms,
         };
         Belief { at_ms, apiserver: "apiserver-1".into(), rv, what: BeliefKind::Event(e) }
     }

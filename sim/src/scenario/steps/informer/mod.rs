@@ -25,7 +25,7 @@ use super::ctx::{Ctx, Finished, InformerTarget, RunCx};
 use super::judging::StepJudge;
 use super::kube::send::answer_rv;
 use super::kube::{self, Kube};
-use super::observed::{InformerLog, KubeResult, Observed};
+use super::observed::{now_ms, InformerLog, KubeResult, Observed};
 use super::{ClientKind, PlanCx, StepKind};
 use crate::kube::reflector::{Reflector, RelistFrom};
 use crate::scenario::lang::expectations::Expectations;
@@ -136,6 +136,7 @@ impl StepKind for Informer {
     /// Starts the informer and waits for its first sync, as a controller's `WaitForCacheSync` does.
     async fn run(&self, cx: &mut RunCx<'_>) -> Finished {
         let (ctx, label, client) = (cx.ctx, cx.label.to_string(), cx.client_name.to_string());
+        let started_ms = now_ms();
         let plan = &self.list;
         let log = Arc::new(Mutex::new(InformerLog::default()));
         let (synced_tx, synced_rx) = tokio::sync::oneshot::channel();
@@ -174,7 +175,7 @@ impl StepKind for Informer {
             Err(why) => why.clone(),
         };
         ctx.trace.event(&client, format_args!("{label} informer {} -> {shown}", plan.resource));
-        (Observed::Kube(KubeResult::answer(apiserver, answer)), rv, None)
+        (Observed::Kube(KubeResult::answer(apiserver, answer, started_ms)), rv, None)
     }
 
     fn judge(&self, j: &mut StepJudge<'_>, observed: &Observed, expect: Option<&Expectations>) {

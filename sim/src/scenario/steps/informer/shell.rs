@@ -21,7 +21,7 @@ use crate::kube::store::{Notice, Store};
 use crate::scenario::steps::kube::send::answer_rv;
 use crate::scenario::steps::kube::Kube;
 use crate::scenario::steps::kube_conn::KubeConn;
-use crate::scenario::steps::observed::{Belief, BeliefKind, InformerLog, KubeEvent};
+use crate::scenario::steps::observed::{now_ms, Belief, BeliefKind, InformerLog, KubeEvent};
 
 /// How long the reflector backs off after a failure (client-go's backoff manager starts at 800 ms).
 pub(super) const BACKOFF: Duration = Duration::from_millis(800);
@@ -384,8 +384,4 @@ fn shown(rv: &str) -> &str {
     } else {
         rv
     }
-}
-
-fn now_ms() -> u64 {
-    madsim::time::TimeHandle::current().elapsed().as_millis() as u64
 }

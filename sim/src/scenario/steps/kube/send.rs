@@ -17,11 +17,12 @@ use crate::scenario::lang::kube::{KubeRv, PatchType, Verb};
 use crate::scenario::steps::board::Board;
 use crate::scenario::steps::ctx::{Ctx, Finished, RunCx};
 use crate::scenario::steps::board::Known;
-use crate::scenario::steps::observed::{KubeEvent, KubeResult, Observed};
+use crate::scenario::steps::observed::{now_ms, KubeEvent, KubeResult, Observed};
 
 /// Runs one `kube` step.
 pub async fn run(cx: &mut RunCx<'_>, plan: &Kube) -> Finished {
     let ctx = cx.ctx;
+    let started_ms = now_ms();
     let request = match Built::new(plan, &ctx.board) {
         Ok(r) => r,
         Err(reason) => return cx.not_run(reason),
@@ -71,7 +72,7 @@ pub async fn run(cx: &mut RunCx<'_>, plan: &Kube) -> Finished {
             ctx.board.set_continue(name, token);
         }
     }
-    (Observed::Kube(KubeResult::answer(apiserver, answer)), rv, None)
+    (Observed::Kube(KubeResult::answer(apiserver, answer, started_ms)), rv, None)
 }
 
 /// How often a step with `until_ms` asks again.
