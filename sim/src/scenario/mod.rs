@@ -37,12 +37,18 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     parse(&shown, &text)
 }
 
-/// Parses and validates scenario text; `path` names it in errors and gives the scenario its name.
+/// Parses and validates scenario text; `path` names it in errors and gives the scenario its name. Tables
+/// with `for_each` are expanded first (`syntax::expand`), on toml's parse tree, so that every error still
+/// points at the file's own text.
 pub fn parse(path: &str, text: &str) -> Result<Scenario, ScenarioError> {
-    let file: syntax::File = toml::from_str(text).map_err(|e| {
+    let toml_error = |e: toml::de::Error| {
         let span = e.span().unwrap_or(0..0);
         ScenarioError::at(path, text, span, lang::suggest::serde_message(e.message().trim_end()))
-    })?;
+    };
+    let mut doc = toml::de::DeTable::parse(text).map_err(toml_error)?;
+    syntax::expand::expand(doc.get_mut()).map_err(|(span, m)| ScenarioError::at(path, text, span, m))?;
+    let file =
+        <syntax::File as serde::Deserialize>::deserialize(toml::de::Deserializer::from(doc)).map_err(toml_error)?;
     let name = Path::new(path).file_stem().map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned());
     validate::validate(path, text, &name, file)
 }

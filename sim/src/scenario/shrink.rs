@@ -62,7 +62,7 @@ impl fmt::Display for Signature {
 
 /// The `[[fault]]` entry that schedules `fault` at `at_ms`: the inverse of validation's reading of one.
 pub fn fault_entry(at_ms: u64, fault: &Fault) -> syntax::Fault {
-    let mut s = syntax::Fault { at_ms: Some(at_ms), ..syntax::Fault::default() };
+    let mut s = syntax::Fault { at_ms: Some(syntax::Millis(at_ms)), ..syntax::Fault::default() };
     match fault.clone() {
         Fault::Partition { left, right } => s.partition = Some(syntax::Sides { left, right }),
         Fault::PartitionOneWay { from, to } => s.partition_one_way = Some(syntax::OneWay { from, to }),

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 mod checks;
+pub mod expand;
 
 pub use crate::scenario::lang::kube::Routing;
 pub use crate::scenario::lang::value::Value;
@@ -188,12 +189,12 @@ pub struct Workload {
 #[serde(deny_unknown_fields)]
 pub struct Fault {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_ms: Option<u64>,
+    pub at_ms: Option<Millis>,
     /// Apply once this step has completed (plus `delay_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Spanned<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_ms: Option<u64>,
+    pub delay_ms: Option<Millis>,
     /// Undo the fault this long after it applied: a kill is restarted, a pause resumed, a clog unclogged, a
     /// partition, isolation, loss or latency healed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,4 +327,38 @@ pub struct Apiserver {
     /// The etcd member it talks to (default: members in turn, `apiserver-i` to `etcd-((i-1) mod N + 1)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Spanned<String>>,
+}
+
+/// A time in milliseconds, written as a number or as digits in a string (what a `for_each` copy of a
+/// fault gets: `at_ms = "{i}000"`, or `every_ms`'s spacing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "u64")]
+pub struct Millis(pub u64);
+
+impl From<Millis> for u64 {
+    fn from(m: Millis) -> u64 {
+        m.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Millis {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Millis, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Millis;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of milliseconds")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Millis, E> {
+                u64::try_from(v).map(Millis).map_err(|_| E::custom(format!("{v} ms is negative")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Millis, E> {
+                Ok(Millis(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Millis, E> {
+                v.trim().parse().map(Millis).map_err(|_| E::custom(format!("{v:?} is not a number of milliseconds")))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }

@@ -128,7 +128,7 @@ fn check_role(src: &Source, f: &Spanned<syntax::Fault>, fault: &Fault, role: &st
 /// When a fault applies: at a time, or after a step (and a delay).
 fn when(src: &Source, names: &Names, f: &Spanned<syntax::Fault>) -> Result<When> {
     let r = f.get_ref();
-    match (r.at_ms, &r.after) {
+    match (r.at_ms.map(|m| m.0), &r.after) {
         (Some(ms), None) => {
             if r.delay_ms.is_some() {
                 return Err(src.err(f.span(), "`delay_ms` goes with `after`; with `at_ms` give the time directly"));
@@ -137,7 +137,7 @@ fn when(src: &Source, names: &Names, f: &Spanned<syntax::Fault>) -> Result<When>
         }
         (None, Some(step)) => {
             names.step(src, step, "`after`")?;
-            Ok(When::After { step: step.get_ref().clone(), delay_ms: r.delay_ms.unwrap_or(0) })
+            Ok(When::After { step: step.get_ref().clone(), delay_ms: r.delay_ms.map_or(0, |m| m.0) })
         }
         _ => Err(src.err(f.span(), "a fault needs exactly one of `at_ms` (a time) or `after` (a step name)")),
     }
