@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{printers, status, ResourceInfo, SubresourceInfo};
-use crate::endpoints::request_info::Verb;
+use super::{printers, status, ResourceInfo, SubresourceInfo, Verb};
 use crate::registry::strategies::{
     configmaps, endpoints, events, namespaces, nodes, persistentvolumeclaims, pods, quotas, secrets, serviceaccounts,
     services,

@@ -5,6 +5,8 @@
 //!
 //! Files: one per API group with its resources' entries ([`core`], [`apps`], [`events`], [`batch`],
 //! [`apiextensions`], [`coordination`]), and [`printers`] (the printer columns of `kubectl get`, per resource).
+//! The [`Verb`]s a resource serves are declared here, where discovery's facts are; the HTTP layer above
+//! reads a request's verb into the same type.
 
 pub mod apiextensions;
 pub mod apps;
@@ -17,12 +19,43 @@ pub mod printers;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::endpoints::request_info::Verb;
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::registry::Resource;
 use crate::storage::conversion::Conversion;
 
 pub use printers::{Column, Printer};
+
+/// The verbs kube-apiserver knows (`get`, `list`, ...), as they are spelled in RBAC rules and metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verb {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+    /// A method no verb maps to (`OPTIONS`, `TRACE`); resource requests with it are 405.
+    Unknown,
+}
+
+impl Verb {
+    /// The verb's name as discovery documents and metrics spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Unknown => "",
+        }
+    }
+}
 
 /// Every verb a full resource serves, in discovery's order.
 pub const ALL_VERBS: &[Verb] = &[

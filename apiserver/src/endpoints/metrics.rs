@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
-use crate::endpoints::handlers::Action;
+use crate::endpoints::request_info::Action;
 
 /// The buckets of `apiserver_request_duration_seconds`.
 const DURATION_BUCKETS_S: &[f64] = &[

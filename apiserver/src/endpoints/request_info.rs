@@ -1,7 +1,8 @@
 //! [`RequestInfo`]: what a request is about, read from its method, path and query alone, by
 //! kube-apiserver's rules (`RequestInfoFactory.NewRequestInfo` in k8s.io/apiserver
 //! `pkg/endpoints/request/requestinfo.go`). The server routes on it, the metrics label by it, and the
-//! errors name its resource.
+//! errors name its resource. [`Action`], what a resource request does once routed, lives here too: the
+//! handlers decide it and the metrics label by it, so it sits below both.
 //!
 //! Resource requests look like `/api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]]` and
 //! `/apis/GROUP/VERSION/...`; the deprecated `/api/v1/watch/...` form puts the verb in the path. The verb
@@ -9,37 +10,7 @@
 //! `get` without a name is a `list`, or a `watch` when the query says `watch=true`; a `delete` without a
 //! name is a `deletecollection`. Anything else is a non-resource request (`/version`, `/healthz`, `/api`).
 
-/// The verbs kube-apiserver knows (`get`, `list`, ...), as they are spelled in RBAC rules and metrics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verb {
-    Get,
-    List,
-    Watch,
-    Create,
-    Update,
-    Patch,
-    Delete,
-    DeleteCollection,
-    /// A method no verb maps to (`OPTIONS`, `TRACE`); resource requests with it are 405.
-    Unknown,
-}
-
-impl Verb {
-    /// The verb's name as discovery documents and metrics spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Get => "get",
-            Verb::List => "list",
-            Verb::Watch => "watch",
-            Verb::Create => "create",
-            Verb::Update => "update",
-            Verb::Patch => "patch",
-            Verb::Delete => "delete",
-            Verb::DeleteCollection => "deletecollection",
-            Verb::Unknown => "",
-        }
-    }
-}
+use crate::apis::Verb;
 
 /// What a request is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,6 +150,36 @@ pub fn parse_go_bool(text: &str) -> Option<bool> {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
         _ => None,
+    }
+}
+
+/// What a resource request does once routed (`handlers::route` decides it from the method and the
+/// request's target): the handler that answers it, and the verb its metrics carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+}
+
+impl Action {
+    /// The verb as discovery and RBAC name it.
+    pub fn verb(self) -> Verb {
+        match self {
+            Action::Get => Verb::Get,
+            Action::List => Verb::List,
+            Action::Watch => Verb::Watch,
+            Action::Create => Verb::Create,
+            Action::Update => Verb::Update,
+            Action::Patch => Verb::Patch,
+            Action::Delete => Verb::Delete,
+            Action::DeleteCollection => Verb::DeleteCollection,
+        }
     }
 }
 

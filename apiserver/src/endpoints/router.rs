@@ -11,11 +11,11 @@ use http_body_util::BodyExt;
 
 use crate::endpoints::codec;
 use crate::endpoints::error::{ApiError, MAX_REQUEST_BODY_BYTES};
-use crate::endpoints::handlers::{self, Action, Call};
+use crate::endpoints::handlers::{self, Call};
 use crate::endpoints::metrics::RequestLabels;
 use crate::endpoints::negotiate::{negotiate, Negotiated, Restrictions};
 use crate::endpoints::query::Query;
-use crate::endpoints::request_info::RequestInfo;
+use crate::endpoints::request_info::{Action, RequestInfo};
 use crate::endpoints::response::{self, Responder};
 use crate::endpoints::system::Probe;
 use crate::endpoints::table::IncludeObject;

@@ -10,7 +10,8 @@
 //! - [`continue_token`]: list continue tokens, encoded exactly as kube-apiserver encodes them.
 //! - [`error`]: [`StorageError`], the one error type of this layer; each variant says whether it is retriable.
 //! - [`status`]: the one place where a [`StorageError`] becomes a Kubernetes `Status` (code, reason, message).
-//! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns.
+//! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns, and the keyed change
+//!   ([`watch::CachedEvent`]) the etcd3 store feeds the Cacher.
 //! - [`interface`]: the [`Storage`] trait every backend implements (the etcd3 store and the Cacher).
 //! - [`etcd3`]: [`etcd3::Etcd3Store`], the implementation over etcd v3 gRPC clients.
 //! - [`conversion`]: [`conversion::Converting`], a storage that serves its objects in another version.

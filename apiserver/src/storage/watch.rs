@@ -1,4 +1,6 @@
-//! What a watch delivers: [`WatchEvent`]s through a [`Watcher`] handle.
+//! What a watch delivers: [`WatchEvent`]s through a [`Watcher`] handle; and [`CachedEvent`], one change with
+//! its storage key, which the etcd3 store's cache feed reads and the Cacher's watch cache keeps (here, below
+//! both, so that the store never reaches up into the Cacher).
 //!
 //! A failure after the watch has started is not a `Result`: it is one [`WatchEvent::Error`] carrying the
 //! `Status` (kube-apiserver sends it as an ERROR event on a 200 stream), after which the stream ends.
@@ -7,7 +9,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use tokio::sync::mpsc;
 
 use crate::storage::object::SharedObject;
-
 use crate::storage::resource_version::ResourceVersion;
 
 /// One event of a watch. Objects carry their resourceVersion; a deleted object carries its last state with
@@ -94,4 +95,23 @@ impl Watcher {
     pub fn request_progress(&self) {
         let _ = self.progress.send(());
     }
+}
+
+/// What happened to an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change, under its storage key (relative to the store's prefix), as the cache feed reads it and the
+/// watch cache's history keeps it. `object` carries its resourceVersion; for a deletion, the last state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CachedEvent {
+    pub kind: EventKind,
+    pub key: String,
+    pub object: SharedObject,
+    pub prev_object: Option<SharedObject>,
+    pub resource_version: ResourceVersion,
 }

@@ -20,10 +20,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 
+use crate::apis::Verb;
 use crate::apis::{ResourceInfo, SubresourceInfo};
 use crate::endpoints::error::ApiError;
 use crate::endpoints::query::Query;
-use crate::endpoints::request_info::{RequestInfo, Verb};
+use crate::endpoints::request_info::{Action, RequestInfo};
 use crate::registry::rest::Rest;
 
 /// One request, as the handlers see it.
@@ -51,35 +52,6 @@ pub struct Target<'a> {
     pub namespace: String,
     /// The object's name ("" for the collection).
     pub name: String,
-}
-
-/// What the route does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Get,
-    List,
-    Watch,
-    Create,
-    Update,
-    Patch,
-    Delete,
-    DeleteCollection,
-}
-
-impl Action {
-    /// The verb as discovery and RBAC name it.
-    pub fn verb(self) -> Verb {
-        match self {
-            Action::Get => Verb::Get,
-            Action::List => Verb::List,
-            Action::Watch => Verb::Watch,
-            Action::Create => Verb::Create,
-            Action::Update => Verb::Update,
-            Action::Patch => Verb::Patch,
-            Action::Delete => Verb::Delete,
-            Action::DeleteCollection => Verb::DeleteCollection,
-        }
-    }
 }
 
 /// Resolves a resource request into its target and action, as the installer's routes would.

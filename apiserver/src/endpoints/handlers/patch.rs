@@ -224,7 +224,10 @@ async fn apply(
 fn scale_config(target: &Target<'_>, scale: &Value) -> Result<Value, RegistryError> {
     let text = |field: &str| scale.get(field).and_then(Value::as_str).unwrap_or("");
     if text("apiVersion") != "autoscaling/v1" || text("kind") != "Scale" {
-        return Err(crate::registry::managed_fields::invalid_object_type(text("apiVersion"), text("kind")));
+        return Err(RegistryError::BadRequest(crate::registry::managed_fields::invalid_object_type(
+            text("apiVersion"),
+            text("kind"),
+        )));
     }
     let r = &target.resource.resource;
     let skeleton =

@@ -20,24 +20,7 @@ use serde_json::Value;
 use crate::storage::error::StorageError;
 use crate::storage::object::{Object, SharedObject};
 use crate::storage::resource_version::ResourceVersion;
-
-/// What happened to an object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
-    Added,
-    Modified,
-    Deleted,
-}
-
-/// One change in the history. `object` carries its resourceVersion; for a deletion, the last state.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CachedEvent {
-    pub kind: EventKind,
-    pub key: String,
-    pub object: SharedObject,
-    pub prev_object: Option<SharedObject>,
-    pub resource_version: ResourceVersion,
-}
+use crate::storage::watch::{CachedEvent, EventKind};
 
 /// How a watch cache is set up: its size, and the historical bugs it can put back (each off by default; the
 /// Cacher hands them in from `CacherConfig::bugs`).
