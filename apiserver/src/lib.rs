@@ -2,16 +2,21 @@
 //! watch cache and an etcd3 store that reaches etcd only through the etcd v3 wire API (so that it runs
 //! against real etcd 3.4 as well as against fake-etcd).
 //!
-//! Layers, outside in:
+//! Layers, bottom up. Each depends only on the layers below it, never on one above or beside it in this
+//! list (ARCHITECTURE.md states it; `sim/tests/tidy.rs` finds any cycle between folders):
+//! - [`go_text`] (Go's formatting of values, for byte-identical error texts), [`failpoint`] (the
+//!   apiserver's failpoints, which a test harness arms through the stores' configuration) and [`bug`] (its
+//!   bug switches, historical bugs a simulation can put back): leaves, depending on nothing of the crate.
+//! - [`storage`]: the storage interface, the etcd3 store and the watch cache (Cacher).
+//! - [`registry`]: the generic registry store, the strategies (the built-in kinds', the CRD kind's and the
+//!   custom resources'), the field manager, and what kinds look like: k8s-openapi's schemas, and CRDs'
+//!   structural schemas with their CEL rules.
+//! - [`apis`]: the catalog of served resources, their verbs and their printers.
 //! - [`endpoints`]: the HTTP layer (routing, negotiation, handlers per verb, discovery, OpenAPI, health,
 //!   metrics, the hyper accept loop) in both builds.
-//! - [`apis`]: the catalog of served resources and their printers.
-//! - [`server`]: assembles a server from a catalog and an etcd connection.
-//! - [`registry`]: the generic registry store and the per-resource strategies.
-//! - [`storage`]: the storage interface, the etcd3 store and the watch cache (Cacher).
-//! - [`failpoint`]: the apiserver's failpoints, which a test harness arms through the stores' configuration.
-//! - [`bug`]: the apiserver's bug switches, historical bugs a simulation can put back.
-//! - [`go_text`]: Go's formatting of values, for byte-identical error texts.
+//! - [`apiextensions`]: serving CRDs: their resources' catalog entries and printers, and the CRD controller,
+//!   which swaps the HTTP layer's served catalog and registries.
+//! - [`server`]: assembles a server from a catalog and an etcd connection, and starts the CRD controller.
 
 pub mod apiextensions;
 pub mod apis;

@@ -268,7 +268,9 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
     };
     // Only a server that serves CRDs runs their controller (a simulation serves only what its clients
     // use, and a task spawned for nothing would still move the scheduler's draws).
-    let serves_crds = server.rest(crate::apiextensions::crd::GROUP, "v1", "customresourcedefinitions").is_some();
+    let serves_crds = server
+        .rest(crate::registry::strategies::customresourcedefinitions::GROUP, "v1", "customresourcedefinitions")
+        .is_some();
     if let (Some(factory), true) = (server.custom_resources.clone(), serves_crds) {
         tokio::spawn(crate::apiextensions::controller::run(server.clone(), factory));
     }

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
-use super::conditions::{self, condition, set_condition};
+use crate::registry::strategies::customresourcedefinitions::conditions::{self, condition, set_condition};
 
 /// The status a CRD should have: its accepted names and conditions. `now` stamps conditions that change.
 pub fn desired_status(crd: &Value, others: &[&Value], now: &str) -> Value {

@@ -11,9 +11,9 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::apiextensions::schema::{ListType, Structural, ITEMS};
 use crate::registry::extensions;
 use crate::registry::schema::schemas;
+use crate::registry::structural::{ListType, Structural, ITEMS};
 
 /// How a value is owned and merged.
 #[derive(Clone, Debug, PartialEq, Eq)]

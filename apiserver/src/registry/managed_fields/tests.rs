@@ -335,7 +335,7 @@ fn widget() -> Shape {
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "owner": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"name": {"type": "string"}}},
     }}}});
-    let structural = crate::apiextensions::schema::Structural::parse(&schema, "schema").unwrap();
+    let structural = crate::registry::structural::Structural::parse(&schema, "schema").unwrap();
     Shape::custom_root(std::sync::Arc::new(structural))
 }
 

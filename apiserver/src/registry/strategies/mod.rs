@@ -1,8 +1,11 @@
 //! The strategies of the built-in resources, one file each, what several share ([`common`]), and the
-//! shared `generation` rule.
+//! shared `generation` rule; among them the CRD kind's ([`customresourcedefinitions`]) and that of the
+//! custom resources a CRD defines ([`customresources`]).
 
 pub mod common;
 pub mod configmaps;
+pub mod customresourcedefinitions;
+pub mod customresources;
 pub mod daemonsets;
 pub mod deployments;
 pub mod endpoints;

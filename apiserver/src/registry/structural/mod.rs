@@ -9,7 +9,15 @@
 //! [`embedded`] the checks of embedded resources and of list-type uniqueness that run after the schema validation
 //! (upstream `schema/objectmeta/validation.go` and `schema/listtype/validation.go`), [`prune`] and [`default`]
 //! transform objects, and [`gofmt`] prints values as Go's `fmt` does so that error texts match byte for byte.
+//! A schema's `x-kubernetes-validations` rules are [`cel`] (one rule) and [`cel_rules`] (a schema's rules laid
+//! out as the schema is), as upstream keeps them under `pkg/apiserver/schema/cel`.
+//!
+//! The registry keeps these schemas, below the field manager and the strategies, because both read them: the
+//! custom resources' strategy validates, prunes and defaults by them, and the field manager owns a custom
+//! resource's fields by their shape.
 
+pub mod cel;
+pub mod cel_rules;
 mod check;
 mod default;
 mod defaults;

@@ -3,18 +3,21 @@
 //! defaults, what create and update may set, and its validation — names that are `plural.group`, a group
 //! with a dot, one storage version, a structural schema for every version, CEL rules that compile.
 //!
-//! Cluster-scoped, with `/status`, which the controller ([`super::controller`]) writes: accepted names and
-//! the `NamesAccepted`, `Established` and `Terminating` conditions.
+//! Cluster-scoped, with `/status`, which the CRD controller (`crate::apiextensions::controller`, above this
+//! layer) writes: accepted names and the `NamesAccepted`, `Established` and `Terminating` conditions, read
+//! and set through [`conditions`].
+
+pub mod conditions;
 
 use serde_json::{json, Value};
 
-use crate::apiextensions::{cel_rules, schema::Structural};
 use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
 use crate::registry::strategies::{common, start_generation};
 use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
+use crate::registry::structural::{cel_rules, Structural};
 
 /// The group of CRDs.
 pub const GROUP: &str = "apiextensions.k8s.io";
@@ -88,7 +91,7 @@ impl Strategy for Crds {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = meta::validate_object_meta_update(new, old, false, names::name_is_dns_subdomain);
         errs.extend(validate_spec(new));
-        if super::conditions::established(old) {
+        if conditions::established(old) {
             // These decide where and how objects are stored, which an established CRD cannot change.
             errs.extend(common::immutable(new.pointer("/spec/scope"), old.pointer("/spec/scope"), "spec.scope"));
             errs.extend(common::immutable(
@@ -126,7 +129,7 @@ impl DeleteStrategy for Crds {
             meta::set(obj, "finalizers", Some(Value::Array(finalizers)));
         }
         let now = meta::get_str(obj, "deletionTimestamp").to_string();
-        let pending = super::conditions::condition(
+        let pending = conditions::condition(
             "Terminating",
             "True",
             "InstanceDeletionPending",
@@ -135,7 +138,7 @@ impl DeleteStrategy for Crds {
         if !obj.get("status").is_some_and(Value::is_object) {
             obj["status"] = json!({});
         }
-        super::conditions::set_condition(&mut obj["status"], pending, &now);
+        conditions::set_condition(&mut obj["status"], pending, &now);
     }
 }
 

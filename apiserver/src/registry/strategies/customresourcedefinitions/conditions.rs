@@ -1,6 +1,6 @@
 //! A CRD's status conditions (`NamesAccepted`, `Established`, `Terminating`): reading them and setting one
-//! as apiextensions-apiserver's `SetCRDCondition` does. Shared by the CRD strategy, the naming decision and
-//! the controller.
+//! as apiextensions-apiserver's `SetCRDCondition` does. Shared by the CRD strategy, and by the naming
+//! decision and the controller above this layer (`crate::apiextensions`).
 
 use serde_json::{json, Value};
 

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::apiextensions::cel::Rule;
 use crate::registry::field_error::FieldError;
+use crate::registry::structural::cel::Rule;
 
 /// The compiled rules of one schema node and of the nodes below it.
 #[derive(Default)]
