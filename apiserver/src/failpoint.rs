@@ -37,7 +37,8 @@
 //!   bug the simulation's watch checker must catch; `Error` ends the stream cleanly, as a dropped connection
 //!   does, and the client must watch again from the last resourceVersion it saw.
 
-pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
+pub(crate) use kubesim_failpoints::Injected;
+pub use kubesim_failpoints::{Action, Arm};
 
 kubesim_failpoints::points! {
     /// A named place in the apiserver where a failure can be injected.

@@ -66,7 +66,7 @@ impl Default for ServerOptions {
 }
 
 /// kube-apiserver's default `--service-cluster-ip-range`.
-pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
+pub(crate) const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
 
 /// The storage of one resource: its watch cache, or etcd directly.
 #[derive(Clone)]
@@ -242,7 +242,7 @@ impl HealthCheck for Health {
 
 /// The namespaces kube-apiserver creates at start: `default` (the bootstrap controller) and `kube-system`,
 /// `kube-public`, `kube-node-lease` (the system namespaces controller).
-pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+pub(crate) const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// Creates the system namespaces that do not exist yet, retrying until each does, then the `kubernetes`
 /// service in `default`, then marks the server's post-start hook done. The four namespaces are made

@@ -40,7 +40,7 @@ struct ServedCrd {
 }
 
 /// Runs the controller until the process ends.
-pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
+pub(crate) async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
     let Some(crds) = server.rest(crd::GROUP, "v1", "customresourcedefinitions") else { return };
     let mut served: BTreeMap<String, ServedCrd> = BTreeMap::new();
     loop {

@@ -39,7 +39,7 @@ fn keep_list(crd: &Value, pointer: &str) -> &'static [&'static str] {
 /// The catalog entries of an established CRD, one per served version, using the names it was accepted
 /// with. `None` for a CRD whose schema no longer parses (validation refuses such CRDs; an old stored one
 /// is not served).
-pub fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
+pub(crate) fn resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
     let spec = crd_obj.get("spec")?;
     let group = spec.get("group").and_then(Value::as_str)?;
     let names = crd_obj.pointer("/status/acceptedNames")?;
@@ -98,7 +98,7 @@ pub fn declared_resource_infos(crd_obj: &Value) -> Option<Vec<ResourceInfo>> {
 
 /// The table of a version: Name, then its `additionalPrinterColumns` (or Age when it has none), each
 /// read by its JSONPath; a `date` cell is the timestamp, which kubectl shows as an age.
-pub fn printer(version: &Value) -> Printer {
+pub(crate) fn printer(version: &Value) -> Printer {
     let mut columns = vec![name_column()];
     let declared = version.get("additionalPrinterColumns").and_then(Value::as_array).cloned().unwrap_or_default();
     let declared = if declared.is_empty() {

@@ -12,6 +12,6 @@
 //! Files: [`custom`] (the catalog entries and printer of a CRD's resources), [`naming`] (which names a CRD
 //! gets, pure), [`controller`] (the loop that applies all this to a server).
 
-pub mod controller;
+pub(crate) mod controller;
 pub mod custom;
-pub mod naming;
+pub(crate) mod naming;

@@ -8,7 +8,7 @@ use super::{printers, status, ResourceInfo};
 use crate::registry::strategies::customresourcedefinitions as crd;
 
 /// The `apiextensions.k8s.io/v1` resources.
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![ResourceInfo {
         namespaced: false,
         short_names: &["crd", "crds"],

@@ -11,7 +11,7 @@ use crate::registry::strategies::{
 use crate::registry::strategy::Subresource;
 
 /// The core group's resources (`/api/v1`).
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![
         ResourceInfo {
             short_names: &["cm"],

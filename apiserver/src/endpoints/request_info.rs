@@ -14,7 +14,7 @@ use crate::apis::Verb;
 
 /// What a request is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestInfo {
+pub(crate) struct RequestInfo {
     /// Whether the path names a resource (`/api/v1/pods`) rather than anything else (`/version`).
     pub is_resource_request: bool,
     /// The request path as received.
@@ -39,7 +39,7 @@ pub struct RequestInfo {
 
 /// Why a path that starts like a resource request cannot be one (kube answers 404 for it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnresolvableUrl(pub String);
+pub(crate) struct UnresolvableUrl(pub String);
 
 /// Path prefixes of API groups (`/apis/GROUP/VERSION`) and of the legacy, group-less core API (`/api/VERSION`).
 const API_PREFIX: &str = "apis";
@@ -51,7 +51,7 @@ const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 impl RequestInfo {
     /// Resolves a request. `method` is the HTTP method, `path` the URL path (percent-decoded), `query`
     /// the decoded query pairs in order.
-    pub fn new(method: &str, path: &str, query: &[(String, String)]) -> Result<RequestInfo, UnresolvableUrl> {
+    pub(crate) fn new(method: &str, path: &str, query: &[(String, String)]) -> Result<RequestInfo, UnresolvableUrl> {
         let mut info = RequestInfo {
             is_resource_request: false,
             path: path.to_string(),
@@ -140,12 +140,12 @@ fn split_path(path: &str) -> Vec<&str> {
 
 /// Whether the query asks for a watch: the first `watch` value parsed as Go's `strconv.ParseBool`
 /// (`1`, `t`, `T`, `TRUE`, `true`, `True`), as kube's parameter codec reads it.
-pub fn query_watch(query: &[(String, String)]) -> bool {
+pub(crate) fn query_watch(query: &[(String, String)]) -> bool {
     query.iter().find(|(k, _)| k == "watch").is_some_and(|(_, v)| parse_go_bool(v) == Some(true))
 }
 
 /// Go's `strconv.ParseBool`.
-pub fn parse_go_bool(text: &str) -> Option<bool> {
+pub(crate) fn parse_go_bool(text: &str) -> Option<bool> {
     match text {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
@@ -156,7 +156,7 @@ pub fn parse_go_bool(text: &str) -> Option<bool> {
 /// What a resource request does once routed (`handlers::route` decides it from the method and the
 /// request's target): the handler that answers it, and the verb its metrics carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Get,
     List,
     Watch,
@@ -169,7 +169,7 @@ pub enum Action {
 
 impl Action {
     /// The verb as discovery and RBAC name it.
-    pub fn verb(self) -> Verb {
+    pub(crate) fn verb(self) -> Verb {
         match self {
             Action::Get => Verb::Get,
             Action::List => Verb::List,

@@ -160,7 +160,7 @@ impl fmt::Display for FieldError {
 
 /// The aggregate text of a list, as `utilerrors.NewAggregate(...).Error()` prints it: one message alone,
 /// several in brackets, duplicates dropped.
-pub fn aggregate(errs: &[FieldError]) -> String {
+pub(crate) fn aggregate(errs: &[FieldError]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in errs {
         let text = e.to_string();

@@ -28,31 +28,31 @@
 //! - [`services`]: the service REST, which allocates cluster IPs and node ports around the generic store.
 //! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
 
-pub mod error;
-pub mod extensions;
-pub mod field_error;
-pub mod kinds;
+pub(crate) mod error;
+pub(crate) mod extensions;
+pub(crate) mod field_error;
+pub(crate) mod kinds;
 pub mod managed_fields;
 pub mod meta;
 pub mod names;
 pub mod namespace_controller;
 pub mod options;
-pub mod resource;
-pub mod rest;
+pub(crate) mod resource;
+pub(crate) mod rest;
 pub mod schema;
-pub mod selector;
+pub(crate) mod selector;
 pub mod services;
-pub mod store;
+pub(crate) mod store;
 pub mod strategies;
-pub mod strategy;
-pub mod structural;
+pub(crate) mod strategy;
+pub(crate) mod structural;
 pub mod system;
-pub mod typecheck;
+pub(crate) mod typecheck;
 
 pub use error::RegistryError;
 pub use field_error::FieldError;
 pub use options::{CreateOptions, DeleteOptions, UpdateOptions};
 pub use resource::Resource;
-pub use store::{ApplyRequest, DeleteResult, ListRequest, Store};
+pub use store::{ApplyRequest, ListRequest, Store};
 pub use strategy::{DeleteStrategy, Strategy, Subresource};
 pub use system::{Clock, FixedClock, SystemFields};

@@ -17,10 +17,10 @@ use crate::registry::strategy::{Strategy, Subresource};
 use crate::storage::{GetOptions, ObjectList, Storage, Watcher};
 
 /// A boxed future, as an object-safe async method returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A patch function: the new object from the current one (see [`Store::patch`]).
-pub type PatchFn<'a> = &'a mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send);
+pub(crate) type PatchFn<'a> = &'a mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send);
 
 /// One resource's registry.
 pub trait Rest: Send + Sync {

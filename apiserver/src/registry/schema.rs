@@ -32,7 +32,7 @@ const CRD_UNIONS: &[&str] = &[
 ];
 
 /// `resource.ParseQuantity`'s error for text that is not a quantity (`ErrFormatWrong`).
-pub const QUANTITY_FORMAT_ERROR: &str =
+pub(crate) const QUANTITY_FORMAT_ERROR: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 /// Fields whose Go type is a named string type, which Go's errors name (`[]v1.FinalizerName`); others
@@ -368,7 +368,7 @@ fn go_name(definition: &str) -> String {
 }
 
 /// The JSON type name Go's decoder reports.
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -381,7 +381,7 @@ pub fn json_type(v: &Value) -> &'static str {
 
 /// Whether `text` matches `ParseQuantity`'s grammar: a signed decimal number and an optional suffix (a
 /// binary or decimal SI suffix, or an exponent).
-pub fn is_quantity(text: &str) -> bool {
+pub(crate) fn is_quantity(text: &str) -> bool {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let digits_end = unsigned.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(unsigned.len());
     let (number, suffix) = unsigned.split_at(digits_end);

@@ -68,7 +68,7 @@ impl SystemFields {
 
 /// The seconds since the epoch of a `YYYY-MM-DDTHH:MM:SSZ` timestamp (the form [`rfc3339`] writes), or
 /// `None` for any other text: the registry reads back only timestamps it wrote.
-pub fn parse_rfc3339(text: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z'
     {

@@ -16,7 +16,7 @@ use crate::storage::{
 };
 
 /// One direction of a conversion.
-pub type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+pub(crate) type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 
 /// The two directions between the served form and the stored form.
 #[derive(Clone)]
@@ -61,13 +61,13 @@ impl std::fmt::Debug for Conversion {
 
 /// A storage serving `inner`'s objects through `conversion`.
 #[derive(Clone)]
-pub struct Converting<S> {
+pub(crate) struct Converting<S> {
     inner: S,
     conversion: Conversion,
 }
 
 impl<S: Storage + Clone> Converting<S> {
-    pub fn new(inner: S, conversion: Conversion) -> Converting<S> {
+    pub(crate) fn new(inner: S, conversion: Conversion) -> Converting<S> {
         Converting { inner, conversion }
     }
 

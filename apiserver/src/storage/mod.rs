@@ -19,16 +19,16 @@
 //!   [`cacher::watch_cache::WatchCache`].
 
 pub mod cacher;
-pub mod continue_token;
-pub mod conversion;
-pub mod error;
+pub(crate) mod continue_token;
+pub(crate) mod conversion;
+pub(crate) mod error;
 pub mod etcd3;
-pub mod interface;
-pub mod object;
-pub mod options;
-pub mod resource_version;
+pub(crate) mod interface;
+pub(crate) mod object;
+pub(crate) mod options;
+pub(crate) mod resource_version;
 pub mod status;
-pub mod watch;
+pub(crate) mod watch;
 
 pub use error::StorageError;
 pub use interface::{ObjectList, ResponseMeta, Storage};

@@ -44,7 +44,7 @@ pub struct ListOptions {
 }
 
 /// The label/field selector hook: whether an object is selected.
-pub type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+pub(crate) type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
 /// Which objects a list or watch returns, and how many per page.
 #[derive(Clone, Default)]

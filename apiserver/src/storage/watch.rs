@@ -30,7 +30,7 @@ pub enum WatchEvent {
 
 /// The annotation that marks the bookmark ending a watch-list request's initial events
 /// (`metav1.InitialEventsAnnotationKey`).
-pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
+pub(crate) const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
 /// How many converted events a mapped watcher holds before its forwarding task waits for the reader.
 const MAPPED_BUFFER: usize = 100;
@@ -99,7 +99,7 @@ impl Watcher {
 
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     Added,
     Modified,
     Deleted,
@@ -108,7 +108,7 @@ pub enum EventKind {
 /// One change, under its storage key (relative to the store's prefix), as the cache feed reads it and the
 /// watch cache's history keeps it. `object` carries its resourceVersion; for a deletion, the last state.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CachedEvent {
+pub(crate) struct CachedEvent {
     pub kind: EventKind,
     pub key: String,
     pub object: SharedObject,

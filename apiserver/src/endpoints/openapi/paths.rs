@@ -100,7 +100,12 @@ const PATCH_TYPES: &[&str] = &[
 ];
 
 /// The paths of `group`/`version`: the discovery path and every resource's.
-pub fn group_version_paths(catalog: &Catalog, defs: &Definitions, group: &str, version: &str) -> Map<String, Value> {
+pub(crate) fn group_version_paths(
+    catalog: &Catalog,
+    defs: &Definitions,
+    group: &str,
+    version: &str,
+) -> Map<String, Value> {
     let gv = GroupVersionNames::new(group, version);
     let mut paths = Map::new();
     let apis = json!({

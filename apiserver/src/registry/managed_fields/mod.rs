@@ -17,10 +17,10 @@
 //! configuration in, and fails with a conflict for every field it changes that another manager owns,
 //! unless forced, which moves those fields to it.
 
-pub mod managers;
+pub(crate) mod managers;
 pub mod path;
 pub mod shape;
-pub mod walk;
+pub(crate) mod walk;
 
 #[cfg(test)]
 mod tests;
@@ -39,7 +39,7 @@ use crate::registry::managed_fields::walk::{compare, field_set, merge, remove};
 /// (`lastAppliedManager`).
 const KUBECTL: &str = "kubectl";
 /// The annotation client-side `kubectl apply` keeps its configuration in.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Who writes, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ fn build_stripped() -> FieldSet {
 /// The fields a write through `subresource` may not own (the strategy resets them: `ResetFieldsStrategy`).
 /// The main resource of a kind with a status subresource cannot own its status; the status subresource
 /// owns nothing but the status.
-pub fn ignored_fields(subresource: &str, has_status: bool) -> FieldSet {
+pub(crate) fn ignored_fields(subresource: &str, has_status: bool) -> FieldSet {
     let mut out = FieldSet::default();
     match subresource {
         "" if has_status => out.insert(&[PathElement::field("status")]),
@@ -166,7 +166,7 @@ pub enum ApplyError {
 /// endpoint's: upstream's `versionCheckManager`, which prints the `GroupVersionKind` as Go does
 /// (`apps/v1, Kind=Deployment`, `/v1, Kind=Secret`; an apiVersion with more than one slash parses as no group
 /// version at all). The registry's error wraps it; the field manager sits below that error.
-pub fn invalid_object_type(api_version: &str, kind: &str) -> String {
+pub(crate) fn invalid_object_type(api_version: &str, kind: &str) -> String {
     let (group, version) = match api_version.matches('/').count() {
         0 => ("", api_version),
         1 => api_version.split_once('/').expect("one slash"),
@@ -277,7 +277,7 @@ fn last_applied_fields(live: &Value, shape: &Shape) -> Vec<String> {
 }
 
 /// The 409 of a failed apply, in upstream's words (`NewConflictError`).
-pub fn conflict_message(conflicts: &[Conflict]) -> String {
+pub(crate) fn conflict_message(conflicts: &[Conflict]) -> String {
     if let [only] = conflicts {
         return format!("Apply failed with 1 conflict: conflict with {}: {}", only.manager, only.field);
     }

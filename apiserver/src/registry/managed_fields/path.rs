@@ -25,7 +25,7 @@ pub enum PathElement {
 }
 
 /// A path from an object's root.
-pub type Path = Vec<PathElement>;
+pub(crate) type Path = Vec<PathElement>;
 
 impl PathElement {
     pub fn field(name: &str) -> PathElement {
@@ -68,7 +68,7 @@ impl PathElement {
 }
 
 /// How upstream prints a path in a conflict: `.spec.containers[name="nginx"].image`, `[=value]`, `[0]`.
-pub struct Display<'a>(pub &'a [PathElement]);
+pub(crate) struct Display<'a>(pub &'a [PathElement]);
 
 impl fmt::Display for Display<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -69,7 +69,7 @@ impl Eq for CustomSchema {}
 const KEY_DEFAULTS: &[(&str, &str)] = &[("protocol", "\"TCP\"")];
 
 /// The default of a list-map key field, as JSON text.
-pub fn key_default(key: &str) -> Option<&'static str> {
+pub(crate) fn key_default(key: &str) -> Option<&'static str> {
     KEY_DEFAULTS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 

@@ -25,7 +25,7 @@ use crate::registry::system::SystemFields;
 use crate::storage::status::Operation;
 use crate::storage::{Storage, StorageError};
 
-pub use delete::DeleteResult;
+pub(crate) use delete::DeleteResult;
 pub use fields::ApplyRequest;
 pub use read::ListRequest;
 

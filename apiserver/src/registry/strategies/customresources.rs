@@ -22,7 +22,7 @@ use crate::registry::structural::cel_rules::RuleTree;
 use crate::registry::structural::Structural;
 
 /// The strategy of one served version of a custom resource.
-pub struct CustomResource {
+pub(crate) struct CustomResource {
     namespaced: bool,
     schema: Arc<Structural>,
     rules: RuleTree,
@@ -44,7 +44,7 @@ impl CustomResource {
     /// schema and CEL rules, `/status` and `/scale` as it declares them, and its `selectableFields`. `None`
     /// when the version has no schema, or one that no longer parses or compiles (validation refuses such
     /// CRDs; an old stored one is not served).
-    pub fn for_version(version: &Value, namespaced: bool) -> Option<CustomResource> {
+    pub(crate) fn for_version(version: &Value, namespaced: bool) -> Option<CustomResource> {
         let schema_json = version.pointer("/schema/openAPIV3Schema")?;
         let schema = Structural::parse(schema_json, "schema").ok()?;
         let rules = RuleTree::compile(schema_json, "schema").ok()?;
@@ -249,7 +249,7 @@ fn set_path(obj: &mut Value, path: &str, value: Value) {
 
 /// The value at a simple JSONPath (`.spec.replicas`, `.status.conditions[0].type`), as printer columns and
 /// selectable fields use them.
-pub fn json_path(obj: &Value, path: &str) -> Option<Value> {
+pub(crate) fn json_path(obj: &Value, path: &str) -> Option<Value> {
     let mut current = obj;
     for part in path.trim_start_matches('.').split('.') {
         let (name, indices) = match part.find('[') {

@@ -16,8 +16,8 @@
 //! custom resources' strategy validates, prunes and defaults by them, and the field manager owns a custom
 //! resource's fields by their shape.
 
-pub mod cel;
-pub mod cel_rules;
+pub(crate) mod cel;
+pub(crate) mod cel_rules;
 mod check;
 mod default;
 mod defaults;
@@ -98,7 +98,7 @@ pub enum ListType {
 }
 
 /// The path marker that addresses array elements in [`Structural::at`] and friends.
-pub const ITEMS: &str = "[]";
+pub(crate) const ITEMS: &str = "[]";
 
 impl Structural {
     /// Parses `openAPIV3Schema` (`schema` is the JSON of JSONSchemaProps). Errors come in upstream's order:

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tonic::transport::Channel;
 
 pub(crate) use cache_feed::FeedItem;
-pub use leases::LeaseManager;
+pub(crate) use leases::LeaseManager;
 
 use crate::bug::Bugs;
 use crate::failpoint::Failpoints;

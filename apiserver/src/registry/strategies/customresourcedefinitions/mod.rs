@@ -7,7 +7,7 @@
 //! layer) writes: accepted names and the `NamesAccepted`, `Established` and `Terminating` conditions, read
 //! and set through [`conditions`].
 
-pub mod conditions;
+pub(crate) mod conditions;
 
 use serde_json::{json, Value};
 
@@ -20,18 +20,18 @@ use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
 use crate::registry::structural::{cel_rules, Structural};
 
 /// The group of CRDs.
-pub const GROUP: &str = "apiextensions.k8s.io";
+pub(crate) const GROUP: &str = "apiextensions.k8s.io";
 
 /// The finalizer a CRD carries from its first delete until its custom resources are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 /// The descriptor of `customresourcedefinitions`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::group(GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions")
 }
 
 /// The CRD strategy.
-pub struct Crds;
+pub(crate) struct Crds;
 
 /// The column types a printer column may have.
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
@@ -144,7 +144,7 @@ impl DeleteStrategy for Crds {
 
 /// The defaults of `apiextensions/v1` (`SetDefaults_CustomResourceDefinitionSpec`): the singular is the
 /// kind in lower case, the list kind is the kind with `List`, and the conversion strategy is `None`.
-pub fn set_defaults(obj: &mut Value) {
+pub(crate) fn set_defaults(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else { return };
     if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
         let kind = names.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
@@ -163,7 +163,7 @@ pub fn set_defaults(obj: &mut Value) {
 }
 
 /// The name of the version marked `storage: true` (the first, if a bad CRD marks several).
-pub fn storage_version(crd: &Value) -> Option<String> {
+pub(crate) fn storage_version(crd: &Value) -> Option<String> {
     versions(crd)
         .iter()
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
@@ -172,7 +172,7 @@ pub fn storage_version(crd: &Value) -> Option<String> {
 }
 
 /// `spec.versions`.
-pub fn versions(crd: &Value) -> &[Value] {
+pub(crate) fn versions(crd: &Value) -> &[Value] {
     crd.pointer("/spec/versions").and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
