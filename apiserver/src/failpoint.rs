@@ -58,7 +58,7 @@ pub type Failpoints = kubesim_failpoints::Failpoints<Point>;
 
 impl Point {
     /// The text of the error a failure injected here produces.
-    pub fn message(self) -> String {
+    pub(crate) fn message(self) -> String {
         format!("apiserver: failpoint {self} injected a failure")
     }
 }

@@ -114,7 +114,7 @@ pub struct ResourceInfo {
 impl ResourceInfo {
     /// A namespaced resource serving every verb, with no short names, categories or subresources: the
     /// common case, which entries adjust with struct update syntax.
-    pub fn new(
+    pub(crate) fn new(
         resource: Resource,
         singular: &'static str,
         strategy: Arc<dyn Strategy>,
@@ -148,7 +148,7 @@ impl ResourceInfo {
     }
 
     /// The kind of a list of these objects (`ConfigMapList`).
-    pub fn list_kind(&self) -> String {
+    pub(crate) fn list_kind(&self) -> String {
         format!("{}List", self.resource.kind)
     }
 }
@@ -199,23 +199,27 @@ impl Catalog {
         self.resources.insert((gv, info.resource.plural.clone()), info);
     }
 
-    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
+    pub(crate) fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
         let gv = GroupVersion { group: group.to_string(), version: version.to_string() };
         self.resources.get(&(gv, plural.to_string()))
     }
 
     /// Whether any resource lives in `group`/`version`.
-    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+    pub(crate) fn serves_group_version(&self, group: &str, version: &str) -> bool {
         self.resources.keys().any(|(gv, _)| gv.group == group && gv.version == version)
     }
 
     /// The resources of one group and version, by plural.
-    pub fn in_group_version<'a>(&'a self, group: &'a str, version: &'a str) -> impl Iterator<Item = &'a ResourceInfo> {
+    pub(crate) fn in_group_version<'a>(
+        &'a self,
+        group: &'a str,
+        version: &'a str,
+    ) -> impl Iterator<Item = &'a ResourceInfo> {
         self.resources.iter().filter(move |((gv, _), _)| gv.group == group && gv.version == version).map(|(_, r)| r)
     }
 
     /// The named groups, in `/apis` order, each with its versions (preferred first).
-    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+    pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
         self.group_order
             .iter()
             .map(|group| {

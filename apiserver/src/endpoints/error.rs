@@ -58,17 +58,17 @@ impl From<NotAcceptable> for ApiError {
 
 impl ApiError {
     /// A 415 for a body the endpoint cannot read, listing every serialization.
-    pub fn unsupported_media_type() -> ApiError {
+    pub(crate) fn unsupported_media_type() -> ApiError {
         ApiError::UnsupportedMediaType { accepted: supported_media_types(false) }
     }
 
     /// Whether the answer is Go's plain-text 404 rather than a `Status`.
-    pub fn is_plain_not_found(&self) -> bool {
+    pub(crate) fn is_plain_not_found(&self) -> bool {
         matches!(self, ApiError::NoRoute)
     }
 
     /// The `Status` kube-apiserver answers with.
-    pub fn to_status(&self) -> Status {
+    pub(crate) fn to_status(&self) -> Status {
         match self {
             ApiError::Registry(err) => err.to_status(),
             ApiError::NoRoute | ApiError::Generic { code: 404 } => failure(

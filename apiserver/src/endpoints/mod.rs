@@ -210,13 +210,13 @@ impl ApiServer {
     }
 
     /// This server with the means to serve the resources of CRDs.
-    pub fn with_custom_resources(mut self, factory: crate::apis::StoreFactory) -> ApiServer {
+    pub(crate) fn with_custom_resources(mut self, factory: crate::apis::StoreFactory) -> ApiServer {
         self.custom_resources = Some(factory);
         self
     }
 
     /// This server with the apiserver's failpoint registry, which its storage shares.
-    pub fn with_failpoints(mut self, failpoints: crate::failpoint::Failpoints) -> ApiServer {
+    pub(crate) fn with_failpoints(mut self, failpoints: crate::failpoint::Failpoints) -> ApiServer {
         self.failpoints = failpoints;
         self
     }
@@ -233,17 +233,13 @@ impl ApiServer {
         *served = Arc::new(Served::new(catalog, registry, served.generation + 1));
     }
 
-    pub fn config(&self) -> &ServerConfig {
-        &self.config
-    }
-
     /// Begins a graceful shutdown: `/readyz` fails, watches end cleanly, new watches are refused.
-    pub fn begin_shutdown(&self) {
+    pub(crate) fn begin_shutdown(&self) {
         self.shutdown.begin();
     }
 
     /// Records that the system namespaces exist.
-    pub fn mark_system_namespaces_ready(&self) {
+    pub(crate) fn mark_system_namespaces_ready(&self) {
         self.system_namespaces.store(true, Ordering::SeqCst);
     }
 

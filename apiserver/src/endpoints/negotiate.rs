@@ -91,7 +91,7 @@ pub struct NotAcceptable {
 
 impl NotAcceptable {
     /// kube's `errNotAcceptable` text.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!("only the following media types are accepted: {}", supported_media_types(self.stream).join(", "))
     }
 }

@@ -69,7 +69,7 @@ impl UpdateOptions {
 
 impl DeleteOptions {
     /// A delete with `preconditions` and nothing else.
-    pub fn with_preconditions(preconditions: Preconditions) -> DeleteOptions {
+    pub(crate) fn with_preconditions(preconditions: Preconditions) -> DeleteOptions {
         DeleteOptions { preconditions, ..DeleteOptions::default() }
     }
 

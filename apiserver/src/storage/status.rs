@@ -26,7 +26,7 @@ impl GroupResource {
     }
 
     /// `resource.group`, or `resource` for the core group.
-    pub fn qualified(&self) -> String {
+    pub(crate) fn qualified(&self) -> String {
         if self.group.is_empty() {
             self.resource.clone()
         } else {

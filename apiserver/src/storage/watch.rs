@@ -43,13 +43,13 @@ pub struct Watcher {
 
 impl Watcher {
     /// A watcher over `events`; `progress` carries progress requests to whatever drives the watch.
-    pub fn new(events: mpsc::Receiver<WatchEvent>, progress: mpsc::UnboundedSender<()>) -> Watcher {
+    pub(crate) fn new(events: mpsc::Receiver<WatchEvent>, progress: mpsc::UnboundedSender<()>) -> Watcher {
         Watcher { events, progress }
     }
 
     /// A watcher that delivers `event` and then ends: how a watch that failed after its request was accepted
     /// reports the failure (kube-apiserver's `newErrWatcher`).
-    pub fn failed(event: WatchEvent) -> Watcher {
+    pub(crate) fn failed(event: WatchEvent) -> Watcher {
         let (out, events) = mpsc::channel(1);
         out.try_send(event).expect("a fresh channel has room for one event");
         let (progress, _) = mpsc::unbounded_channel();
@@ -59,7 +59,7 @@ impl Watcher {
     /// A watcher delivering this one's events with `f` applied to their objects (a conversion to another
     /// version). A task forwards them, and ends when either side does; progress requests reach this
     /// watcher's source unchanged.
-    pub fn map(mut self, f: impl Fn(SharedObject) -> SharedObject + Send + 'static) -> Watcher {
+    pub(crate) fn map(mut self, f: impl Fn(SharedObject) -> SharedObject + Send + 'static) -> Watcher {
         let (out, events) = mpsc::channel(MAPPED_BUFFER);
         let progress = self.progress.clone();
         tokio::spawn(async move {

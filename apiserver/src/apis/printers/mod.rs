@@ -42,7 +42,7 @@ pub struct Printer {
 
 impl Printer {
     /// The column definitions as a Table carries them.
-    pub fn column_definitions(&self) -> Vec<Value> {
+    pub(crate) fn column_definitions(&self) -> Vec<Value> {
         self.columns
             .iter()
             .map(|c| {

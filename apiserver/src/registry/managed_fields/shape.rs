@@ -75,7 +75,7 @@ pub(crate) fn key_default(key: &str) -> Option<&'static str> {
 
 impl Shape {
     /// The shape of a custom resource whose CRD version has the structural schema `schema`.
-    pub fn custom_root(schema: Arc<Structural>) -> Shape {
+    pub(crate) fn custom_root(schema: Arc<Structural>) -> Shape {
         Shape::Custom { schema: CustomSchema { root: schema, path: Vec::new() }, root: true }
     }
 
@@ -89,7 +89,7 @@ impl Shape {
 
     /// The shape of `field` of this struct or map; `None` if the field is not declared (a struct's unknown
     /// field), which is owned as a deduced value.
-    pub fn field(&self, field: &str) -> (Shape, bool) {
+    pub(crate) fn field(&self, field: &str) -> (Shape, bool) {
         match self {
             Shape::Struct(definition) => match schemas().property(definition, field) {
                 Some(property) => (of_schema(property, facts(definition, Some(field))), true),

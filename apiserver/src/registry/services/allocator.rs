@@ -35,7 +35,7 @@ impl Range {
     }
 
     /// The text the `RangeAllocation` records (`10.0.0.0/24`, `30000-32767`).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Range::Ipv4 { network, prefix_len } => format!("{}/{prefix_len}", Ipv4Addr::from(*network)),
             Range::Ports { first, last } => format!("{first}-{last}"),
@@ -52,7 +52,7 @@ impl Range {
     }
 
     /// The offset of `value` in the range, if it is in it.
-    pub fn offset(&self, value: &str) -> Option<u32> {
+    pub(crate) fn offset(&self, value: &str) -> Option<u32> {
         match self {
             Range::Ipv4 { network, .. } => {
                 let ip = u32::from(value.parse::<Ipv4Addr>().ok()?);
@@ -68,7 +68,7 @@ impl Range {
     }
 
     /// The value at `offset`.
-    pub fn value(&self, offset: u32) -> String {
+    pub(crate) fn value(&self, offset: u32) -> String {
         match self {
             Range::Ipv4 { network, .. } => Ipv4Addr::from(network + 1 + offset).to_string(),
             Range::Ports { first, .. } => (u32::from(*first) + offset).to_string(),

@@ -368,10 +368,6 @@ fn node_ports(svc: &Value) -> Vec<i64> {
 }
 
 impl<S: Storage + Clone + 'static> Rest for ServiceRest<S> {
-    fn resource(&self) -> &Resource {
-        self.store.resource()
-    }
-
     fn strategy(&self) -> &dyn Strategy {
         self.store.strategy()
     }

@@ -104,7 +104,7 @@ impl<S: Storage + Clone> Store<S> {
     /// `config` applied to `existing` (`Value::Null`: the apply creates), decoded as the kind: the patch
     /// function of an apply, for this store's [`Store::apply`] and for registries that patch and create
     /// their own way around the store (services).
-    pub fn applied(
+    pub(crate) fn applied(
         &self,
         existing: &Value,
         config: &Value,
