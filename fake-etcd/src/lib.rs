@@ -11,12 +11,16 @@
 //! - [`service`]: the async gRPC shell (tonic, or madsim-tonic under `--cfg madsim`) that owns the clock,
 //!   the tickers and the streams.
 
+// What other crates use is `pub`; everything else is `pub(crate)` or private, and this lint keeps it so (in
+// the real build, as the apiserver does).
+#![cfg_attr(not(madsim), warn(unreachable_pub))]
+
 pub mod apply;
 pub mod auth;
 pub mod bug;
 pub mod error;
 pub mod failpoint;
-pub mod lease;
+pub(crate) mod lease;
 pub mod mvcc;
 pub mod raft;
 pub mod service;

@@ -3,7 +3,7 @@
 //! calls the catch-up step: the configuration sits below both.
 
 #[derive(Clone, Copy, Debug)]
-pub struct HubConfig {
+pub(crate) struct HubConfig {
     /// Responses of fragmenting watchers are split at or above this many encoded bytes (`--max-request-bytes`).
     pub max_request_bytes: usize,
     /// At most this many revisions per catch-up response (etcd's `watchBatchMaxRevs`).

@@ -53,5 +53,6 @@ mod wire_size;
 #[cfg(test)]
 mod tests;
 
-pub use config::HubConfig;
-pub use hub::{StreamId, WatchHub};
+pub(crate) use config::HubConfig;
+pub use hub::StreamId;
+pub(crate) use hub::WatchHub;
