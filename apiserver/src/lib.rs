@@ -17,6 +17,20 @@
 //! - [`apiextensions`]: serving CRDs: their resources' catalog entries and printers, and the CRD controller,
 //!   which swaps the HTTP layer's served catalog and registries.
 //! - [`server`]: assembles a server from a catalog and an etcd connection, and starts the CRD controller.
+//!
+//! Public face: what other crates use, and nothing else (`pub(crate)` marks the rest, and the
+//! `unreachable_pub` lint keeps it so):
+//! - building and serving a server, for the `kubesim-apiserver` binary, sim's apiserver nodes and the fuzz
+//!   harness: [`server::build`] with [`server::ServerOptions`], [`server::bootstrap`],
+//!   [`endpoints::ServerConfig`], [`endpoints::serve`], [`apis::Catalog`], and the injected time and
+//!   randomness ([`registry::SystemFields`], [`registry::Clock`]);
+//! - the harness's vocabulary: [`failpoint`], [`bug`], and for sim's simulated HTTP clients
+//!   [`endpoints::quiet_flush::QuietFlush`] and [`endpoints::serve::RuntimeExecutor`]; the scenario validator
+//!   reads the catalog ([`apis::ResourceInfo`], [`apiextensions::custom::declared_resource_infos`]);
+//! - the layers the crate's conformance suites and benches drive directly: [`storage`] (the interface, the
+//!   etcd3 store, the Cacher, their errors and options), [`registry::Store`] with a few strategies, the
+//!   namespace controller's pass and the field manager ([`registry::managed_fields`]), and the protobuf codec
+//!   as a client speaks it ([`endpoints::protobuf`]).
 
 // What other crates use is `pub`; everything else is `pub(crate)` or private, and this lint keeps it so. The
 // real build checks it: the simulation build leaves out the protobuf codec, whose public functions are what
