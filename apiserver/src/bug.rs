@@ -9,7 +9,7 @@
 //! watcher, its registration, bookmarks, freshness), then the etcd3 store's, then the registry's (handed to
 //! each [`crate::registry::store::Store`] through `Store::with_bugs`).
 
-pub use kubesim_failpoints::{Bug as _, UnknownBug};
+pub use kubesim_failpoints::Bug as _;
 
 kubesim_failpoints::bugs! {
     /// A historical kube-apiserver bug kubesim can put back.

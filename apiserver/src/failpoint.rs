@@ -37,7 +37,8 @@
 //!   bug the simulation's watch checker must catch; `Error` ends the stream cleanly, as a dropped connection
 //!   does, and the client must watch again from the last resourceVersion it saw.
 
-pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
+pub(crate) use kubesim_failpoints::Injected;
+pub use kubesim_failpoints::{Action, Arm};
 
 kubesim_failpoints::points! {
     /// A named place in the apiserver where a failure can be injected.
@@ -57,7 +58,7 @@ pub type Failpoints = kubesim_failpoints::Failpoints<Point>;
 
 impl Point {
     /// The text of the error a failure injected here produces.
-    pub fn message(self) -> String {
+    pub(crate) fn message(self) -> String {
         format!("apiserver: failpoint {self} injected a failure")
     }
 }

@@ -9,7 +9,7 @@ use std::fmt::Write;
 /// Quotes `text` as Go's `strconv.Quote` (and `%q`) does: printable characters as they are, `"` and `\`
 /// escaped, the C escapes for `\a \b \f \n \r \t \v`, other control characters as `\xNN` (below 0x80) or
 /// `\uNNNN` / `\UNNNNNNNN`.
-pub fn quote(text: &str) -> String {
+pub(crate) fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {

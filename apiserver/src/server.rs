@@ -66,7 +66,7 @@ impl Default for ServerOptions {
 }
 
 /// kube-apiserver's default `--service-cluster-ip-range`.
-pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
+pub(crate) const DEFAULT_SERVICE_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
 
 /// The storage of one resource: its watch cache, or etcd directly.
 #[derive(Clone)]
@@ -242,7 +242,7 @@ impl HealthCheck for Health {
 
 /// The namespaces kube-apiserver creates at start: `default` (the bootstrap controller) and `kube-system`,
 /// `kube-public`, `kube-node-lease` (the system namespaces controller).
-pub const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+pub(crate) const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// Creates the system namespaces that do not exist yet, retrying until each does, then the `kubernetes`
 /// service in `default`, then marks the server's post-start hook done. The four namespaces are made
@@ -268,7 +268,9 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
     };
     // Only a server that serves CRDs runs their controller (a simulation serves only what its clients
     // use, and a task spawned for nothing would still move the scheduler's draws).
-    let serves_crds = server.rest(crate::apiextensions::crd::GROUP, "v1", "customresourcedefinitions").is_some();
+    let serves_crds = server
+        .rest(crate::registry::strategies::customresourcedefinitions::GROUP, "v1", "customresourcedefinitions")
+        .is_some();
     if let (Some(factory), true) = (server.custom_resources.clone(), serves_crds) {
         tokio::spawn(crate::apiextensions::controller::run(server.clone(), factory));
     }

@@ -5,8 +5,6 @@
 //! and the member hands each switch to the sans-IO core it concerns as a plain field of that core's own
 //! configuration ([`crate::watch::HubConfig`], [`crate::mvcc::MvccConfig`], `crate::raft::DiskOptions`).
 
-pub use kubesim_failpoints::UnknownBug;
-
 kubesim_failpoints::bugs! {
     /// A historical etcd bug fake-etcd can put back.
     pub enum Bug {

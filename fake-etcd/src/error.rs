@@ -138,7 +138,7 @@ impl EtcdError {
 
     /// This error as etcd 3.4's auth package words it before `rpctypes` translates it ("auth: permission
     /// denied" with code Unknown rather than "etcdserver: permission denied"); other errors are unchanged.
-    pub fn untranslated(self) -> EtcdError {
+    pub(crate) fn untranslated(self) -> EtcdError {
         match &self {
             EtcdError::UserEmpty
             | EtcdError::UserNotFound

@@ -25,7 +25,8 @@
 //! `Delay` and `Hold` stall whatever reached the point; `Crash` kills the member's node through the crash
 //! hook the harness installed (see the `kubesim-failpoints` crate).
 
-pub use kubesim_failpoints::{Action, Arm, Injected, UnknownPoint};
+pub(crate) use kubesim_failpoints::Injected;
+pub use kubesim_failpoints::{Action, Arm};
 
 kubesim_failpoints::points! {
     /// A named place in fake-etcd where a failure can be injected.
@@ -42,7 +43,7 @@ pub type Failpoints = kubesim_failpoints::Failpoints<Point>;
 
 impl Point {
     /// The gRPC status a client sees for a failure injected here.
-    pub fn status(self) -> tonic::Status {
+    pub(crate) fn status(self) -> tonic::Status {
         tonic::Status::unavailable(format!("fake-etcd: failpoint {self} injected a failure"))
     }
 }

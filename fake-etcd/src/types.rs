@@ -73,7 +73,7 @@ pub struct Term(pub u64);
 pub struct Millis(pub u64);
 
 impl Millis {
-    pub fn plus_s(self, seconds: i64) -> Millis {
+    pub(crate) fn plus_s(self, seconds: i64) -> Millis {
         Millis(self.0.saturating_add((seconds.max(0) as u64).saturating_mul(1000)))
     }
 }
@@ -99,10 +99,10 @@ impl fmt::Display for Term {
 /// what a request without a user carries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct AuthRevision(pub u64);
+pub(crate) struct AuthRevision(pub u64);
 
 impl AuthRevision {
-    pub fn next(self) -> AuthRevision {
+    pub(crate) fn next(self) -> AuthRevision {
         AuthRevision(self.0 + 1)
     }
 }

@@ -31,8 +31,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn all_rust_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    // The fuzz targets (a workspace of their own) keep the same rules.
-    for krate in ["fake-etcd", "apiserver", "sim", "fuzz"] {
+    // The fuzz targets (a workspace of their own) keep the same rules, and so do the leaf crates under crates/.
+    for krate in ["crates", "fake-etcd", "apiserver", "sim", "fuzz"] {
         rust_files(&repo_root().join(krate), &mut files);
     }
     files.sort();
@@ -76,9 +76,9 @@ fn crate_dependencies_point_the_right_way() {
         ),
         // The wire contract and the failpoint registry depend on nothing of ours.
         ("fake-etcd/proto/Cargo.toml", &[], &[]),
-        ("sim/failpoints/Cargo.toml", &[], &[]),
+        ("crates/failpoints/Cargo.toml", &[], &[]),
         // Test support is only ever a dev-dependency, and itself depends on nothing of ours.
-        ("sim/testsupport/Cargo.toml", &[], &[]),
+        ("crates/testsupport/Cargo.toml", &[], &[]),
         // The apiserver reaches its store only through the wire API, never through fake-etcd; only its
         // tests may start a fake-etcd member in-process.
         (
@@ -170,8 +170,8 @@ fn no_nondeterminism_in_sources() {
         let rel = file.strip_prefix(&root).unwrap().display().to_string();
         let text = fs::read_to_string(&file).unwrap();
         // Real-build tests drive real processes and sockets, and so does the shared test support crate.
-        let real_build_test =
-            (text.contains("#![cfg(not(madsim))]") && rel.contains("/tests/")) || rel.starts_with("sim/testsupport/");
+        let real_build_test = (text.contains("#![cfg(not(madsim))]") && rel.contains("/tests/"))
+            || rel.starts_with("crates/testsupport/");
         for (needle, allowed, in_real_tests) in BANNED {
             if allowed.iter().any(|(path, _why)| *path == rel) || (real_build_test && !in_real_tests) {
                 continue;
@@ -196,13 +196,13 @@ fn no_nondeterminism_in_sources() {
 
 /// Every crate of the workspace: its directory, and where its library sources are.
 const CRATES: &[&str] = &[
+    "crates/failpoints",
+    "crates/testsupport",
     "fake-etcd",
     "fake-etcd/proto",
     "apiserver",
     "apiserver/binary",
     "sim",
-    "sim/failpoints",
-    "sim/testsupport",
     "fuzz",
 ];
 

@@ -19,13 +19,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::apiextensions::{conditions, crd, custom, naming};
+use crate::apiextensions::{custom, naming};
 use crate::apis::{ResourceInfo, StoreFactory};
 use crate::endpoints::{ApiServer, Registry};
 use crate::registry::meta;
 use crate::registry::options::{DeleteOptions, UpdateOptions};
 use crate::registry::rest::Rest;
 use crate::registry::store::ListRequest;
+use crate::registry::strategies::customresourcedefinitions::{self as crd, conditions};
 use crate::registry::strategy::Subresource;
 use crate::registry::system::rfc3339;
 use crate::storage::WatchEvent;
@@ -39,7 +40,7 @@ struct ServedCrd {
 }
 
 /// Runs the controller until the process ends.
-pub async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
+pub(crate) async fn run(server: Arc<ApiServer>, factory: StoreFactory) {
     let Some(crds) = server.rest(crd::GROUP, "v1", "customresourcedefinitions") else { return };
     let mut served: BTreeMap<String, ServedCrd> = BTreeMap::new();
     loop {

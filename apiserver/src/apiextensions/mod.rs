@@ -1,18 +1,17 @@
-//! CustomResourceDefinitions (`apiextensions.k8s.io/v1`), as apiextensions-apiserver serves them: the CRD
-//! kind itself, the structural schemas of custom resources, their CEL validation rules, and the controller
-//! that turns an accepted CRD into served resources.
+//! Serving CustomResourceDefinitions (`apiextensions.k8s.io/v1`), as apiextensions-apiserver does on top of
+//! the generic apiserver: what an established CRD adds to the catalog, and the controller that accepts CRDs'
+//! names and swaps the server's catalog and registries as CRDs come and go.
 //!
-//! Files: [`crd`] (the CRD kind: defaults, validation, the cleanup finalizer), [`schema`] (structural
-//! schemas: the structural check, validation, pruning, defaulting), [`cel`] (one `x-kubernetes-validations`
-//! rule, compiled and evaluated with the `cel` crate) and [`cel_rules`] (a schema's rules laid out as the
-//! schema is), [`custom`] (the catalog entries, strategy and printer of a CRD's resources), [`naming`]
-//! (which names a CRD gets), [`conditions`] (reading and setting a CRD's conditions), [`controller`] (the loop that applies all this to a server).
+//! This is the top of the apiserver's layers but the server assembly: it reads the catalog (`crate::apis`)
+//! and drives the HTTP layer's served snapshot (`crate::endpoints`). What a CRD is and what its custom
+//! resources obey sits lower, in the registry, because the catalog and the field manager need it too: the
+//! CRD kind's strategy and conditions (`registry::strategies::customresourcedefinitions`), the custom
+//! resources' strategy (`registry::strategies::customresources`), and structural schemas with their CEL
+//! rules (`registry::structural`).
+//!
+//! Files: [`custom`] (the catalog entries and printer of a CRD's resources), [`naming`] (which names a CRD
+//! gets, pure), [`controller`] (the loop that applies all this to a server).
 
-pub mod cel;
-pub mod cel_rules;
-pub mod conditions;
-pub mod controller;
-pub mod crd;
+pub(crate) mod controller;
 pub mod custom;
-pub mod naming;
-pub mod schema;
+pub(crate) mod naming;

@@ -12,10 +12,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
-use super::conditions::{self, condition, set_condition};
+use crate::registry::strategies::customresourcedefinitions::conditions::{self, condition, set_condition};
 
 /// The status a CRD should have: its accepted names and conditions. `now` stamps conditions that change.
-pub fn desired_status(crd: &Value, others: &[&Value], now: &str) -> Value {
+pub(crate) fn desired_status(crd: &Value, others: &[&Value], now: &str) -> Value {
     let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or("");
     let mut resources: BTreeSet<String> = BTreeSet::new();
     let mut kinds: BTreeSet<String> = BTreeSet::new();

@@ -1,13 +1,14 @@
 //! The `apiextensions.k8s.io/v1` resources: customresourcedefinitions. The resources a CRD defines are
-//! added to the catalog by the CRD controller ([`crate::apiextensions::controller`]) once it is established.
+//! added to the catalog by the CRD controller (`crate::apiextensions::controller`, above this layer) once
+//! it is established.
 
 use std::sync::Arc;
 
 use super::{printers, status, ResourceInfo};
-use crate::apiextensions::crd;
+use crate::registry::strategies::customresourcedefinitions as crd;
 
 /// The `apiextensions.k8s.io/v1` resources.
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![ResourceInfo {
         namespaced: false,
         short_names: &["crd", "crds"],

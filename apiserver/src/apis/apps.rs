@@ -7,7 +7,7 @@ use super::{printers, scale, status, ResourceInfo};
 use crate::registry::strategies::{daemonsets, deployments, replicasets, statefulsets};
 
 /// The `apps/v1` resources.
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![
         ResourceInfo {
             short_names: &["ds"],

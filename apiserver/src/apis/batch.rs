@@ -6,7 +6,7 @@ use super::{printers, status, ResourceInfo};
 use crate::registry::strategies::jobs;
 
 /// The `batch/v1` resources.
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![ResourceInfo {
         categories: &["all"],
         subresources: vec![status("Job")],

@@ -6,6 +6,6 @@ use super::{printers, ResourceInfo};
 use crate::registry::strategies::leases;
 
 /// The `coordination.k8s.io/v1` resources.
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![ResourceInfo::new(leases::resource(), "lease", Arc::new(leases::Leases), printers::coordination::leases())]
 }

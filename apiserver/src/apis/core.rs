@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{printers, status, ResourceInfo, SubresourceInfo};
-use crate::endpoints::request_info::Verb;
+use super::{printers, status, ResourceInfo, SubresourceInfo, Verb};
 use crate::registry::strategies::{
     configmaps, endpoints, events, namespaces, nodes, persistentvolumeclaims, pods, quotas, secrets, serviceaccounts,
     services,
@@ -12,7 +11,7 @@ use crate::registry::strategies::{
 use crate::registry::strategy::Subresource;
 
 /// The core group's resources (`/api/v1`).
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![
         ResourceInfo {
             short_names: &["cm"],

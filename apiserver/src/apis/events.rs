@@ -6,7 +6,7 @@ use super::{printers, ResourceInfo};
 use crate::registry::strategies::events_v1;
 
 /// The `events.k8s.io/v1` resources.
-pub fn resources() -> Vec<ResourceInfo> {
+pub(crate) fn resources() -> Vec<ResourceInfo> {
     vec![ResourceInfo {
         short_names: &["ev"],
         conversion: Some(events_v1::conversion()),

@@ -5,27 +5,60 @@
 //!
 //! Files: one per API group with its resources' entries ([`core`], [`apps`], [`events`], [`batch`],
 //! [`apiextensions`], [`coordination`]), and [`printers`] (the printer columns of `kubectl get`, per resource).
+//! The [`Verb`]s a resource serves are declared here, where discovery's facts are; the HTTP layer above
+//! reads a request's verb into the same type.
 
-pub mod apiextensions;
-pub mod apps;
-pub mod batch;
-pub mod coordination;
-pub mod core;
-pub mod events;
-pub mod printers;
+pub(crate) mod apiextensions;
+pub(crate) mod apps;
+pub(crate) mod batch;
+pub(crate) mod coordination;
+pub(crate) mod core;
+pub(crate) mod events;
+pub(crate) mod printers;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::endpoints::request_info::Verb;
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::registry::Resource;
 use crate::storage::conversion::Conversion;
 
-pub use printers::{Column, Printer};
+pub(crate) use printers::Printer;
+
+/// The verbs kube-apiserver knows (`get`, `list`, ...), as they are spelled in RBAC rules and metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Verb {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+    /// A method no verb maps to (`OPTIONS`, `TRACE`); resource requests with it are 405.
+    Unknown,
+}
+
+impl Verb {
+    /// The verb's name as discovery documents and metrics spell it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+            Verb::Unknown => "",
+        }
+    }
+}
 
 /// Every verb a full resource serves, in discovery's order.
-pub const ALL_VERBS: &[Verb] = &[
+pub(crate) const ALL_VERBS: &[Verb] = &[
     Verb::Create,
     Verb::Delete,
     Verb::DeleteCollection,
@@ -47,7 +80,7 @@ pub struct SubresourceInfo {
     pub kind: &'static str,
     /// Group and version of that kind, if not the resource's (`autoscaling`/`v1` for `Scale`).
     pub kind_group_version: Option<(&'static str, &'static str)>,
-    pub verbs: &'static [Verb],
+    pub(crate) verbs: &'static [Verb],
 }
 
 /// A resource as discovery, the router and the printers know it.
@@ -58,7 +91,7 @@ pub struct ResourceInfo {
     pub short_names: &'static [&'static str],
     pub categories: &'static [&'static str],
     pub namespaced: bool,
-    pub verbs: &'static [Verb],
+    pub(crate) verbs: &'static [Verb],
     pub subresources: Vec<SubresourceInfo>,
     /// The strategy the registry uses for it.
     pub strategy: Arc<dyn Strategy>,
@@ -81,7 +114,7 @@ pub struct ResourceInfo {
 impl ResourceInfo {
     /// A namespaced resource serving every verb, with no short names, categories or subresources: the
     /// common case, which entries adjust with struct update syntax.
-    pub fn new(
+    pub(crate) fn new(
         resource: Resource,
         singular: &'static str,
         strategy: Arc<dyn Strategy>,
@@ -106,7 +139,7 @@ impl ResourceInfo {
     }
 
     /// Whether the resource serves `verb` on its main endpoint.
-    pub fn serves(&self, verb: Verb) -> bool {
+    pub(crate) fn serves(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
     }
 
@@ -115,7 +148,7 @@ impl ResourceInfo {
     }
 
     /// The kind of a list of these objects (`ConfigMapList`).
-    pub fn list_kind(&self) -> String {
+    pub(crate) fn list_kind(&self) -> String {
         format!("{}List", self.resource.kind)
     }
 }
@@ -129,24 +162,14 @@ impl std::fmt::Debug for ResourceInfo {
 /// Makes the registries of a CRD's served versions, given its storage version: one storage for all of
 /// them (they share the etcd prefix) and a store per version. The server assembly provides it
 /// ([`crate::server::build`]); the CRD controller calls it.
-pub type StoreFactory = Arc<dyn Fn(&[ResourceInfo], &str) -> Vec<Arc<dyn crate::registry::rest::Rest>> + Send + Sync>;
+pub(crate) type StoreFactory =
+    Arc<dyn Fn(&[ResourceInfo], &str) -> Vec<Arc<dyn crate::registry::rest::Rest>> + Send + Sync>;
 
 /// A group and version, the unit discovery documents describe.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct GroupVersion {
+pub(crate) struct GroupVersion {
     pub group: String,
     pub version: String,
-}
-
-impl GroupVersion {
-    /// `v1` for the core group, `apps/v1` otherwise.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
 }
 
 /// Every resource the server serves, by group, version and plural.
@@ -176,23 +199,27 @@ impl Catalog {
         self.resources.insert((gv, info.resource.plural.clone()), info);
     }
 
-    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
+    pub(crate) fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceInfo> {
         let gv = GroupVersion { group: group.to_string(), version: version.to_string() };
         self.resources.get(&(gv, plural.to_string()))
     }
 
     /// Whether any resource lives in `group`/`version`.
-    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+    pub(crate) fn serves_group_version(&self, group: &str, version: &str) -> bool {
         self.resources.keys().any(|(gv, _)| gv.group == group && gv.version == version)
     }
 
     /// The resources of one group and version, by plural.
-    pub fn in_group_version<'a>(&'a self, group: &'a str, version: &'a str) -> impl Iterator<Item = &'a ResourceInfo> {
+    pub(crate) fn in_group_version<'a>(
+        &'a self,
+        group: &'a str,
+        version: &'a str,
+    ) -> impl Iterator<Item = &'a ResourceInfo> {
         self.resources.iter().filter(move |((gv, _), _)| gv.group == group && gv.version == version).map(|(_, r)| r)
     }
 
     /// The named groups, in `/apis` order, each with its versions (preferred first).
-    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+    pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
         self.group_order
             .iter()
             .map(|group| {
@@ -222,15 +249,15 @@ impl Catalog {
 }
 
 /// The verbs of a `/status` subresource.
-pub const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];
+pub(crate) const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];
 
 /// A `/status` subresource carrying the resource's own `kind`.
-pub fn status(kind: &'static str) -> SubresourceInfo {
+pub(crate) fn status(kind: &'static str) -> SubresourceInfo {
     SubresourceInfo { name: "status", sub: Subresource::Status, kind, kind_group_version: None, verbs: STATUS_VERBS }
 }
 
 /// The `/scale` subresource of a workload: an `autoscaling/v1` `Scale`.
-pub fn scale() -> SubresourceInfo {
+pub(crate) fn scale() -> SubresourceInfo {
     SubresourceInfo {
         name: "scale",
         sub: Subresource::Scale,

@@ -17,7 +17,7 @@ use crate::endpoints::negotiate::Format;
 
 /// Decodes a request body in `format` into a JSON object; `kind` is the type the endpoint expects, named
 /// in errors.
-pub fn decode(body: &[u8], format: Format, kind: &str) -> Result<Value, ApiError> {
+pub(crate) fn decode(body: &[u8], format: Format, kind: &str) -> Result<Value, ApiError> {
     let value = match format {
         Format::Json => serde_json::from_slice::<Value>(body)
             .map_err(|err| format!("couldn't get version/kind; json parse error: {}", go_json_error(&err, body))),
@@ -60,7 +60,7 @@ fn go_json_type(value: &Value) -> &'static str {
 
 /// A serde_json syntax error in the words of Go's `encoding/json` (`unexpected end of JSON input`,
 /// `invalid character 'x' looking for beginning of value`).
-pub fn go_json_error(err: &serde_json::Error, body: &[u8]) -> String {
+pub(crate) fn go_json_error(err: &serde_json::Error, body: &[u8]) -> String {
     if err.is_eof() {
         return "unexpected end of JSON input".into();
     }
@@ -135,7 +135,7 @@ fn yaml_error(err: &serde_yaml::Error) -> String {
 }
 
 /// Whether this build reads and writes Kubernetes protobuf.
-pub const PROTOBUF: bool = cfg!(not(madsim));
+pub(crate) const PROTOBUF: bool = cfg!(not(madsim));
 
 #[cfg(not(madsim))]
 fn decode_protobuf(body: &[u8], kind: &str) -> Result<Value, ApiError> {
@@ -159,7 +159,7 @@ fn encode_protobuf(_obj: &Value) -> Result<Bytes, ApiError> {
 
 /// Encodes `obj` in `format`. JSON ends with a newline as kube's encoder writes it; a protobuf document
 /// is of the `apiVersion` and `kind` the object carries.
-pub fn encode(obj: &Value, format: Format, pretty: bool) -> Result<Bytes, ApiError> {
+pub(crate) fn encode(obj: &Value, format: Format, pretty: bool) -> Result<Bytes, ApiError> {
     match format {
         Format::Protobuf => encode_protobuf(obj),
         Format::Json => {

@@ -38,7 +38,7 @@ fn aggregated_version(headers: &HeaderMap) -> Option<&'static str> {
 }
 
 /// `/api`: the core group's versions, or the aggregated document of the core group.
-pub fn api(catalog: &Catalog, headers: &HeaderMap, address: &str) -> Response<Body> {
+pub(crate) fn api(catalog: &Catalog, headers: &HeaderMap, address: &str) -> Response<Body> {
     if let Some(version) = aggregated_version(headers) {
         let item =
             json!({"metadata": {"creationTimestamp": null}, "versions": [group_version_discovery(catalog, "", "v1")]});
@@ -52,7 +52,7 @@ pub fn api(catalog: &Catalog, headers: &HeaderMap, address: &str) -> Response<Bo
 }
 
 /// `/apis`: every named group, or their aggregated documents.
-pub fn apis(catalog: &Catalog, headers: &HeaderMap) -> Response<Body> {
+pub(crate) fn apis(catalog: &Catalog, headers: &HeaderMap) -> Response<Body> {
     if let Some(version) = aggregated_version(headers) {
         let items = catalog
             .groups()
@@ -70,7 +70,7 @@ pub fn apis(catalog: &Catalog, headers: &HeaderMap) -> Response<Body> {
 }
 
 /// `/apis/GROUP`, or `None` if the group is not served.
-pub fn group(catalog: &Catalog, group: &str) -> Option<Response<Body>> {
+pub(crate) fn group(catalog: &Catalog, group: &str) -> Option<Response<Body>> {
     let (name, versions) = catalog.groups().into_iter().find(|(g, _)| g == group)?;
     let mut doc = api_group(&name, &versions);
     let map = doc.as_object_mut().expect("api_group returns an object");
@@ -89,7 +89,7 @@ fn api_group(group: &str, versions: &[String]) -> Value {
 }
 
 /// `/api/v1` and `/apis/GROUP/VERSION`, or `None` if nothing is served there.
-pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Response<Body>> {
+pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Response<Body>> {
     if !catalog.serves_group_version(group, version) {
         return None;
     }
@@ -149,7 +149,7 @@ fn sorted_verbs<'a>(verbs: impl Iterator<Item = &'a str>) -> Value {
 }
 
 /// `discovery.StorageVersionHash`: the first 8 bytes of SHA-256 of `group/version/kind`, base64.
-pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+pub(crate) fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
     let digest = Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }

@@ -14,7 +14,7 @@ use crate::registry::field_error::FieldError;
 use crate::registry::RegistryError;
 
 /// The request body limit (kube-apiserver's `MaxRequestBodyBytes`, 3 MiB).
-pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 /// A failed request.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +26,6 @@ pub enum ApiError {
     /// A resource path the API group serves nothing at, or a method its route does not have: go-restful's
     /// 404 or 405 as kube's `serviceErrorHandler` words it (`NewGenericServerResponse`).
     Generic { code: u16 },
-    /// A verb the resource does not serve (`NewMethodNotSupported`): 405 naming the resource.
-    MethodNotSupported { resource: String, verb: String },
     /// A create of a custom resource whose CRD is being deleted (405, crdHandler's words).
     CrdTerminating { group: String, resource: String },
     /// A body in a format the endpoint does not read (415); `accepted` are the media types it does.
@@ -60,25 +58,17 @@ impl From<NotAcceptable> for ApiError {
 
 impl ApiError {
     /// A 415 for a body the endpoint cannot read, listing every serialization.
-    pub fn unsupported_media_type() -> ApiError {
+    pub(crate) fn unsupported_media_type() -> ApiError {
         ApiError::UnsupportedMediaType { accepted: supported_media_types(false) }
     }
 
     /// Whether the answer is Go's plain-text 404 rather than a `Status`.
-    pub fn is_plain_not_found(&self) -> bool {
+    pub(crate) fn is_plain_not_found(&self) -> bool {
         matches!(self, ApiError::NoRoute)
     }
 
-    /// The HTTP status code.
-    pub fn code(&self) -> u16 {
-        match self {
-            ApiError::NoRoute => 404,
-            other => u16::try_from(other.to_status().code.unwrap_or(500)).unwrap_or(500),
-        }
-    }
-
     /// The `Status` kube-apiserver answers with.
-    pub fn to_status(&self) -> Status {
+    pub(crate) fn to_status(&self) -> Status {
         match self {
             ApiError::Registry(err) => err.to_status(),
             ApiError::NoRoute | ApiError::Generic { code: 404 } => failure(
@@ -99,12 +89,6 @@ impl ApiError {
                     format!("the server responded with the status code {code} but did not return more information");
                 failure(code, "", message, Some(StatusDetails::default()))
             }
-            ApiError::MethodNotSupported { resource, verb } => failure(
-                405,
-                "MethodNotAllowed",
-                format!("{verb} is not supported on resources of kind {resource:?}"),
-                Some(StatusDetails { kind: Some(resource.clone()), ..StatusDetails::default() }),
-            ),
             ApiError::CrdTerminating { group, resource } => failure(
                 405,
                 "MethodNotAllowed",
@@ -165,7 +149,7 @@ fn failure(code: i32, reason: &str, message: String, details: Option<StatusDetai
 }
 
 /// The `Retry-After` seconds a status carries, if any (kube sets the header from `details.retryAfterSeconds`).
-pub fn retry_after(status: &Status) -> Option<i32> {
+pub(crate) fn retry_after(status: &Status) -> Option<i32> {
     status.details.as_ref().and_then(|d| d.retry_after_seconds).filter(|s| *s > 0)
 }
 
@@ -184,12 +168,6 @@ mod tests {
                 "the server does not allow this method on the requested resource",
             ),
             (
-                ApiError::MethodNotSupported { resource: "namespaces".into(), verb: "deletecollection".into() },
-                405,
-                "MethodNotAllowed",
-                "deletecollection is not supported on resources of kind \"namespaces\"",
-            ),
-            (
                 ApiError::CrdTerminating { group: "example.com".into(), resource: "widgets".into() },
                 405,
                 "MethodNotAllowed",
@@ -206,7 +184,7 @@ mod tests {
         ];
         for (err, code, reason, message) in cases {
             let status = err.to_status();
-            assert_eq!(err.code(), code, "{err:?}");
+            assert_eq!(status.code, Some(i32::from(code)), "{err:?}");
             assert_eq!(status.reason.as_deref(), Some(reason), "{err:?}");
             assert_eq!(status.message.as_deref(), Some(message), "{err:?}");
             assert_eq!(status.status.as_deref(), Some("Failure"));

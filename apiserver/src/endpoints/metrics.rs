@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
-use crate::endpoints::handlers::Action;
+use crate::endpoints::request_info::Action;
 
 /// The buckets of `apiserver_request_duration_seconds`.
 const DURATION_BUCKETS_S: &[f64] = &[
@@ -21,7 +21,7 @@ const LABELS: &[&str] = &["component", "dry_run", "group", "resource", "scope", 
 
 /// The labels of one request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RequestLabels {
+pub(crate) struct RequestLabels {
     pub verb: String,
     pub group: String,
     pub version: String,
@@ -34,7 +34,7 @@ pub struct RequestLabels {
 
 impl RequestLabels {
     /// The labels of a resource request.
-    pub fn resource(
+    pub(crate) fn resource(
         action: Action,
         group: &str,
         version: &str,
@@ -83,7 +83,7 @@ fn metric_verb(action: Action) -> &'static str {
 }
 
 /// The server's metrics, in a registry of its own (never the process-global default).
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
     durations: HistogramVec,
@@ -129,7 +129,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Records a finished request.
-    pub fn observe(&self, labels: &RequestLabels, code: u16, took: Duration) {
+    pub(crate) fn observe(&self, labels: &RequestLabels, code: u16, took: Duration) {
         let code = code.to_string();
         let mut values: Vec<&str> = vec![&code];
         values.extend_from_slice(&labels.values());
@@ -138,7 +138,7 @@ impl Metrics {
     }
 
     /// Counts a watch in (`delta` 1) or out (-1).
-    pub fn long_running(&self, labels: &RequestLabels, delta: i64) {
+    pub(crate) fn long_running(&self, labels: &RequestLabels, delta: i64) {
         let l = labels;
         self.long_running
             .with_label_values(&["apiserver", &l.group, &l.resource, &l.scope, &l.subresource, &l.verb, &l.version])
@@ -146,7 +146,7 @@ impl Metrics {
     }
 
     /// Every metric in the Prometheus text format.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = Vec::new();
         TextEncoder::new().encode(&self.registry.gather(), &mut out).expect("text encoding to memory");
         String::from_utf8(out).expect("the text format is UTF-8")

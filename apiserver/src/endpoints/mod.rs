@@ -14,24 +14,24 @@
 //! It draws nothing from the machine: time comes from the registry's [`Clock`] and tokio's timers
 //! (madsim's under simulation), randomness (watch timeouts) from a seeded generator.
 
-pub mod codec;
-pub mod discovery;
-pub mod error;
-pub mod handlers;
-pub mod metrics;
-pub mod negotiate;
-pub mod openapi;
+pub(crate) mod codec;
+pub(crate) mod discovery;
+pub(crate) mod error;
+pub(crate) mod handlers;
+pub(crate) mod metrics;
+pub(crate) mod negotiate;
+pub(crate) mod openapi;
 #[cfg(not(madsim))]
 pub mod protobuf;
-pub mod query;
+pub(crate) mod query;
 pub mod quiet_flush;
-pub mod request_info;
-pub mod response;
-pub mod router;
+pub(crate) mod request_info;
+pub(crate) mod response;
+pub(crate) mod router;
 pub mod serve;
-pub mod strategic_merge;
-pub mod system;
-pub mod table;
+pub(crate) mod strategic_merge;
+pub(crate) mod system;
+pub(crate) mod table;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -50,7 +50,7 @@ use crate::registry::rest::{BoxFuture, Rest};
 use crate::registry::Clock;
 
 /// The body of every response.
-pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 
 /// What `/version` reports. kubectl's dispatcher picks its client by `minor`, so kubesim reports 1.32.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl Default for ServerConfig {
 }
 
 /// The checks behind `/healthz`, `/livez` and `/readyz` that look beyond the process.
-pub trait HealthCheck: Send + Sync {
+pub(crate) trait HealthCheck: Send + Sync {
     /// Whether etcd answers (a read of a key no object uses).
     fn etcd(&self) -> BoxFuture<'_, Result<(), String>>;
 
@@ -110,24 +110,24 @@ pub trait HealthCheck: Send + Sync {
 
 /// A server that is shutting down: readiness fails, new watches are refused, open watches end.
 #[derive(Default)]
-pub struct Shutdown {
+pub(crate) struct Shutdown {
     draining: AtomicBool,
     notify: Notify,
 }
 
 impl Shutdown {
     /// Starts draining.
-    pub fn begin(&self) {
+    pub(crate) fn begin(&self) {
         self.draining.store(true, Ordering::SeqCst);
         self.notify.notify_waiters();
     }
 
-    pub fn draining(&self) -> bool {
+    pub(crate) fn draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)
     }
 
     /// Resolves once draining has begun.
-    pub async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         loop {
             let notified = self.notify.notified();
             if self.draining() {
@@ -139,11 +139,11 @@ impl Shutdown {
 }
 
 /// The registry of each resource, by (group, version, plural).
-pub type Registry = BTreeMap<(String, String, String), Arc<dyn Rest>>;
+pub(crate) type Registry = BTreeMap<(String, String, String), Arc<dyn Rest>>;
 
 /// What a server serves at one moment: the catalog and a registry for every resource in it. A request
 /// reads one snapshot from routing to its answer, so a CRD established meanwhile never half-applies to it.
-pub struct Served {
+pub(crate) struct Served {
     pub catalog: Catalog,
     pub registry: Registry,
     /// Counts replacements, so that what is derived from the catalog (the OpenAPI documents) knows when it
@@ -153,7 +153,7 @@ pub struct Served {
 
 impl Served {
     /// A snapshot of `catalog` with `registry` holding a [`Rest`] for every resource in it.
-    pub fn new(catalog: Catalog, registry: Registry, generation: u64) -> Served {
+    pub(crate) fn new(catalog: Catalog, registry: Registry, generation: u64) -> Served {
         for info in catalog.all() {
             let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
             assert!(registry.contains_key(&key), "no registry for {key:?}, which the catalog serves");
@@ -161,7 +161,7 @@ impl Served {
         Served { catalog, registry, generation }
     }
 
-    pub fn rest(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<dyn Rest>> {
+    pub(crate) fn rest(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<dyn Rest>> {
         self.registry.get(&(group.to_string(), version.to_string(), plural.to_string()))
     }
 }
@@ -187,7 +187,7 @@ pub struct ApiServer {
 
 impl ApiServer {
     /// A server for `catalog`, with `registry` holding a [`Rest`] for every resource in it.
-    pub fn new(
+    pub(crate) fn new(
         catalog: Catalog,
         registry: Registry,
         config: ServerConfig,
@@ -210,40 +210,36 @@ impl ApiServer {
     }
 
     /// This server with the means to serve the resources of CRDs.
-    pub fn with_custom_resources(mut self, factory: crate::apis::StoreFactory) -> ApiServer {
+    pub(crate) fn with_custom_resources(mut self, factory: crate::apis::StoreFactory) -> ApiServer {
         self.custom_resources = Some(factory);
         self
     }
 
     /// This server with the apiserver's failpoint registry, which its storage shares.
-    pub fn with_failpoints(mut self, failpoints: crate::failpoint::Failpoints) -> ApiServer {
+    pub(crate) fn with_failpoints(mut self, failpoints: crate::failpoint::Failpoints) -> ApiServer {
         self.failpoints = failpoints;
         self
     }
 
     /// What the server serves now.
-    pub fn served(&self) -> Arc<Served> {
+    pub(crate) fn served(&self) -> Arc<Served> {
         self.served.read().expect("the served lock is never poisoned").clone()
     }
 
     /// Replaces what the server serves with what `change` makes of it (the CRD controller's one way in).
-    pub fn replace_served(&self, change: impl FnOnce(&Served) -> (Catalog, Registry)) {
+    pub(crate) fn replace_served(&self, change: impl FnOnce(&Served) -> (Catalog, Registry)) {
         let mut served = self.served.write().expect("the served lock is never poisoned");
         let (catalog, registry) = change(&served);
         *served = Arc::new(Served::new(catalog, registry, served.generation + 1));
     }
 
-    pub fn config(&self) -> &ServerConfig {
-        &self.config
-    }
-
     /// Begins a graceful shutdown: `/readyz` fails, watches end cleanly, new watches are refused.
-    pub fn begin_shutdown(&self) {
+    pub(crate) fn begin_shutdown(&self) {
         self.shutdown.begin();
     }
 
     /// Records that the system namespaces exist.
-    pub fn mark_system_namespaces_ready(&self) {
+    pub(crate) fn mark_system_namespaces_ready(&self) {
         self.system_namespaces.store(true, Ordering::SeqCst);
     }
 

@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 
 /// A serialization the server reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Yaml,
     Protobuf,
@@ -21,10 +21,10 @@ pub enum Format {
 
 impl Format {
     /// Every format, in kube-apiserver's order of preference (the first is the default).
-    pub const ALL: [Format; 3] = [Format::Json, Format::Yaml, Format::Protobuf];
+    pub(crate) const ALL: [Format; 3] = [Format::Json, Format::Yaml, Format::Protobuf];
 
     /// The media type, as `Content-Type` headers and error messages name it.
-    pub fn media_type(self) -> &'static str {
+    pub(crate) fn media_type(self) -> &'static str {
         match self {
             Format::Json => "application/json",
             Format::Yaml => "application/yaml",
@@ -33,7 +33,7 @@ impl Format {
     }
 
     /// Whether the format has a watch stream form (YAML has none).
-    pub fn streams(self) -> bool {
+    pub(crate) fn streams(self) -> bool {
         self != Format::Yaml
     }
 
@@ -44,7 +44,7 @@ impl Format {
 
     /// The format of a request body's `Content-Type`: JSON when there is none (the Python client sends
     /// none), `None` when the server does not read it.
-    pub fn of_content_type(content_type: Option<&str>) -> Option<Format> {
+    pub(crate) fn of_content_type(content_type: Option<&str>) -> Option<Format> {
         let Some(content_type) = content_type.filter(|c| !c.trim().is_empty()) else {
             return Some(Format::Json);
         };
@@ -55,7 +55,7 @@ impl Format {
 
 /// The media types a 406 or 415 lists: every format, or (for watch) every streaming format with
 /// `;stream=watch`.
-pub fn supported_media_types(stream: bool) -> Vec<String> {
+pub(crate) fn supported_media_types(stream: bool) -> Vec<String> {
     Format::ALL
         .into_iter()
         .filter(|f| !stream || f.streams())
@@ -65,7 +65,7 @@ pub fn supported_media_types(stream: bool) -> Vec<String> {
 
 /// The object form a client asks for instead of the resource's own (`as=`, with `g` and `v`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Conversion {
+pub(crate) enum Conversion {
     /// `as=Table`: rows with the resource's printer columns.
     Table,
     /// `as=PartialObjectMetadata`: the object's metadata only.
@@ -76,7 +76,7 @@ pub enum Conversion {
 
 /// What the `Accept` header chose.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     pub format: Format,
     pub conversion: Option<Conversion>,
     /// `pretty=1`: indented output.
@@ -91,14 +91,14 @@ pub struct NotAcceptable {
 
 impl NotAcceptable {
     /// kube's `errNotAcceptable` text.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!("only the following media types are accepted: {}", supported_media_types(self.stream).join(", "))
     }
 }
 
 /// What an endpoint accepts beyond its plain objects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Restrictions {
+pub(crate) struct Restrictions {
     /// Resource endpoints convert to Table and metadata forms; discovery and errors do not.
     pub conversions: bool,
     /// The request is a watch: only streaming formats qualify.
@@ -154,7 +154,7 @@ pub(crate) fn parse_accept(header: &str) -> Vec<Clause> {
 /// Chooses the response's serialization for `accept` (the header's value, if any). `pretty_query` is the
 /// deprecated `?pretty=` parameter and `user_agent` the client's: curl, wget and browsers get indented
 /// output, as kube's `isPrettyPrint` decides.
-pub fn negotiate(
+pub(crate) fn negotiate(
     accept: Option<&str>,
     restrictions: Restrictions,
     pretty_query: Option<bool>,

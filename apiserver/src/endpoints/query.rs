@@ -12,54 +12,54 @@ use crate::storage::{GetOptions, ResourceVersionMatch};
 
 /// The decoded query pairs, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Query(pub Vec<(String, String)>);
+pub(crate) struct Query(pub Vec<(String, String)>);
 
 impl Query {
     /// Decodes a raw query string (`a=1&b=x%20y`; `+` is a space).
-    pub fn parse(raw: Option<&str>) -> Query {
+    pub(crate) fn parse(raw: Option<&str>) -> Query {
         let raw = raw.unwrap_or("");
         Query(form_urlencoded::parse(raw.as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
     }
 
     /// The first value of `key`.
-    pub fn first(&self, key: &str) -> Option<&str> {
+    pub(crate) fn first(&self, key: &str) -> Option<&str> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// Every value of `key`, in order.
-    pub fn all(&self, key: &str) -> Vec<String> {
+    pub(crate) fn all(&self, key: &str) -> Vec<String> {
         self.0.iter().filter(|(k, _)| k == key).map(|(_, v)| v.clone()).collect()
     }
 
     /// `Convert_Slice_string_To_bool`: present and neither `0` nor `false`.
-    pub fn bool(&self, key: &str) -> bool {
+    pub(crate) fn bool(&self, key: &str) -> bool {
         self.first(key).is_some_and(go_truthy)
     }
 
     /// `Convert_Slice_string_To_Pointer_bool`: absent is `None`.
-    pub fn opt_bool(&self, key: &str) -> Option<bool> {
+    pub(crate) fn opt_bool(&self, key: &str) -> Option<bool> {
         self.first(key).map(go_truthy)
     }
 
     /// `Convert_Slice_string_To_int64` (absent is `None`), failing with Go's text.
-    pub fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
+    pub(crate) fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
         self.first(key).map(parse_go_int).transpose().map_err(ApiError::BadRequest)
     }
 
     /// The deprecated `pretty` parameter, as `isPrettyPrint` reads it (`strconv.ParseBool`, errors false).
-    pub fn pretty(&self) -> Option<bool> {
+    pub(crate) fn pretty(&self) -> Option<bool> {
         let value = self.first("pretty").filter(|v| !v.is_empty())?;
         Some(matches!(value, "1" | "t" | "T" | "TRUE" | "true" | "True"))
     }
 }
 
 /// How kube's query conversion reads a boolean.
-pub fn go_truthy(value: &str) -> bool {
+pub(crate) fn go_truthy(value: &str) -> bool {
     !(value == "0" || value.eq_ignore_ascii_case("false"))
 }
 
 /// `strconv.ParseInt(text, 10, 64)`, with Go's error text.
-pub fn parse_go_int(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_go_int(text: &str) -> Result<i64, String> {
     let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("strconv.ParseInt: parsing {}: invalid syntax", crate::go_text::quote(text)));
@@ -70,15 +70,14 @@ pub fn parse_go_int(text: &str) -> Result<i64, String> {
 
 /// A list or watch request as the query describes it.
 #[derive(Clone, Debug, Default)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     pub request: ListRequest,
-    pub watch: bool,
     /// `timeoutSeconds`, for watches.
     pub timeout_seconds: Option<i64>,
 }
 
 /// Reads and validates list options; `watch_by_path` is the deprecated `/watch/` form of the request.
-pub fn list_query(query: &Query, watch_by_path: bool, watch_list_enabled: bool) -> Result<ListQuery, ApiError> {
+pub(crate) fn list_query(query: &Query, watch_by_path: bool, watch_list_enabled: bool) -> Result<ListQuery, ApiError> {
     let mut request = ListRequest {
         label_selector: query.first("labelSelector").unwrap_or("").to_string(),
         field_selector: query.first("fieldSelector").unwrap_or("").to_string(),
@@ -118,7 +117,7 @@ pub fn list_query(query: &Query, watch_by_path: bool, watch_list_enabled: bool) 
         "NotOlderThan" => Some(ResourceVersionMatch::NotOlderThan),
         _ => None,
     };
-    Ok(ListQuery { request, watch, timeout_seconds })
+    Ok(ListQuery { request, timeout_seconds })
 }
 
 /// `ValidateListOptions` for a list.
@@ -191,20 +190,20 @@ fn validate_watch(request: &ListRequest, match_text: &str, watch_list_enabled: b
 }
 
 /// `GetOptions` from the query.
-pub fn get_options(query: &Query) -> GetOptions {
+pub(crate) fn get_options(query: &Query) -> GetOptions {
     GetOptions { resource_version: query.first("resourceVersion").unwrap_or("").to_string() }
 }
 
 /// The options every write shares: `dryRun` (repeated), `fieldManager`, `fieldValidation`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WriteQuery {
+pub(crate) struct WriteQuery {
     pub dry_run: Vec<String>,
     pub field_manager: String,
     pub field_validation: String,
 }
 
 /// Reads the write options.
-pub fn write_query(query: &Query) -> WriteQuery {
+pub(crate) fn write_query(query: &Query) -> WriteQuery {
     WriteQuery {
         dry_run: query.all("dryRun"),
         field_manager: query.first("fieldManager").unwrap_or("").to_string(),
@@ -215,7 +214,7 @@ pub fn write_query(query: &Query) -> WriteQuery {
 impl WriteQuery {
     /// Who the write's fields go to: `fieldManager`, or else the client's user agent up to its first `/`
     /// (`managerOrUserAgent`: kubectl's `kubectl/v1.32.0 (linux/amd64) ...` is `kubectl`).
-    pub fn manager(&self, user_agent: Option<&str>) -> String {
+    pub(crate) fn manager(&self, user_agent: Option<&str>) -> String {
         if !self.field_manager.is_empty() {
             return self.field_manager.clone();
         }
@@ -223,12 +222,12 @@ impl WriteQuery {
     }
 
     /// The options of a create whose fields go to `manager` (`None`: not tracked).
-    pub fn create_options(&self, manager: Option<String>) -> CreateOptions {
+    pub(crate) fn create_options(&self, manager: Option<String>) -> CreateOptions {
         CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager }
     }
 
     /// The options of an update whose fields go to `manager` (`None`: not tracked).
-    pub fn update_options(&self, manager: Option<String>) -> UpdateOptions {
+    pub(crate) fn update_options(&self, manager: Option<String>) -> UpdateOptions {
         UpdateOptions { dry_run: self.dry_run.clone(), field_manager: manager }
     }
 }

@@ -1,7 +1,8 @@
 //! [`RequestInfo`]: what a request is about, read from its method, path and query alone, by
 //! kube-apiserver's rules (`RequestInfoFactory.NewRequestInfo` in k8s.io/apiserver
 //! `pkg/endpoints/request/requestinfo.go`). The server routes on it, the metrics label by it, and the
-//! errors name its resource.
+//! errors name its resource. [`Action`], what a resource request does once routed, lives here too: the
+//! handlers decide it and the metrics label by it, so it sits below both.
 //!
 //! Resource requests look like `/api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]]` and
 //! `/apis/GROUP/VERSION/...`; the deprecated `/api/v1/watch/...` form puts the verb in the path. The verb
@@ -9,41 +10,11 @@
 //! `get` without a name is a `list`, or a `watch` when the query says `watch=true`; a `delete` without a
 //! name is a `deletecollection`. Anything else is a non-resource request (`/version`, `/healthz`, `/api`).
 
-/// The verbs kube-apiserver knows (`get`, `list`, ...), as they are spelled in RBAC rules and metrics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verb {
-    Get,
-    List,
-    Watch,
-    Create,
-    Update,
-    Patch,
-    Delete,
-    DeleteCollection,
-    /// A method no verb maps to (`OPTIONS`, `TRACE`); resource requests with it are 405.
-    Unknown,
-}
-
-impl Verb {
-    /// The verb's name as discovery documents and metrics spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Get => "get",
-            Verb::List => "list",
-            Verb::Watch => "watch",
-            Verb::Create => "create",
-            Verb::Update => "update",
-            Verb::Patch => "patch",
-            Verb::Delete => "delete",
-            Verb::DeleteCollection => "deletecollection",
-            Verb::Unknown => "",
-        }
-    }
-}
+use crate::apis::Verb;
 
 /// What a request is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestInfo {
+pub(crate) struct RequestInfo {
     /// Whether the path names a resource (`/api/v1/pods`) rather than anything else (`/version`).
     pub is_resource_request: bool,
     /// The request path as received.
@@ -68,7 +39,7 @@ pub struct RequestInfo {
 
 /// Why a path that starts like a resource request cannot be one (kube answers 404 for it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnresolvableUrl(pub String);
+pub(crate) struct UnresolvableUrl(pub String);
 
 /// Path prefixes of API groups (`/apis/GROUP/VERSION`) and of the legacy, group-less core API (`/api/VERSION`).
 const API_PREFIX: &str = "apis";
@@ -80,7 +51,7 @@ const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 impl RequestInfo {
     /// Resolves a request. `method` is the HTTP method, `path` the URL path (percent-decoded), `query`
     /// the decoded query pairs in order.
-    pub fn new(method: &str, path: &str, query: &[(String, String)]) -> Result<RequestInfo, UnresolvableUrl> {
+    pub(crate) fn new(method: &str, path: &str, query: &[(String, String)]) -> Result<RequestInfo, UnresolvableUrl> {
         let mut info = RequestInfo {
             is_resource_request: false,
             path: path.to_string(),
@@ -169,16 +140,46 @@ fn split_path(path: &str) -> Vec<&str> {
 
 /// Whether the query asks for a watch: the first `watch` value parsed as Go's `strconv.ParseBool`
 /// (`1`, `t`, `T`, `TRUE`, `true`, `True`), as kube's parameter codec reads it.
-pub fn query_watch(query: &[(String, String)]) -> bool {
+pub(crate) fn query_watch(query: &[(String, String)]) -> bool {
     query.iter().find(|(k, _)| k == "watch").is_some_and(|(_, v)| parse_go_bool(v) == Some(true))
 }
 
 /// Go's `strconv.ParseBool`.
-pub fn parse_go_bool(text: &str) -> Option<bool> {
+pub(crate) fn parse_go_bool(text: &str) -> Option<bool> {
     match text {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
         _ => None,
+    }
+}
+
+/// What a resource request does once routed (`handlers::route` decides it from the method and the
+/// request's target): the handler that answers it, and the verb its metrics carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+}
+
+impl Action {
+    /// The verb as discovery and RBAC name it.
+    pub(crate) fn verb(self) -> Verb {
+        match self {
+            Action::Get => Verb::Get,
+            Action::List => Verb::List,
+            Action::Watch => Verb::Watch,
+            Action::Create => Verb::Create,
+            Action::Update => Verb::Update,
+            Action::Patch => Verb::Patch,
+            Action::Delete => Verb::Delete,
+            Action::DeleteCollection => Verb::DeleteCollection,
+        }
     }
 }
 

@@ -21,16 +21,16 @@ use crate::endpoints::Body;
 use crate::storage::SharedObject;
 
 /// Responses at least this large are gzipped for clients that accept it (`defaultGzipThresholdBytes`).
-pub const GZIP_THRESHOLD_BYTES: usize = 128 * 1024;
+pub(crate) const GZIP_THRESHOLD_BYTES: usize = 128 * 1024;
 
 /// A body from bytes.
-pub fn full(bytes: Bytes) -> Body {
+pub(crate) fn full(bytes: Bytes) -> Body {
     Full::new(bytes).map_err(|never| match never {}).boxed_unsync()
 }
 
 /// How one request wants its answer.
 #[derive(Clone)]
-pub struct Responder {
+pub(crate) struct Responder {
     pub negotiated: Negotiated,
     /// `Accept-Encoding` names gzip.
     pub gzip: bool,
@@ -47,14 +47,14 @@ pub struct Responder {
 
 impl Responder {
     /// This responder with `warnings` added.
-    pub fn with_warnings(&self, warnings: Vec<String>) -> Responder {
+    pub(crate) fn with_warnings(&self, warnings: Vec<String>) -> Responder {
         let mut responder = self.clone();
         responder.warnings.extend(warnings);
         responder
     }
 
     /// Answers with one object.
-    pub fn object(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
+    pub(crate) fn object(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
         let converted;
         let is_status = obj.get("kind").and_then(Value::as_str) == Some("Status");
         let out = match &self.negotiated.conversion {
@@ -83,7 +83,7 @@ impl Responder {
     /// Answers with a list: `kind`/`api_version` of the list, its items and metadata. Items of built-in
     /// kinds are written without their type fields, as typed lists carry them; `custom` keeps them. A plain
     /// JSON list is written from each item's shared encoding, without serializing anything again.
-    pub fn list(
+    pub(crate) fn list(
         &self,
         kind: &str,
         api_version: &str,
@@ -119,7 +119,7 @@ impl Responder {
     }
 
     /// Encodes `obj` as negotiated.
-    pub fn encoded(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
+    pub(crate) fn encoded(&self, status: StatusCode, obj: &Value) -> Result<Response<Body>, ApiError> {
         let bytes = codec::encode(obj, self.negotiated.format, self.negotiated.pretty)?;
         Ok(self.bytes(status, content_type(self.negotiated.format), bytes))
     }
@@ -146,7 +146,7 @@ impl Responder {
 }
 
 /// An object as a list carries it: built-in kinds without their type fields.
-pub fn list_item(mut obj: Value, custom: bool) -> Value {
+pub(crate) fn list_item(mut obj: Value, custom: bool) -> Value {
     if !custom {
         if let Some(map) = obj.as_object_mut() {
             map.remove("kind");
@@ -202,12 +202,12 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
 }
 
 /// The `Content-Type` of a format (kube writes the bare media type).
-pub fn content_type(format: Format) -> &'static str {
+pub(crate) fn content_type(format: Format) -> &'static str {
     format.media_type()
 }
 
 /// A `Warning` header as kube writes it: code 299, agent `-`, quoted text.
-pub fn warning_header(text: &str) -> HeaderValue {
+pub(crate) fn warning_header(text: &str) -> HeaderValue {
     let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
     HeaderValue::from_str(&format!("299 - \"{escaped}\"")).unwrap_or_else(|_| HeaderValue::from_static("299 - \"\""))
 }
@@ -220,7 +220,7 @@ fn gzip(bytes: &[u8]) -> Bytes {
 
 /// The answer to a failed request: Go's plain-text 404 for unknown paths, else the `Status` in the
 /// negotiated format (JSON when nothing was negotiated), with `Retry-After` when it says when.
-pub fn error(err: &ApiError, negotiated: Option<&Negotiated>) -> Response<Body> {
+pub(crate) fn error(err: &ApiError, negotiated: Option<&Negotiated>) -> Response<Body> {
     if err.is_plain_not_found() {
         return Response::builder()
             .status(StatusCode::NOT_FOUND)
@@ -233,7 +233,7 @@ pub fn error(err: &ApiError, negotiated: Option<&Negotiated>) -> Response<Body> 
 }
 
 /// A `Status` as the response to a request.
-pub fn status_response(status: &Status, negotiated: Option<&Negotiated>) -> Response<Body> {
+pub(crate) fn status_response(status: &Status, negotiated: Option<&Negotiated>) -> Response<Body> {
     let code = status.code.and_then(|c| u16::try_from(c).ok()).unwrap_or(500);
     let format = negotiated.map_or(Format::Json, |n| n.format);
     let value = status_value(status);
@@ -255,7 +255,7 @@ pub fn status_response(status: &Status, negotiated: Option<&Negotiated>) -> Resp
 }
 
 /// A `Status` as JSON, with its `kind` and `apiVersion`.
-pub fn status_value(status: &Status) -> Value {
+pub(crate) fn status_value(status: &Status) -> Value {
     let mut value = serde_json::to_value(status).expect("a Status serializes");
     if let Some(obj) = value.as_object_mut() {
         obj.insert("kind".into(), Value::from("Status"));

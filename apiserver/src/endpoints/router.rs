@@ -11,11 +11,11 @@ use http_body_util::BodyExt;
 
 use crate::endpoints::codec;
 use crate::endpoints::error::{ApiError, MAX_REQUEST_BODY_BYTES};
-use crate::endpoints::handlers::{self, Action, Call};
+use crate::endpoints::handlers::{self, Call};
 use crate::endpoints::metrics::RequestLabels;
-use crate::endpoints::negotiate::{negotiate, Negotiated, Restrictions};
+use crate::endpoints::negotiate::{negotiate, Restrictions};
 use crate::endpoints::query::Query;
-use crate::endpoints::request_info::RequestInfo;
+use crate::endpoints::request_info::{Action, RequestInfo};
 use crate::endpoints::response::{self, Responder};
 use crate::endpoints::system::Probe;
 use crate::endpoints::table::IncludeObject;
@@ -222,9 +222,4 @@ where
         Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(ApiError::BodyTooLarge),
         Err(err) => Err(ApiError::BadRequest(format!("error reading the request body: {err}"))),
     }
-}
-
-/// A negotiated JSON answer, for paths that negotiate nothing.
-pub fn plain_json() -> Negotiated {
-    Negotiated { format: crate::endpoints::negotiate::Format::Json, conversion: None, pretty: false }
 }

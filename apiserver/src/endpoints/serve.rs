@@ -43,7 +43,7 @@ where
 
 /// hyper's timer on the current runtime's clock.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RuntimeTimer;
+pub(crate) struct RuntimeTimer;
 
 struct RuntimeSleep(Pin<Box<tokio::time::Sleep>>);
 
@@ -210,7 +210,7 @@ pub async fn serve_with<W, Fut, S>(
 }
 
 /// Serves one connection until it closes or, once the server drains, its in-flight requests are done.
-pub async fn serve_connection<S>(server: Arc<ApiServer>, stream: S)
+pub(crate) async fn serve_connection<S>(server: Arc<ApiServer>, stream: S)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {

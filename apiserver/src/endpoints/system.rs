@@ -16,7 +16,7 @@ use crate::endpoints::response::full;
 use crate::endpoints::{ApiServer, Body};
 
 /// `/version`.
-pub fn version(server: &ApiServer) -> Response<Body> {
+pub(crate) fn version(server: &ApiServer) -> Response<Body> {
     let v = &server.config.version;
     let doc = json!({
         "major": v.major,
@@ -52,7 +52,7 @@ fn go_arch(arch: &str) -> &str {
 
 /// Which health endpoint a request is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     Healthz,
     Livez,
     Readyz,
@@ -94,7 +94,12 @@ async fn run_check(server: &ApiServer, check: &str) -> Result<(), String> {
 
 /// `/healthz`, `/livez`, `/readyz`, or one check under them (`/readyz/etcd`); `None` for a check that
 /// does not exist.
-pub async fn health(server: &ApiServer, probe: Probe, check: Option<&str>, query: &Query) -> Option<Response<Body>> {
+pub(crate) async fn health(
+    server: &ApiServer,
+    probe: Probe,
+    check: Option<&str>,
+    query: &Query,
+) -> Option<Response<Body>> {
     if let Some(check) = check {
         let check = if check == "poststarthook" { SYSTEM_NAMESPACES_HOOK } else { check };
         if !probe.checks().contains(&check) {
@@ -137,7 +142,7 @@ pub async fn health(server: &ApiServer, probe: Probe, check: Option<&str>, query
 }
 
 /// `/metrics`.
-pub fn metrics(server: &ApiServer) -> Response<Body> {
+pub(crate) fn metrics(server: &ApiServer) -> Response<Body> {
     Response::builder()
         .status(StatusCode::OK)
         .header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

@@ -11,7 +11,7 @@ use crate::endpoints::query::Query;
 
 /// What a Table row embeds (`includeObject`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IncludeObject {
+pub(crate) enum IncludeObject {
     None,
     Metadata,
     Object,
@@ -19,7 +19,7 @@ pub enum IncludeObject {
 
 impl IncludeObject {
     /// Reads `includeObject` from the query; an unknown value is kube's 400.
-    pub fn from_query(query: &Query) -> Result<IncludeObject, ApiError> {
+    pub(crate) fn from_query(query: &Query) -> Result<IncludeObject, ApiError> {
         match query.first("includeObject").unwrap_or("") {
             "" | "Metadata" => Ok(IncludeObject::Metadata),
             "None" => Ok(IncludeObject::None),
@@ -33,7 +33,7 @@ impl IncludeObject {
 
 /// The list metadata a Table or metadata list carries over from the list it converts.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ListMeta {
+pub(crate) struct ListMeta {
     pub resource_version: String,
     pub continue_token: Option<String>,
     pub remaining_item_count: Option<i64>,
@@ -56,7 +56,7 @@ impl ListMeta {
 }
 
 /// An object's `PartialObjectMetadata`.
-pub fn partial_object_metadata(obj: &Value) -> Value {
+pub(crate) fn partial_object_metadata(obj: &Value) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",
@@ -65,7 +65,7 @@ pub fn partial_object_metadata(obj: &Value) -> Value {
 }
 
 /// A list of objects' `PartialObjectMetadataList`.
-pub fn partial_object_metadata_list(items: &[Value], meta: &ListMeta) -> Value {
+pub(crate) fn partial_object_metadata_list(items: &[Value], meta: &ListMeta) -> Value {
     json!({
         "kind": "PartialObjectMetadataList",
         "apiVersion": "meta.k8s.io/v1",
@@ -76,7 +76,7 @@ pub fn partial_object_metadata_list(items: &[Value], meta: &ListMeta) -> Value {
 
 /// A Table of `items`. `headers` is false for the watch events after the first, which leave the column
 /// definitions out as kube does (`NoHeaders`).
-pub fn table(
+pub(crate) fn table(
     printer: &Printer,
     items: &[Value],
     meta: &ListMeta,

@@ -14,7 +14,7 @@ use crate::storage::status::{self, object_details, GroupResource, Operation};
 use crate::storage::StorageError;
 
 /// `OptimisticLockErrorMsg`: the reason of a 409 after an update with a stale resourceVersion.
-pub const OPTIMISTIC_LOCK_MESSAGE: &str =
+pub(crate) const OPTIMISTIC_LOCK_MESSAGE: &str =
     "the object has been modified; please apply your changes to the latest version and try again";
 
 /// A failed registry operation.

@@ -22,7 +22,7 @@ const TABLE: &str = include_str!("extensions.txt");
 
 /// One line of the table: the facts of one property (or, with `property` = `None`, of a type).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Facts {
+pub(crate) struct Facts {
     pub definition: &'static str,
     pub property: Option<&'static str>,
     /// Extension name (without `x-kubernetes-`) and value, in the table's order.
@@ -30,7 +30,7 @@ pub struct Facts {
 }
 
 /// The parsed table.
-pub fn table() -> &'static [Facts] {
+pub(crate) fn table() -> &'static [Facts] {
     static PARSED: OnceLock<Vec<Facts>> = OnceLock::new();
     PARSED.get_or_init(|| parse(TABLE).unwrap_or_else(|e| panic!("extensions.txt: {e}")))
 }
@@ -83,7 +83,7 @@ fn parse(text: &'static str) -> Result<Vec<Facts>, String> {
 /// Adds the table's facts to `definitions` (by definition name). A line naming a definition the
 /// documents do not hold is skipped; one naming a property the definition lacks is an error, so that a
 /// type change in k8s-openapi that the table no longer fits shows in the tests.
-pub fn apply(definitions: &mut Map<String, Value>) -> Result<(), String> {
+pub(crate) fn apply(definitions: &mut Map<String, Value>) -> Result<(), String> {
     for line in table() {
         let Some(schema) = definitions.get_mut(line.definition) else { continue };
         for (_, value) in line.facts.iter().filter(|(name, _)| *name == "required") {

@@ -18,7 +18,7 @@ pub enum FieldErrorType {
 
 impl FieldErrorType {
     /// The human text (`Invalid value`, `Required value`, ...).
-    pub fn text(self) -> &'static str {
+    pub(crate) fn text(self) -> &'static str {
         match self {
             FieldErrorType::Required => "Required value",
             FieldErrorType::Invalid => "Invalid value",
@@ -30,7 +30,7 @@ impl FieldErrorType {
     }
 
     /// The `StatusCause.reason` a client matches on.
-    pub fn cause(self) -> &'static str {
+    pub(crate) fn cause(self) -> &'static str {
         match self {
             FieldErrorType::Required => "FieldValueRequired",
             FieldErrorType::Invalid => "FieldValueInvalid",
@@ -64,7 +64,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub fn required(field: &str, detail: &str) -> FieldError {
+    pub(crate) fn required(field: &str, detail: &str) -> FieldError {
         FieldError {
             kind: FieldErrorType::Required,
             field: field.into(),
@@ -73,7 +73,7 @@ impl FieldError {
         }
     }
 
-    pub fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
+    pub(crate) fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
         FieldError {
             kind: FieldErrorType::Invalid,
             field: field.into(),
@@ -82,7 +82,7 @@ impl FieldError {
         }
     }
 
-    pub fn invalid_int(field: &str, value: i64, detail: &str) -> FieldError {
+    pub(crate) fn invalid_int(field: &str, value: i64, detail: &str) -> FieldError {
         FieldError {
             kind: FieldErrorType::Invalid,
             field: field.into(),
@@ -91,7 +91,7 @@ impl FieldError {
         }
     }
 
-    pub fn forbidden(field: &str, detail: &str) -> FieldError {
+    pub(crate) fn forbidden(field: &str, detail: &str) -> FieldError {
         FieldError {
             kind: FieldErrorType::Forbidden,
             field: field.into(),
@@ -101,7 +101,7 @@ impl FieldError {
     }
 
     /// `field.TooLong` in bytes.
-    pub fn too_long(field: &str, max_bytes: usize) -> FieldError {
+    pub(crate) fn too_long(field: &str, max_bytes: usize) -> FieldError {
         let unit = if max_bytes == 1 { "byte" } else { "bytes" };
         FieldError {
             kind: FieldErrorType::TooLong,
@@ -112,7 +112,7 @@ impl FieldError {
     }
 
     /// `field.NotSupported` of one string value, with the values allowed.
-    pub fn not_supported(field: &str, value: &str, allowed: &[&str]) -> FieldError {
+    pub(crate) fn not_supported(field: &str, value: &str, allowed: &[&str]) -> FieldError {
         let allowed: Vec<String> = allowed.iter().map(|v| quote(v)).collect();
         FieldError {
             kind: FieldErrorType::NotSupported,
@@ -123,7 +123,7 @@ impl FieldError {
     }
 
     /// `field.NotSupported` of a string list (Go's `%#v` of a `[]string`) with the values allowed.
-    pub fn not_supported_list(field: &str, values: &[String], allowed: &[&str]) -> FieldError {
+    pub(crate) fn not_supported_list(field: &str, values: &[String], allowed: &[&str]) -> FieldError {
         let shown: Vec<String> = values.iter().map(|v| quote(v)).collect();
         let allowed: Vec<String> = allowed.iter().map(|v| quote(v)).collect();
         FieldError {
@@ -135,7 +135,7 @@ impl FieldError {
     }
 
     /// The message without the field (`ErrorBody`): what a `StatusCause` carries.
-    pub fn body(&self) -> String {
+    pub(crate) fn body(&self) -> String {
         let shows_value =
             matches!(self.kind, FieldErrorType::Invalid | FieldErrorType::NotSupported | FieldErrorType::Duplicate);
         let mut s = match (&self.value, shows_value) {
@@ -160,7 +160,7 @@ impl fmt::Display for FieldError {
 
 /// The aggregate text of a list, as `utilerrors.NewAggregate(...).Error()` prints it: one message alone,
 /// several in brackets, duplicates dropped.
-pub fn aggregate(errs: &[FieldError]) -> String {
+pub(crate) fn aggregate(errs: &[FieldError]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in errs {
         let text = e.to_string();

@@ -12,7 +12,7 @@ use k8s_openapi::schemars::{JsonSchema, Schema, SchemaGenerator};
 use k8s_openapi::Resource;
 
 /// A built-in kind and the function that puts its schema (and every schema it reaches) into a generator.
-pub struct BuiltinKind {
+pub(crate) struct BuiltinKind {
     pub group: &'static str,
     pub version: &'static str,
     pub kind: &'static str,
@@ -21,12 +21,12 @@ pub struct BuiltinKind {
 }
 
 /// The built-in kind `group`/`version`/`kind`, if k8s-openapi has it here.
-pub fn find(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
+pub(crate) fn find(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
     BUILTIN.iter().find(|k| k.group == group && k.version == version && k.kind == kind)
 }
 
 /// Every built-in kind of the table.
-pub fn all() -> &'static [BuiltinKind] {
+pub(crate) fn all() -> &'static [BuiltinKind] {
     BUILTIN
 }
 

@@ -7,7 +7,7 @@ use crate::registry::field_error::FieldError;
 use crate::registry::names::{self, NameCheck};
 
 /// `metadata.<field>` as a string, "" if absent.
-pub fn get_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+pub(crate) fn get_str<'a>(obj: &'a Value, field: &str) -> &'a str {
     obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
 }
 
@@ -17,7 +17,7 @@ pub fn get<'a>(obj: &'a Value, field: &str) -> Option<&'a Value> {
 }
 
 /// `metadata` as a map, creating it (and making `obj` an object) if needed.
-pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
     if !obj.is_object() {
         *obj = Value::Object(Map::new());
     }
@@ -43,12 +43,12 @@ pub fn set(obj: &mut Value, field: &str, value: Option<Value>) {
 }
 
 /// Copies `metadata.<field>` from `from` into `to` (removing it from `to` if `from` lacks it).
-pub fn copy(to: &mut Value, from: &Value, field: &str) {
+pub(crate) fn copy(to: &mut Value, from: &Value, field: &str) {
     set(to, field, get(from, field).cloned());
 }
 
 /// The string pairs of `metadata.labels`.
-pub fn labels(obj: &Value) -> impl Iterator<Item = (&str, &str)> {
+pub(crate) fn labels(obj: &Value) -> impl Iterator<Item = (&str, &str)> {
     get(obj, "labels")
         .and_then(Value::as_object)
         .into_iter()
@@ -135,7 +135,7 @@ fn validate_annotations(obj: &Value) -> Vec<FieldError> {
 }
 
 /// The strings of `metadata.finalizers`.
-pub fn finalizers(obj: &Value) -> Vec<&str> {
+pub(crate) fn finalizers(obj: &Value) -> Vec<&str> {
     get(obj, "finalizers")
         .and_then(Value::as_array)
         .map_or(Vec::new(), |f| f.iter().filter_map(Value::as_str).collect())

@@ -9,12 +9,18 @@
 //!   timestamps deterministic.
 //! - [`options`]: [`CreateOptions`], [`UpdateOptions`], [`DeleteOptions`] (dry run, grace period) and their
 //!   validation.
-//! - [`kinds`] and [`schema`]: the built-in kinds and the shape of their JSON (k8s-openapi's schemas).
+//! - [`kinds`] and [`schema`]: the built-in kinds and the shape of their JSON (k8s-openapi's schemas);
+//!   [`extensions`]: upstream's OpenAPI extensions of their fields (list and map types, patch strategies).
+//! - [`structural`]: the structural schemas of custom resources (a CRD version's `openAPIV3Schema` as a
+//!   tree: the structural check, validation, pruning, defaulting) and their CEL rules.
+//! - [`managed_fields`]: the field manager (`managedFields` and server-side apply), which reads a field's
+//!   shape from either kind of schema.
 //! - [`typecheck`]: the body's `kind` and `apiVersion` against the resource's, the Go types of its fields
 //!   and the fields the type lacks, with kube's decode errors.
 //! - [`resource`]: the [`Resource`] descriptor that names a resource.
 //! - [`strategy`]: the [`Strategy`] hooks per resource;
-//!   [`strategies`] holds those of the built-in resources, one file each.
+//!   [`strategies`] holds those of the built-in resources, one file each, the CRD kind's and the custom
+//!   resources'.
 //! - [`selector`]: label and field selectors.
 //! - [`error`]: [`RegistryError`], the one error type of this layer, and its one translation into a `Status`.
 //! - [`store`]: [`Store`], create, get, list, update, patch, delete and watch of one resource.
@@ -22,30 +28,31 @@
 //! - [`services`]: the service REST, which allocates cluster IPs and node ports around the generic store.
 //! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
 
-pub mod error;
-pub mod extensions;
-pub mod field_error;
-pub mod kinds;
+pub(crate) mod error;
+pub(crate) mod extensions;
+pub(crate) mod field_error;
+pub(crate) mod kinds;
 pub mod managed_fields;
 pub mod meta;
 pub mod names;
 pub mod namespace_controller;
 pub mod options;
-pub mod resource;
-pub mod rest;
+pub(crate) mod resource;
+pub(crate) mod rest;
 pub mod schema;
-pub mod selector;
+pub(crate) mod selector;
 pub mod services;
-pub mod store;
+pub(crate) mod store;
 pub mod strategies;
-pub mod strategy;
+pub(crate) mod strategy;
+pub(crate) mod structural;
 pub mod system;
-pub mod typecheck;
+pub(crate) mod typecheck;
 
 pub use error::RegistryError;
 pub use field_error::FieldError;
 pub use options::{CreateOptions, DeleteOptions, UpdateOptions};
 pub use resource::Resource;
-pub use store::{ApplyRequest, DeleteResult, ListRequest, Store};
+pub use store::{ApplyRequest, ListRequest, Store};
 pub use strategy::{DeleteStrategy, Strategy, Subresource};
 pub use system::{Clock, FixedClock, SystemFields};

@@ -4,9 +4,9 @@
 use rand::RngCore;
 
 /// The longest DNS-1123 subdomain.
-pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+pub(crate) const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 /// The longest DNS-1123 label.
-pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
+pub(crate) const DNS1123_LABEL_MAX_LENGTH: usize = 63;
 
 const SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
 '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation \
@@ -21,7 +21,7 @@ with an alphabetic character, and end with an alphanumeric character (e.g. 'my-n
 validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
 /// How a resource checks its names: `(name, is_prefix) -> messages`, apimachinery's `ValidateNameFunc`.
-pub type NameCheck = fn(&str, bool) -> Vec<String>;
+pub(crate) type NameCheck = fn(&str, bool) -> Vec<String>;
 
 /// Whether `s` is one DNS label's worth of characters: lower-case alphanumerics and '-', alphanumeric at
 /// both ends.
@@ -39,7 +39,7 @@ fn max_len(max: usize) -> String {
 }
 
 /// `IsDNS1123Label`.
-pub fn dns1123_label(value: &str) -> Vec<String> {
+pub(crate) fn dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len(DNS1123_LABEL_MAX_LENGTH));
@@ -52,7 +52,7 @@ pub fn dns1123_label(value: &str) -> Vec<String> {
 
 /// `IsDNS1035Label`: a label that starts with a letter (service names, which become DNS names and
 /// environment variable prefixes).
-pub fn dns1035_label(value: &str) -> Vec<String> {
+pub(crate) fn dns1035_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len(DNS1123_LABEL_MAX_LENGTH));
@@ -64,7 +64,7 @@ pub fn dns1035_label(value: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Subdomain`.
-pub fn dns1123_subdomain(value: &str) -> Vec<String> {
+pub(crate) fn dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(max_len(DNS1123_SUBDOMAIN_MAX_LENGTH));
@@ -98,7 +98,7 @@ fn is_qualified_name_part(s: &str) -> bool {
 
 /// `IsQualifiedName`: a label key or annotation key, an optional DNS subdomain prefix and '/' before a
 /// name part.
-pub fn qualified_name(value: &str) -> Vec<String> {
+pub(crate) fn qualified_name(value: &str) -> Vec<String> {
     let parts: Vec<&str> = value.split('/').collect();
     let mut errs = Vec::new();
     let name = match parts.as_slice() {
@@ -130,7 +130,7 @@ pub fn qualified_name(value: &str) -> Vec<String> {
 }
 
 /// `IsValidLabelValue`: empty, or a qualified name part of at most 63 characters.
-pub fn label_value(value: &str) -> Vec<String> {
+pub(crate) fn label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > QUALIFIED_NAME_MAX_LENGTH {
         errs.push(max_len(QUALIFIED_NAME_MAX_LENGTH));
@@ -157,18 +157,18 @@ pub fn name_is_dns_subdomain(name: &str, is_prefix: bool) -> Vec<String> {
 }
 
 /// `NameIsDNSLabel`: namespaces (and the namespace of every namespaced object).
-pub fn name_is_dns_label(name: &str, is_prefix: bool) -> Vec<String> {
+pub(crate) fn name_is_dns_label(name: &str, is_prefix: bool) -> Vec<String> {
     dns1123_label(&mask_trailing_dash(name, is_prefix))
 }
 
 /// `apimachineryvalidation.NameIsDNS1035Label`: services.
-pub fn name_is_dns1035_label(name: &str, is_prefix: bool) -> Vec<String> {
+pub(crate) fn name_is_dns1035_label(name: &str, is_prefix: bool) -> Vec<String> {
     dns1035_label(&mask_trailing_dash(name, is_prefix))
 }
 
 /// `path.ValidatePathSegmentName`: what every name must satisfy to be a URL path segment and an etcd key
 /// segment, checked for every resource after its own name check.
-pub fn path_segment_name(name: &str, is_prefix: bool) -> Vec<String> {
+pub(crate) fn path_segment_name(name: &str, is_prefix: bool) -> Vec<String> {
     let mut errs = Vec::new();
     if !is_prefix {
         for bad in [".", ".."] {
@@ -193,7 +193,7 @@ const GENERATED_SUFFIX_LEN: usize = 5;
 const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// `SimpleNameGenerator.GenerateName`: the prefix cut to 58 bytes, then 5 characters drawn from `rng`.
-pub fn generate_name(prefix: &str, rng: &mut dyn RngCore) -> String {
+pub(crate) fn generate_name(prefix: &str, rng: &mut dyn RngCore) -> String {
     let mut cut = prefix.len().min(GENERATED_PREFIX_MAX);
     while !prefix.is_char_boundary(cut) {
         cut -= 1;

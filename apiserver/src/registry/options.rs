@@ -9,7 +9,7 @@ use crate::registry::field_error::FieldError;
 use crate::storage::Preconditions;
 
 /// `metav1.DryRunAll`: validate and answer as if done, write nothing.
-pub const DRY_RUN_ALL: &str = "All";
+pub(crate) const DRY_RUN_ALL: &str = "All";
 
 /// Options of a create.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl UpdateOptions {
 
 impl DeleteOptions {
     /// A delete with `preconditions` and nothing else.
-    pub fn with_preconditions(preconditions: Preconditions) -> DeleteOptions {
+    pub(crate) fn with_preconditions(preconditions: Preconditions) -> DeleteOptions {
         DeleteOptions { preconditions, ..DeleteOptions::default() }
     }
 

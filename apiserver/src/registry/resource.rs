@@ -18,7 +18,7 @@ pub struct Resource {
 
 impl Resource {
     /// A core-group (`v1`) resource stored under its plural.
-    pub fn core(kind: &str, plural: &str) -> Resource {
+    pub(crate) fn core(kind: &str, plural: &str) -> Resource {
         Resource {
             group: String::new(),
             version: "v1".into(),
@@ -29,7 +29,7 @@ impl Resource {
     }
 
     /// A resource of a named group stored under its plural.
-    pub fn group(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
+    pub(crate) fn group(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
         Resource {
             group: group.into(),
             version: version.into(),
@@ -40,7 +40,7 @@ impl Resource {
     }
 
     /// An `apps/v1` resource stored under its plural.
-    pub fn apps(kind: &str, plural: &str) -> Resource {
+    pub(crate) fn apps(kind: &str, plural: &str) -> Resource {
         Resource::group("apps", "v1", kind, plural)
     }
 

@@ -11,21 +11,18 @@ use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::options::{CreateOptions, DeleteOptions, UpdateOptions};
-use crate::registry::resource::Resource;
 use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest, Store};
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::storage::{GetOptions, ObjectList, Storage, Watcher};
 
 /// A boxed future, as an object-safe async method returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A patch function: the new object from the current one (see [`Store::patch`]).
-pub type PatchFn<'a> = &'a mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send);
+pub(crate) type PatchFn<'a> = &'a mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send);
 
 /// One resource's registry.
-pub trait Rest: Send + Sync {
-    fn resource(&self) -> &Resource;
-
+pub(crate) trait Rest: Send + Sync {
     fn strategy(&self) -> &dyn Strategy;
 
     fn get<'a>(
@@ -99,10 +96,6 @@ pub trait Rest: Send + Sync {
 }
 
 impl<S: Storage + Clone + 'static> Rest for Store<S> {
-    fn resource(&self) -> &Resource {
-        Store::resource(self)
-    }
-
     fn strategy(&self) -> &dyn Strategy {
         Store::strategy(self)
     }

@@ -32,7 +32,7 @@ const CRD_UNIONS: &[&str] = &[
 ];
 
 /// `resource.ParseQuantity`'s error for text that is not a quantity (`ErrFormatWrong`).
-pub const QUANTITY_FORMAT_ERROR: &str =
+pub(crate) const QUANTITY_FORMAT_ERROR: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 /// Fields whose Go type is a named string type, which Go's errors name (`[]v1.FinalizerName`); others
@@ -83,13 +83,13 @@ impl Schemas {
 
     /// Go's `UnmarshalTypeError` (or the custom unmarshaller's error) for the first value of `obj` that does
     /// not fit the kind `definition`, fields in name order.
-    pub fn type_error(&self, definition: &str, obj: &Value) -> Option<String> {
+    pub(crate) fn type_error(&self, definition: &str, obj: &Value) -> Option<String> {
         let schema = self.definitions.get(definition)?;
         self.struct_error(definition, schema, obj, "")
     }
 
     /// The fields of `obj` the kind `definition` does not have, as the strict decoder names them.
-    pub fn unknown_fields(&self, definition: &str, obj: &Value) -> Vec<String> {
+    pub(crate) fn unknown_fields(&self, definition: &str, obj: &Value) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(schema) = self.definitions.get(definition) {
             self.unknown(schema, obj, "", &mut out);
@@ -98,14 +98,15 @@ impl Schemas {
     }
 
     /// Whether the type `definition` requires `field` (kube's OpenAPI requires exactly the fields Go writes
-    /// without `omitempty`).
-    pub fn is_required(&self, definition: &str, field: &str) -> bool {
+    /// without `omitempty`). The protobuf codec asks, which only the real build has.
+    #[cfg(not(madsim))]
+    pub(crate) fn is_required(&self, definition: &str, field: &str) -> bool {
         let required = self.definitions.get(definition).and_then(|d| d.get("required")).and_then(Value::as_array);
         required.is_some_and(|r| r.iter().any(|f| f.as_str() == Some(field)))
     }
 
     /// The description of `field` of the type `definition`, as the API documents it.
-    pub fn field_description(&self, definition: &str, field: &str) -> Option<String> {
+    pub(crate) fn field_description(&self, definition: &str, field: &str) -> Option<String> {
         let property = self.definitions.get(definition)?.get("properties")?.get(field)?;
         property.get("description").and_then(Value::as_str).map(str::to_string)
     }
@@ -113,7 +114,7 @@ impl Schemas {
     /// The definition that the values of `field` of the type `definition` have: the field's own type, its
     /// list's items' or its map's values' (`None` for scalars, lists of scalars and unknown fields). What a
     /// strategic merge patch follows down an object.
-    pub fn field_definition(&self, definition: &str, field: &str) -> Option<&str> {
+    pub(crate) fn field_definition(&self, definition: &str, field: &str) -> Option<&str> {
         let property = self.definitions.get(definition)?.get("properties")?.get(field)?;
         let (name, schema) = self.resolve(property);
         if name.is_some() {
@@ -124,17 +125,17 @@ impl Schemas {
     }
 
     /// The schema of `field` of the type `definition`, as the documents have it (often a reference).
-    pub fn property(&self, definition: &str, field: &str) -> Option<&Value> {
+    pub(crate) fn property(&self, definition: &str, field: &str) -> Option<&Value> {
         self.definitions.get(definition)?.get("properties")?.get(field)
     }
 
     /// `schema` with its reference followed: the definition's name if it was a reference, and the schema.
-    pub fn follow<'a>(&'a self, schema: &'a Value) -> (Option<&'a str>, &'a Value) {
+    pub(crate) fn follow<'a>(&'a self, schema: &'a Value) -> (Option<&'a str>, &'a Value) {
         self.resolve(schema)
     }
 
     /// Removes the fields of `obj` the kind `definition` does not have, at any depth.
-    pub fn prune(&self, definition: &str, obj: &mut Value) {
+    pub(crate) fn prune(&self, definition: &str, obj: &mut Value) {
         if let Some(schema) = self.definitions.get(definition) {
             self.prune_value(schema, obj);
         }
@@ -368,7 +369,7 @@ fn go_name(definition: &str) -> String {
 }
 
 /// The JSON type name Go's decoder reports.
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -381,7 +382,7 @@ pub fn json_type(v: &Value) -> &'static str {
 
 /// Whether `text` matches `ParseQuantity`'s grammar: a signed decimal number and an optional suffix (a
 /// binary or decimal SI suffix, or an exponent).
-pub fn is_quantity(text: &str) -> bool {
+pub(crate) fn is_quantity(text: &str) -> bool {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let digits_end = unsigned.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(unsigned.len());
     let (number, suffix) = unsigned.split_at(digits_end);

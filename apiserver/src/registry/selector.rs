@@ -31,7 +31,7 @@ struct FieldReq {
 
 /// A parsed label selector and field selector, ANDed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Selector {
+pub(crate) struct Selector {
     labels: Vec<LabelReq>,
     fields: Vec<FieldReq>,
 }
@@ -109,7 +109,7 @@ fn parse_label_req(text: &str) -> Result<LabelReq, RegistryError> {
 impl Selector {
     /// Parses `labelSelector` and `fieldSelector` (either may be ""); field keys are checked against
     /// `metadata.name`, `metadata.namespace` and what `strategy` supports.
-    pub fn parse(
+    pub(crate) fn parse(
         label_selector: &str,
         field_selector: &str,
         strategy: &dyn Strategy,
@@ -140,12 +140,12 @@ impl Selector {
     }
 
     /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()
     }
 
     /// Whether `obj` is selected.
-    pub fn matches(&self, obj: &Value, strategy: &dyn Strategy) -> bool {
+    pub(crate) fn matches(&self, obj: &Value, strategy: &dyn Strategy) -> bool {
         let label = |k: &str| meta::labels(obj).find(|(key, _)| *key == k).map(|(_, v)| v.to_string());
         let labels_ok = self.labels.iter().all(|req| match req {
             LabelReq::Equals(k, v) => label(k).as_deref() == Some(v.as_str()),
@@ -167,7 +167,7 @@ impl Selector {
 
     /// The storage predicate selecting what this selector selects (none at all when it is empty, so
     /// that the storage layer can report `remainingItemCount`).
-    pub fn predicate(&self, strategy: Arc<dyn Strategy>) -> SelectionPredicate {
+    pub(crate) fn predicate(&self, strategy: Arc<dyn Strategy>) -> SelectionPredicate {
         if self.is_empty() {
             return SelectionPredicate::default();
         }

@@ -181,13 +181,13 @@ pub enum GcPolicy {
 }
 
 /// The finalizer that makes a delete wait while the garbage collector orphans the dependents.
-pub const ORPHAN_FINALIZER: &str = "orphan";
+pub(crate) const ORPHAN_FINALIZER: &str = "orphan";
 /// The finalizer that makes a delete wait while the garbage collector deletes the dependents first.
-pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 
 /// The generic `ShouldDeleteDuringUpdate`: no finalizers left in `new`, and `old` was deleted with no grace
 /// period left.
-pub fn generic_should_delete_during_update(new: &Value, old: &Value) -> bool {
+pub(crate) fn generic_should_delete_during_update(new: &Value, old: &Value) -> bool {
     use crate::registry::meta;
     let finalizers = meta::get(new, "finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
     let grace = meta::get(old, "deletionGracePeriodSeconds").and_then(Value::as_i64);

@@ -39,13 +39,13 @@ impl SystemFields {
     }
 
     /// A name for `generateName` = `prefix`.
-    pub fn generate_name(&self, prefix: &str) -> String {
+    pub(crate) fn generate_name(&self, prefix: &str) -> String {
         let mut rng = self.rng.lock().expect("the generator lock is never poisoned");
         names::generate_name(prefix, &mut **rng)
     }
 
     /// A random (version 4) UUID, as kube-apiserver gives every new object.
-    pub fn new_uid(&self) -> String {
+    pub(crate) fn new_uid(&self) -> String {
         let mut bytes = [0u8; 16];
         self.rng.lock().expect("the generator lock is never poisoned").fill_bytes(&mut bytes);
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
@@ -55,20 +55,20 @@ impl SystemFields {
     }
 
     /// The current time as a `metav1.Time` is written on the wire (RFC 3339, seconds, UTC).
-    pub fn now(&self) -> String {
+    pub(crate) fn now(&self) -> String {
         rfc3339(self.clock.now_unix_s())
     }
 
     /// `secs` seconds from now, as [`SystemFields::now`] writes it: a graceful deletion's
     /// `deletionTimestamp` is the instant its grace period ends.
-    pub fn now_plus(&self, secs: i64) -> String {
+    pub(crate) fn now_plus(&self, secs: i64) -> String {
         rfc3339(self.clock.now_unix_s() + secs)
     }
 }
 
 /// The seconds since the epoch of a `YYYY-MM-DDTHH:MM:SSZ` timestamp (the form [`rfc3339`] writes), or
 /// `None` for any other text: the registry reads back only timestamps it wrote.
-pub fn parse_rfc3339(text: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z'
     {

@@ -20,13 +20,13 @@ use crate::registry::schema::schemas;
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
 
 /// Whether `resource` is a built-in kind, whose bodies decode into a Go type.
-pub fn is_builtin(resource: &Resource) -> bool {
+pub(crate) fn is_builtin(resource: &Resource) -> bool {
     schemas().kind(&resource.group, &resource.version, &resource.kind).is_some()
 }
 
 /// Checks `obj`'s `kind` and `apiVersion` against `resource` and, for built-in kinds, that its fields
 /// decode into the kind's Go type.
-pub fn check(resource: &Resource, obj: &Value) -> Result<(), RegistryError> {
+pub(crate) fn check(resource: &Resource, obj: &Value) -> Result<(), RegistryError> {
     let text = |field: &str| obj.get(field).and_then(Value::as_str).unwrap_or("");
     let expected = resource.api_version();
     // A missing kind or apiVersion is defaulted from the request's resource.
@@ -77,7 +77,7 @@ pub fn check(resource: &Resource, obj: &Value) -> Result<(), RegistryError> {
 
 /// [`check`], then the object as Go's decoder leaves it: without the fields its kind does not have
 /// (whatever `fieldValidation` said about them, they are never stored).
-pub fn decode(resource: &Resource, mut obj: Value) -> Result<Value, RegistryError> {
+pub(crate) fn decode(resource: &Resource, mut obj: Value) -> Result<Value, RegistryError> {
     check(resource, &obj)?;
     if let Some(definition) = schemas().kind(&resource.group, &resource.version, &resource.kind) {
         schemas().prune(definition, &mut obj);
@@ -87,7 +87,7 @@ pub fn decode(resource: &Resource, mut obj: Value) -> Result<Value, RegistryErro
 
 /// The fields of `obj` that `resource`'s kind does not have, as the strict decoder names them
 /// (`spec.containers[0].imagePullPolcy`); none for custom resources, whose schema keeps every field.
-pub fn unknown_fields(resource: &Resource, obj: &Value) -> Vec<String> {
+pub(crate) fn unknown_fields(resource: &Resource, obj: &Value) -> Vec<String> {
     match schemas().kind(&resource.group, &resource.version, &resource.kind) {
         Some(definition) => schemas().unknown_fields(definition, obj),
         None => Vec::new(),
@@ -95,7 +95,7 @@ pub fn unknown_fields(resource: &Resource, obj: &Value) -> Vec<String> {
 }
 
 /// The strict decoder's error for unknown fields (`runtime.NewStrictDecodingError`).
-pub fn strict_decoding_error(fields: &[String]) -> String {
+pub(crate) fn strict_decoding_error(fields: &[String]) -> String {
     let list: Vec<String> = fields.iter().map(|f| format!("unknown field {f:?}")).collect();
     format!("strict decoding error: {}", list.join(", "))
 }

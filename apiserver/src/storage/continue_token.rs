@@ -15,7 +15,7 @@ use crate::storage::error::StorageError;
 const TOKEN_VERSION: &str = "meta.k8s.io/v1";
 
 /// The token that resumes a list at `key` (a full etcd key under `key_prefix`) at revision `rv`.
-pub fn encode(key: &str, key_prefix: &str, rv: i64) -> Result<String, StorageError> {
+pub(crate) fn encode(key: &str, key_prefix: &str, rv: i64) -> Result<String, StorageError> {
     // Upstream refuses a key that does not strip (an empty prefix strips nothing).
     let start = key.strip_prefix(key_prefix).filter(|_| !key_prefix.is_empty()).ok_or_else(|| {
         StorageError::Internal("unable to encode next field: the key and key prefix do not match".to_string())
@@ -34,7 +34,7 @@ struct Token {
 
 /// Decodes a token into (full etcd key to resume at, revision). Errors carry kube-apiserver's texts; the
 /// caller reports them as 400 "invalid continue token: ...".
-pub fn decode(token: &str, key_prefix: &str) -> Result<(String, i64), StorageError> {
+pub(crate) fn decode(token: &str, key_prefix: &str) -> Result<(String, i64), StorageError> {
     let invalid = |why: String| StorageError::InvalidContinue(format!("continue key is not valid: {why}"));
     let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|e| invalid(go_base64_error(&e)))?;
     let token: Token = serde_json::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;

@@ -16,7 +16,7 @@ use crate::storage::{
 };
 
 /// One direction of a conversion.
-pub type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+pub(crate) type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 
 /// The two directions between the served form and the stored form.
 #[derive(Clone)]
@@ -26,7 +26,7 @@ pub struct Conversion {
 }
 
 impl Conversion {
-    pub fn new(
+    pub(crate) fn new(
         to_storage: impl Fn(Value) -> Value + Send + Sync + 'static,
         from_storage: impl Fn(Value) -> Value + Send + Sync + 'static,
     ) -> Conversion {
@@ -34,13 +34,13 @@ impl Conversion {
     }
 
     /// No conversion: the served form is the stored one.
-    pub fn identity() -> Conversion {
+    pub(crate) fn identity() -> Conversion {
         Conversion::new(std::convert::identity, std::convert::identity)
     }
 
     /// The `None` conversion of a CRD's versions: the same object, its `apiVersion` the stored version's in
     /// etcd and the served version's on the way out.
-    pub fn api_version(stored: String, served: String) -> Conversion {
+    pub(crate) fn api_version(stored: String, served: String) -> Conversion {
         let set = |api_version: String| {
             move |mut obj: Value| {
                 if let Some(map) = obj.as_object_mut() {
@@ -61,13 +61,13 @@ impl std::fmt::Debug for Conversion {
 
 /// A storage serving `inner`'s objects through `conversion`.
 #[derive(Clone)]
-pub struct Converting<S> {
+pub(crate) struct Converting<S> {
     inner: S,
     conversion: Conversion,
 }
 
 impl<S: Storage + Clone> Converting<S> {
-    pub fn new(inner: S, conversion: Conversion) -> Converting<S> {
+    pub(crate) fn new(inner: S, conversion: Conversion) -> Converting<S> {
         Converting { inner, conversion }
     }
 

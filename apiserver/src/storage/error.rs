@@ -80,7 +80,7 @@ pub enum StorageError {
 }
 
 /// kube-apiserver's message for a continue token whose revision has been compacted.
-pub const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list \
+pub(crate) const CONTINUE_EXPIRED: &str = "The provided continue parameter is too old to display a consistent list \
 result. You can start a new list without the continue parameter, or use the continue token in this response \
 to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list \
 - objects that were created, modified, or deleted between the time the first chunk was returned and now may \

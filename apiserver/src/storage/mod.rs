@@ -10,7 +10,8 @@
 //! - [`continue_token`]: list continue tokens, encoded exactly as kube-apiserver encodes them.
 //! - [`error`]: [`StorageError`], the one error type of this layer; each variant says whether it is retriable.
 //! - [`status`]: the one place where a [`StorageError`] becomes a Kubernetes `Status` (code, reason, message).
-//! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns.
+//! - [`watch`]: [`WatchEvent`] and the [`Watcher`] handle a watch returns, and the keyed change
+//!   ([`watch::CachedEvent`]) the etcd3 store feeds the Cacher.
 //! - [`interface`]: the [`Storage`] trait every backend implements (the etcd3 store and the Cacher).
 //! - [`etcd3`]: [`etcd3::Etcd3Store`], the implementation over etcd v3 gRPC clients.
 //! - [`conversion`]: [`conversion::Converting`], a storage that serves its objects in another version.
@@ -18,16 +19,16 @@
 //!   [`cacher::watch_cache::WatchCache`].
 
 pub mod cacher;
-pub mod continue_token;
-pub mod conversion;
-pub mod error;
+pub(crate) mod continue_token;
+pub(crate) mod conversion;
+pub(crate) mod error;
 pub mod etcd3;
-pub mod interface;
-pub mod object;
-pub mod options;
-pub mod resource_version;
+pub(crate) mod interface;
+pub(crate) mod object;
+pub(crate) mod options;
+pub(crate) mod resource_version;
 pub mod status;
-pub mod watch;
+pub(crate) mod watch;
 
 pub use error::StorageError;
 pub use interface::{ObjectList, ResponseMeta, Storage};

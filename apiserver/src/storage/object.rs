@@ -90,7 +90,7 @@ struct Shared {
 }
 
 impl SharedObject {
-    pub fn new(value: Value) -> SharedObject {
+    pub(crate) fn new(value: Value) -> SharedObject {
         SharedObject(Arc::new(Shared { value, json: OnceLock::new(), list_item_json: OnceLock::new() }))
     }
 
@@ -99,7 +99,7 @@ impl SharedObject {
     }
 
     /// The object itself, without a copy when nothing else shares it.
-    pub fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         match Arc::try_unwrap(self.0) {
             Ok(shared) => shared.value,
             Err(arc) => arc.value.clone(),
@@ -107,7 +107,7 @@ impl SharedObject {
     }
 
     /// The object's JSON (serde_json's, keys in order, no trailing newline).
-    pub fn json(&self) -> Bytes {
+    pub(crate) fn json(&self) -> Bytes {
         self.0
             .json
             .get_or_init(|| Bytes::from(serde_json::to_vec(&self.0.value).expect("JSON values serialize")))
@@ -115,7 +115,7 @@ impl SharedObject {
     }
 
     /// The object's JSON as a typed list carries it: without `kind` and `apiVersion`.
-    pub fn list_item_json(&self) -> Bytes {
+    pub(crate) fn list_item_json(&self) -> Bytes {
         self.0
             .list_item_json
             .get_or_init(|| {
@@ -138,8 +138,10 @@ impl SharedObject {
             .clone()
     }
 
-    /// Whether two handles share one object (the watch cache hands out the same one to everyone).
-    pub fn ptr_eq(a: &SharedObject, b: &SharedObject) -> bool {
+    /// Whether two handles share one object (the watch cache hands out the same one to everyone): what the
+    /// tests check; the code itself never needs to ask.
+    #[cfg(test)]
+    pub(crate) fn ptr_eq(a: &SharedObject, b: &SharedObject) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
 }

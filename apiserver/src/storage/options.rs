@@ -44,7 +44,7 @@ pub struct ListOptions {
 }
 
 /// The label/field selector hook: whether an object is selected.
-pub type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+pub(crate) type Matcher = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 
 /// Which objects a list or watch returns, and how many per page.
 #[derive(Clone, Default)]
@@ -64,11 +64,11 @@ impl SelectionPredicate {
     }
 
     /// Whether the predicate selects everything (kube-apiserver only reports `remainingItemCount` then).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.matcher.is_none()
     }
 
-    pub fn matches(&self, obj: &Value) -> bool {
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
         self.matcher.as_ref().is_none_or(|m| m(obj))
     }
 }
@@ -92,7 +92,7 @@ pub struct Preconditions {
 
 impl Preconditions {
     /// Fails with kube-apiserver's "Precondition failed" invalid-object error when `obj` does not match.
-    pub fn check(&self, key: &str, obj: &Value) -> Result<(), StorageError> {
+    pub(crate) fn check(&self, key: &str, obj: &Value) -> Result<(), StorageError> {
         if let Some(uid) = &self.uid {
             if uid != obj.uid() {
                 return Err(StorageError::InvalidObj {

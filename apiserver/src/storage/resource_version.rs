@@ -15,7 +15,7 @@ pub struct ResourceVersion(pub u64);
 
 impl ResourceVersion {
     /// Parses a resourceVersion string as kube-apiserver's etcd versioner does.
-    pub fn parse(text: &str) -> Result<ResourceVersion, StorageError> {
+    pub(crate) fn parse(text: &str) -> Result<ResourceVersion, StorageError> {
         if text.is_empty() || text == "0" {
             return Ok(ResourceVersion(0));
         }
@@ -32,12 +32,12 @@ impl ResourceVersion {
 
     /// The revision as etcd's signed revision field carries it. Revisions above `i64::MAX` cannot exist in
     /// etcd; they saturate, so that etcd answers with its future-revision error.
-    pub fn revision(self) -> i64 {
+    pub(crate) fn revision(self) -> i64 {
         i64::try_from(self.0).unwrap_or(i64::MAX)
     }
 
     /// The resourceVersion of an etcd revision (negative revisions do not occur in responses).
-    pub fn from_revision(revision: i64) -> ResourceVersion {
+    pub(crate) fn from_revision(revision: i64) -> ResourceVersion {
         ResourceVersion(u64::try_from(revision).unwrap_or(0))
     }
 }

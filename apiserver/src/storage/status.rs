@@ -26,7 +26,7 @@ impl GroupResource {
     }
 
     /// `resource.group`, or `resource` for the core group.
-    pub fn qualified(&self) -> String {
+    pub(crate) fn qualified(&self) -> String {
         if self.group.is_empty() {
             self.resource.clone()
         } else {
@@ -114,7 +114,7 @@ fn failure(code: i32, reason: &str, message: String, details: Option<StatusDetai
 }
 
 /// A `details.group`: kube-apiserver leaves an empty group out (`omitempty`), so the core group has none.
-pub fn non_empty(group: &str) -> Option<String> {
+pub(crate) fn non_empty(group: &str) -> Option<String> {
     (!group.is_empty()).then(|| group.to_string())
 }
 
@@ -129,13 +129,13 @@ pub(crate) fn object_details(resource: &GroupResource, name: &str) -> StatusDeta
 }
 
 /// 404 NotFound: `<resource> "<name>" not found`.
-pub fn not_found(resource: &GroupResource, name: &str) -> Status {
+pub(crate) fn not_found(resource: &GroupResource, name: &str) -> Status {
     let message = format!("{} {name:?} not found", resource.qualified());
     failure(404, "NotFound", message, Some(object_details(resource, name)))
 }
 
 /// 409 AlreadyExists: `<resource> "<name>" already exists`.
-pub fn already_exists(resource: &GroupResource, name: &str) -> Status {
+pub(crate) fn already_exists(resource: &GroupResource, name: &str) -> Status {
     let message = format!("{} {name:?} already exists", resource.qualified());
     failure(409, "AlreadyExists", message, Some(object_details(resource, name)))
 }
@@ -147,7 +147,7 @@ pub fn conflict(resource: &GroupResource, name: &str, why: &str) -> Status {
 }
 
 /// 500 ServerTimeout: the store could not be reached; `details.name` is the operation, as upstream has it.
-pub fn server_timeout(resource: &GroupResource, operation: &str, retry_after_s: i32) -> Status {
+pub(crate) fn server_timeout(resource: &GroupResource, operation: &str, retry_after_s: i32) -> Status {
     let message = format!(
         "The {operation} operation against {} could not be completed at this time, please try again.",
         resource.qualified()
@@ -163,7 +163,7 @@ pub fn server_timeout(resource: &GroupResource, operation: &str, retry_after_s: 
 }
 
 /// 500 InternalError: `Internal error occurred: <why>`, with the text as the one cause.
-pub fn internal_error(why: &str) -> Status {
+pub(crate) fn internal_error(why: &str) -> Status {
     let details = StatusDetails {
         causes: Some(vec![StatusCause { message: Some(why.to_string()), ..StatusCause::default() }]),
         ..StatusDetails::default()
@@ -172,13 +172,13 @@ pub fn internal_error(why: &str) -> Status {
 }
 
 /// 400 BadRequest with free text.
-pub fn bad_request(message: &str) -> Status {
+pub(crate) fn bad_request(message: &str) -> Status {
     failure(400, "BadRequest", message.to_string(), None)
 }
 
 /// 504 Timeout `Timeout: Too large resource version: N, current: M` with the ResourceVersionTooLarge cause.
 /// The store answers with no retry hint; the watch cache with 1 s.
-pub fn too_large_resource_version(message: &str, retry_after_s: i32) -> Status {
+pub(crate) fn too_large_resource_version(message: &str, retry_after_s: i32) -> Status {
     let details = StatusDetails {
         causes: Some(vec![StatusCause {
             reason: Some("ResourceVersionTooLarge".to_string()),
@@ -192,20 +192,20 @@ pub fn too_large_resource_version(message: &str, retry_after_s: i32) -> Status {
 }
 
 /// 429 TooManyRequests with free text and a retry hint (`errors.NewTooManyRequests`).
-pub fn too_many_requests(message: &str, retry_after_s: i32) -> Status {
+pub(crate) fn too_many_requests(message: &str, retry_after_s: i32) -> Status {
     let details = StatusDetails { retry_after_seconds: Some(retry_after_s), ..StatusDetails::default() };
     failure(429, "TooManyRequests", message.to_string(), Some(details))
 }
 
 /// 410 Expired with free text; a compacted continue token carries the inconsistent-continue token.
-pub fn expired(message: &str, continue_token: Option<String>) -> Status {
+pub(crate) fn expired(message: &str, continue_token: Option<String>) -> Status {
     let mut status = failure(410, "Expired", message.to_string(), None);
     status.metadata.continue_ = continue_token;
     status
 }
 
 /// An error that is not an API status: kube-apiserver answers `code` with an empty reason and the raw text.
-pub fn unknown(code: i32, message: &str) -> Status {
+pub(crate) fn unknown(code: i32, message: &str) -> Status {
     failure(code, "", message.to_string(), None)
 }
 

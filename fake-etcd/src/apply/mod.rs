@@ -27,6 +27,5 @@ mod write_ops;
 #[cfg(test)]
 mod tests;
 
-pub use command::{Applied, Command, CommandResponse};
-pub use snapshot::SnapshotError;
+pub use command::{Command, CommandResponse};
 pub use state::StateMachine;

@@ -16,7 +16,7 @@ use crate::types::Millis;
 /// Snapshot bytes that do not decode: they were not produced by [`StateMachine::snapshot`] of this version.
 #[derive(Debug, thiserror::Error)]
 #[error("state machine snapshot does not decode: {0}")]
-pub struct SnapshotError(String);
+pub(crate) struct SnapshotError(String);
 
 #[derive(serde::Serialize)]
 struct SnapshotRef<'a> {
@@ -34,20 +34,20 @@ struct SnapshotOwned {
 
 impl StateMachine {
     /// The whole state as bytes.
-    pub fn snapshot(&self) -> Vec<u8> {
+    pub(crate) fn snapshot(&self) -> Vec<u8> {
         bincode::serialize(&SnapshotRef { mvcc: &self.mvcc, lessor: &self.lessor, auth: &self.auth })
             .expect("serialising in-memory maps to a Vec cannot fail")
     }
 
     /// Whether `bytes` decode as a snapshot this version takes: what a member checks before it lets a peer's
     /// snapshot into Raft, since a restore that fails afterwards cannot be undone.
-    pub fn snapshot_decodes(bytes: &[u8]) -> bool {
+    pub(crate) fn snapshot_decodes(bytes: &[u8]) -> bool {
         bincode::deserialize::<SnapshotOwned>(bytes).is_ok()
     }
 
     /// Replaces the whole state with a snapshot's; lease deadlines restart from `now` (see the module doc).
     /// The store keeps this state machine's configuration (`crate::mvcc::MvccStore::adopt`).
-    pub fn restore(&mut self, bytes: &[u8], now: Millis) -> Result<(), SnapshotError> {
+    pub(crate) fn restore(&mut self, bytes: &[u8], now: Millis) -> Result<(), SnapshotError> {
         let SnapshotOwned { mvcc, mut lessor, auth } =
             bincode::deserialize(bytes).map_err(|e| SnapshotError(e.to_string()))?;
         lessor.promote(now, 0);

@@ -31,7 +31,7 @@ impl StateMachine {
     }
 
     /// A state machine whose store runs with `mvcc`'s bug switches (none by default), kept across restores.
-    pub fn with_config(min_lease_ttl_s: i64, mvcc: MvccConfig) -> StateMachine {
+    pub(crate) fn with_config(min_lease_ttl_s: i64, mvcc: MvccConfig) -> StateMachine {
         StateMachine {
             mvcc: MvccStore::with_config(mvcc),
             lessor: Lessor::new(min_lease_ttl_s),
@@ -51,14 +51,14 @@ impl StateMachine {
 
     /// Applies one committed command made by `by`, refused if `by` may not make it (while auth is enabled).
     /// An `Err` leaves the state unchanged.
-    pub fn apply_as(&mut self, cmd: Command, by: &AuthInfo, now: Millis) -> Result<Applied, EtcdError> {
+    pub(crate) fn apply_as(&mut self, cmd: Command, by: &AuthInfo, now: Millis) -> Result<Applied, EtcdError> {
         self.apply_checking(cmd, by, now, txn::RangeChecks::Run)
     }
 
     /// The #18667 bug, for negative tests only: applies a command another member served as etcd 3.5 did
     /// before the fix, with a txn's range operations (and so their checks) stripped, so that a txn reading
     /// at a compacted revision writes here while it fails on the member that served it.
-    pub fn apply_from_elsewhere_skipping_txn_ranges(
+    pub(crate) fn apply_from_elsewhere_skipping_txn_ranges(
         &mut self,
         cmd: Command,
         by: &AuthInfo,

@@ -15,7 +15,7 @@ pub const DEFAULT_MAX_TXN_OPS: usize = 128;
 /// costs two (its `RequestOp` and its `TxnRequest`). etcd 3.4 (gogoproto) has no such limit. Over gRPC a
 /// deeper txn already fails to decode as a request (tonic's error); a request made in-process could get
 /// past that, commit, and then stop every member at apply, so the limit is checked before Raft.
-pub const MAX_TXN_DEPTH: usize = 50;
+pub(crate) const MAX_TXN_DEPTH: usize = 50;
 
 pub fn check_range(req: &RangeRequest) -> Result<(), EtcdError> {
     non_empty(&req.key)

@@ -9,7 +9,7 @@
 //! them from the member's seeded generator), or know about Raft, gRPC metadata or the member.
 
 pub mod password;
-pub mod perms;
+pub(crate) mod perms;
 mod request;
 mod store;
 mod tokens;
@@ -17,22 +17,23 @@ mod tokens;
 #[cfg(test)]
 mod tests;
 
-pub use request::{AuthRequest, AuthResponse, PermType, Permission};
-pub use store::{AuthStore, Role, User};
-pub use tokens::{token_prefix, SimpleTokens, SIMPLE_TOKEN_TTL_S};
+pub(crate) use request::{AuthRequest, AuthResponse, PermType, Permission};
+pub(crate) use store::AuthStore;
+pub use tokens::SIMPLE_TOKEN_TTL_S;
+pub(crate) use tokens::{token_prefix, SimpleTokens};
 
 use serde::{Deserialize, Serialize};
 
 use crate::types::AuthRevision;
 
 /// The name of the user and of the role that may do everything (etcd's `rootUser` and `rootRole`).
-pub const ROOT: &str = "root";
+pub(crate) const ROOT: &str = "root";
 
 /// Who sent a request, as the serving member resolved its token: etcd's `AuthInfo`, carried in the Raft
 /// entry's header (`RequestHeader.username` and `auth_revision`) so that every member checks a write
 /// against the same user. The default, an empty user at revision 0, is a request without a token.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuthInfo {
+pub(crate) struct AuthInfo {
     pub user: String,
     /// The auth store's revision when the token was resolved; a store that moved on since refuses the
     /// request with "revision of auth store is old".
@@ -41,7 +42,7 @@ pub struct AuthInfo {
 
 impl AuthInfo {
     /// Whether this is a request without a user (no token).
-    pub fn is_anonymous(&self) -> bool {
+    pub(crate) fn is_anonymous(&self) -> bool {
         self.user.is_empty() && self.revision == AuthRevision(0)
     }
 }

@@ -5,16 +5,16 @@
 pub const DEFAULT_BCRYPT_COST: u32 = 10;
 
 /// The lowest cost bcrypt accepts; tests use it to keep logins fast.
-pub const MIN_BCRYPT_COST: u32 = 4;
+pub(crate) const MIN_BCRYPT_COST: u32 = 4;
 
 /// The bcrypt hash of `password` with `salt` at `cost` (clamped to bcrypt's 4..=31, as etcd refuses other
 /// costs at start-up). Passwords longer than 72 bytes are cut there, as bcrypt always has.
-pub fn hash(password: &str, cost: u32, salt: [u8; 16]) -> String {
+pub(crate) fn hash(password: &str, cost: u32, salt: [u8; 16]) -> String {
     let cost = cost.clamp(MIN_BCRYPT_COST, 31);
     bcrypt::hash_with_salt(password, cost, salt).expect("cost is in bcrypt's range").to_string()
 }
 
 /// Whether `password` matches `hash`. A hash that does not parse matches nothing.
-pub fn verify(password: &str, hash: &str) -> bool {
+pub(crate) fn verify(password: &str, hash: &str) -> bool {
     bcrypt::verify(password, hash).unwrap_or(false)
 }

@@ -17,7 +17,7 @@ use crate::error::EtcdError;
 
 /// What a request wants to do to its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     Write,
 }
@@ -101,7 +101,7 @@ impl<'a> Interval<'a> {
 impl AuthStore {
     /// May `by` read or write `[key, range_end)` (one key if `range_end` is empty)? Always while auth is
     /// disabled; a user with the root role may do anything.
-    pub fn check(&self, by: &AuthInfo, key: &[u8], range_end: &[u8], access: Access) -> Result<(), EtcdError> {
+    pub(crate) fn check(&self, by: &AuthInfo, key: &[u8], range_end: &[u8], access: Access) -> Result<(), EtcdError> {
         if !self.is_enabled() {
             return Ok(());
         }
@@ -136,7 +136,7 @@ impl AuthStore {
 
     /// Every key a txn touches: its compares and reads need read access, its puts and deletes write access
     /// (and a delete returning previous values read access too), nested txns alike (etcd's `checkTxnAuth`).
-    pub fn check_txn(&self, by: &AuthInfo, txn: &TxnRequest) -> Result<(), EtcdError> {
+    pub(crate) fn check_txn(&self, by: &AuthInfo, txn: &TxnRequest) -> Result<(), EtcdError> {
         for c in &txn.compare {
             self.check(by, &c.key, &c.range_end, Access::Read)?;
         }

@@ -20,7 +20,7 @@ pub enum PermType {
 }
 
 impl PermType {
-    pub fn from_wire(n: i32) -> PermType {
+    pub(crate) fn from_wire(n: i32) -> PermType {
         match n {
             1 => PermType::Write,
             2 => PermType::ReadWrite,
@@ -30,7 +30,7 @@ impl PermType {
         }
     }
 
-    pub fn to_wire(self) -> i32 {
+    pub(crate) fn to_wire(self) -> i32 {
         match self {
             PermType::Read => 0,
             PermType::Write => 1,
@@ -38,11 +38,11 @@ impl PermType {
         }
     }
 
-    pub fn allows_read(self) -> bool {
+    pub(crate) fn allows_read(self) -> bool {
         matches!(self, PermType::Read | PermType::ReadWrite)
     }
 
-    pub fn allows_write(self) -> bool {
+    pub(crate) fn allows_write(self) -> bool {
         matches!(self, PermType::Write | PermType::ReadWrite)
     }
 }
@@ -115,7 +115,7 @@ pub enum AuthRequest {
 impl AuthRequest {
     /// Whether only a user with the root role may make it while auth is enabled (etcd's
     /// `needAdminPermission`; UserGet and RoleGet are checked on their own terms, Authenticate not at all).
-    pub fn needs_admin(&self) -> bool {
+    pub(crate) fn needs_admin(&self) -> bool {
         !matches!(self, AuthRequest::Authenticate { .. } | AuthRequest::UserGet { .. } | AuthRequest::RoleGet { .. })
     }
 }
@@ -144,7 +144,7 @@ pub enum AuthResponse {
 
 impl AuthResponse {
     /// The response's header, for the caller to stamp.
-    pub fn header_mut(&mut self) -> &mut Option<etcd_proto::etcdserverpb::ResponseHeader> {
+    pub(crate) fn header_mut(&mut self) -> &mut Option<etcd_proto::etcdserverpb::ResponseHeader> {
         match self {
             AuthResponse::Enable(r) => &mut r.header,
             AuthResponse::Disable(r) => &mut r.header,

@@ -16,7 +16,7 @@ use crate::error::EtcdError;
 use crate::types::AuthRevision;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct User {
+pub(crate) struct User {
     /// Sorted, without duplicates (etcd keeps them sorted to binary-search for the root role).
     pub roles: Vec<String>,
     /// The bcrypt hash; `None` for a user added with `--no-password`.
@@ -24,13 +24,13 @@ pub struct User {
 }
 
 impl User {
-    pub fn has_role(&self, role: &str) -> bool {
+    pub(crate) fn has_role(&self, role: &str) -> bool {
         self.roles.binary_search_by(|r| r.as_str().cmp(role)).is_ok()
     }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Role {
+pub(crate) struct Role {
     /// Sorted by key (etcd sorts by key only, so two ranges from one key keep their grant order).
     pub perms: Vec<Permission>,
 }
@@ -54,29 +54,29 @@ type Answer = Result<AuthResponse, EtcdError>;
 impl AuthStore {
     /// A fresh store: disabled, no users or roles, at revision 1 (etcd commits revision 1 when it creates the
     /// store, so that 0 can mean "no user").
-    pub fn new() -> AuthStore {
+    pub(crate) fn new() -> AuthStore {
         AuthStore { enabled: false, revision: AuthRevision(1), users: BTreeMap::new(), roles: BTreeMap::new() }
     }
 
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.enabled
     }
 
-    pub fn revision(&self) -> AuthRevision {
+    pub(crate) fn revision(&self) -> AuthRevision {
         self.revision
     }
 
-    pub fn user(&self, name: &str) -> Option<&User> {
+    pub(crate) fn user(&self, name: &str) -> Option<&User> {
         self.users.get(name)
     }
 
-    pub fn role(&self, name: &str) -> Option<&Role> {
+    pub(crate) fn role(&self, name: &str) -> Option<&Role> {
         self.roles.get(name)
     }
 
     /// The password hash to check a login against, and the revision it was read at (etcd's
     /// `CheckPassword`, split so the slow bcrypt comparison runs outside the member's lock).
-    pub fn password_hash(&self, name: &str) -> Result<(String, AuthRevision), EtcdError> {
+    pub(crate) fn password_hash(&self, name: &str) -> Result<(String, AuthRevision), EtcdError> {
         if !self.enabled {
             return Err(EtcdError::AuthNotEnabled);
         }
@@ -92,7 +92,7 @@ impl AuthStore {
 
     /// Whether `by` may administer auth: anyone while auth is disabled, a user with the root role otherwise
     /// (etcd's `IsAdminPermitted`; it does not look at the revision).
-    pub fn check_admin(&self, by: &AuthInfo) -> Result<(), EtcdError> {
+    pub(crate) fn check_admin(&self, by: &AuthInfo) -> Result<(), EtcdError> {
         if !self.enabled {
             return Ok(());
         }
@@ -107,7 +107,7 @@ impl AuthStore {
     }
 
     /// Applies one committed auth request made by `by`. An `Err` leaves the store unchanged.
-    pub fn apply(&mut self, req: &AuthRequest, by: &AuthInfo) -> Answer {
+    pub(crate) fn apply(&mut self, req: &AuthRequest, by: &AuthInfo) -> Answer {
         if req.needs_admin() {
             self.check_admin(by)?;
         }

@@ -13,7 +13,7 @@ use crate::types::Millis;
 pub const SIMPLE_TOKEN_TTL_S: i64 = 300;
 
 /// The random part of a simple token: 16 ASCII letters, as etcd's `genTokenPrefix` draws them.
-pub fn token_prefix(rng: &mut impl RngCore) -> String {
+pub(crate) fn token_prefix(rng: &mut impl RngCore) -> String {
     const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     (0..16).map(|_| LETTERS[(rng.next_u32() % LETTERS.len() as u32) as usize] as char).collect()
 }
@@ -26,22 +26,22 @@ struct Held {
 
 /// The tokens a member handed out or learnt from the log, with their deadlines on the member's clock.
 #[derive(Debug, Default)]
-pub struct SimpleTokens {
+pub(crate) struct SimpleTokens {
     tokens: BTreeMap<String, Held>,
     ttl_s: i64,
 }
 
 impl SimpleTokens {
-    pub fn new(ttl_s: i64) -> SimpleTokens {
+    pub(crate) fn new(ttl_s: i64) -> SimpleTokens {
         SimpleTokens { tokens: BTreeMap::new(), ttl_s }
     }
 
-    pub fn assign(&mut self, token: String, user: &str, now: Millis) {
+    pub(crate) fn assign(&mut self, token: String, user: &str, now: Millis) {
         self.tokens.insert(token, Held { user: user.to_string(), deadline: now.plus_s(self.ttl_s) });
     }
 
     /// The user a live token belongs to; using it restarts its TTL. An expired token is forgotten.
-    pub fn user_of(&mut self, token: &str, now: Millis) -> Option<String> {
+    pub(crate) fn user_of(&mut self, token: &str, now: Millis) -> Option<String> {
         let held = self.tokens.get_mut(token)?;
         if held.deadline <= now {
             self.tokens.remove(token);
@@ -52,19 +52,21 @@ impl SimpleTokens {
     }
 
     /// Forgets every token of `user`.
-    pub fn invalidate_user(&mut self, user: &str) {
+    pub(crate) fn invalidate_user(&mut self, user: &str) {
         self.tokens.retain(|_, h| h.user != user);
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.tokens.clear();
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.tokens.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
 }

@@ -43,14 +43,14 @@ pub struct Lessor {
 
 impl Lessor {
     /// `min_ttl_s` is etcd's minimum TTL: ceil(1.5 × election timeout), 2 s with etcd's defaults.
-    pub fn new(min_ttl_s: i64) -> Lessor {
+    pub(crate) fn new(min_ttl_s: i64) -> Lessor {
         Lessor { min_ttl_s, leases: BTreeMap::new(), items: BTreeMap::new() }
     }
 
     /// Grants lease `id` (never 0: the caller picks an id first) and returns the TTL actually granted.
     /// Errors: `LeaseExist`, `LeaseTtlTooLarge`; and `LeaseNotFound` for id 0, as etcd's lessor answers it.
     /// The size check comes before the existence check, as in etcd.
-    pub fn grant(&mut self, id: LeaseId, ttl_s: i64, now: Millis) -> Result<i64, EtcdError> {
+    pub(crate) fn grant(&mut self, id: LeaseId, ttl_s: i64, now: Millis) -> Result<i64, EtcdError> {
         if id.is_none() {
             return Err(EtcdError::LeaseNotFound);
         }
@@ -66,7 +66,7 @@ impl Lessor {
     }
 
     /// Removes the lease and returns its attached keys in ascending order. Errors: `LeaseNotFound`.
-    pub fn revoke(&mut self, id: LeaseId) -> Result<Vec<Vec<u8>>, EtcdError> {
+    pub(crate) fn revoke(&mut self, id: LeaseId) -> Result<Vec<Vec<u8>>, EtcdError> {
         let lease = self.leases.remove(&id).ok_or(EtcdError::LeaseNotFound)?;
         for key in &lease.keys {
             let owner = self.items.remove(key);
@@ -75,12 +75,12 @@ impl Lessor {
         Ok(lease.keys.into_iter().collect())
     }
 
-    pub fn contains(&self, id: LeaseId) -> bool {
+    pub(crate) fn contains(&self, id: LeaseId) -> bool {
         self.leases.contains_key(&id)
     }
 
     /// Attaches `key` to lease `id` (which must exist).
-    pub fn attach(&mut self, id: LeaseId, key: &[u8]) {
+    pub(crate) fn attach(&mut self, id: LeaseId, key: &[u8]) {
         let lease = self.leases.get_mut(&id);
         // The apply layer checks that the lease exists before it writes the key; a miss here is a bug.
         assert!(lease.is_some(), "attach to unknown lease {id}");
@@ -93,7 +93,7 @@ impl Lessor {
     }
 
     /// Detaches `key` from lease `id`; a no-op if either is gone.
-    pub fn detach(&mut self, id: LeaseId, key: &[u8]) {
+    pub(crate) fn detach(&mut self, id: LeaseId, key: &[u8]) {
         if let Some(lease) = self.leases.get_mut(&id) {
             let was_attached = lease.keys.remove(key);
             let owner = if was_attached { self.items.remove(key) } else { None };
@@ -101,8 +101,10 @@ impl Lessor {
         }
     }
 
-    /// The lease `key` is attached to, if any (a lookup for invariant checks and tests).
-    pub fn lease_of(&self, key: &[u8]) -> Option<LeaseId> {
+    /// The lease `key` is attached to, if any (a lookup the tests make; the lessor itself goes from leases
+    /// to keys).
+    #[cfg(test)]
+    pub(crate) fn lease_of(&self, key: &[u8]) -> Option<LeaseId> {
         let id = self.items.get(key).copied();
         debug_assert!(id.is_none_or(|id| self.leases.get(&id).is_some_and(|l| l.keys.contains(key))));
         id
@@ -110,7 +112,7 @@ impl Lessor {
 
     /// Keep-alive: resets the deadline to `now + granted TTL` and returns the TTL. Errors: `LeaseNotFound`
     /// for an unknown or already expired lease.
-    pub fn renew(&mut self, id: LeaseId, now: Millis) -> Result<i64, EtcdError> {
+    pub(crate) fn renew(&mut self, id: LeaseId, now: Millis) -> Result<i64, EtcdError> {
         match self.leases.get_mut(&id) {
             Some(lease) if !lease.is_expired(now) => {
                 lease.deadline = now.plus_s(lease.ttl_s);
@@ -135,7 +137,7 @@ impl Lessor {
     }
 
     /// The keys attached to a lease, expired or not (empty for an unknown lease), ascending.
-    pub fn keys(&self, id: LeaseId) -> Vec<Vec<u8>> {
+    pub(crate) fn keys(&self, id: LeaseId) -> Vec<Vec<u8>> {
         self.leases.get(&id).map(|lease| lease.keys.iter().cloned().collect()).unwrap_or_default()
     }
 
@@ -145,12 +147,12 @@ impl Lessor {
     }
 
     /// Leases whose deadline is at or before `now`, ascending by id. They stay in the table until revoked.
-    pub fn expired(&self, now: Millis) -> Vec<LeaseId> {
+    pub(crate) fn expired(&self, now: Millis) -> Vec<LeaseId> {
         self.leases.iter().filter(|(_, lease)| lease.is_expired(now)).map(|(id, _)| *id).collect()
     }
 
     /// What a new leader does (etcd's `Promote`): every lease's deadline becomes `now + extend + its TTL`.
-    pub fn promote(&mut self, now: Millis, extend_ms: u64) {
+    pub(crate) fn promote(&mut self, now: Millis, extend_ms: u64) {
         let base = Millis(now.0.saturating_add(extend_ms));
         for lease in self.leases.values_mut() {
             lease.deadline = base.plus_s(lease.ttl_s);

@@ -8,8 +8,8 @@
 mod id_gen;
 mod lessor;
 
-pub use id_gen::LeaseIdGen;
-pub use lessor::{Lessor, TimeToLive};
+pub(crate) use id_gen::LeaseIdGen;
+pub(crate) use lessor::{Lessor, TimeToLive};
 
 /// etcd refuses TTLs above this (`MaxLeaseTTL`, 9,000,000,000 s).
-pub const MAX_LEASE_TTL_S: i64 = 9_000_000_000;
+pub(crate) const MAX_LEASE_TTL_S: i64 = 9_000_000_000;

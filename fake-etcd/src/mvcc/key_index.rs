@@ -17,7 +17,7 @@ pub(crate) struct RevPair {
 }
 
 impl RevPair {
-    pub fn new(main: i64, sub: i64) -> RevPair {
+    pub(super) fn new(main: i64, sub: i64) -> RevPair {
         RevPair { main, sub }
     }
 }
@@ -37,7 +37,7 @@ pub(crate) struct KeyHistory {
 
 impl KeyHistory {
     /// The newest change with `main <= at`, if any.
-    pub fn latest_at(&self, at: i64) -> Option<Change> {
+    pub(super) fn latest_at(&self, at: i64) -> Option<Change> {
         // Changes are sorted by revision, so the ones at or before `at` form a prefix.
         let n_upto = self.changes.partition_point(|c| c.rev.main <= at);
         let change = self.changes[..n_upto].last().copied();
@@ -49,17 +49,17 @@ impl KeyHistory {
     }
 
     /// The revision of the put that makes the key live at `at`, or `None` if it is absent or deleted there.
-    pub fn live_at(&self, at: i64) -> Option<RevPair> {
+    pub(super) fn live_at(&self, at: i64) -> Option<RevPair> {
         self.latest_at(at).filter(|c| !c.tombstone).map(|c| c.rev)
     }
 
     /// The oldest change still indexed (compaction keeps at most one change at or before its revision).
-    pub fn first(&self) -> Option<Change> {
+    pub(super) fn first(&self) -> Option<Change> {
         self.changes.first().copied()
     }
 
     /// Appends a change; revisions strictly increase per key, and a key can only be deleted while live.
-    pub fn push(&mut self, change: Change) {
+    pub(super) fn push(&mut self, change: Change) {
         if let Some(last) = self.changes.last() {
             debug_assert!(last.rev < change.rev, "revisions must strictly increase per key");
             debug_assert!(!(last.tombstone && change.tombstone), "a deleted key cannot be deleted again");
@@ -71,7 +71,7 @@ impl KeyHistory {
 
     /// Forgets the changes that compaction at `at` makes unreachable: everything before the newest change at
     /// or before `at`, and that change too if it is a tombstone. Returns whether nothing is left.
-    pub fn compact(&mut self, at: i64) -> bool {
+    pub(super) fn compact(&mut self, at: i64) -> bool {
         let n_upto = self.changes.partition_point(|c| c.rev.main <= at);
         if n_upto > 0 {
             let keep_from = if self.changes[n_upto - 1].tombstone { n_upto } else { n_upto - 1 };
@@ -89,11 +89,11 @@ pub(crate) struct KeyIndex {
 }
 
 impl KeyIndex {
-    pub fn get(&self, key: &[u8]) -> Option<&KeyHistory> {
+    pub(super) fn get(&self, key: &[u8]) -> Option<&KeyHistory> {
         self.keys.get(key)
     }
 
-    pub fn push(&mut self, key: &[u8], change: Change) {
+    pub(super) fn push(&mut self, key: &[u8], change: Change) {
         match self.keys.get_mut(key) {
             Some(history) => history.push(change),
             None => {
@@ -105,17 +105,17 @@ impl KeyIndex {
     }
 
     /// Every indexed key in `range`, ascending, with its history.
-    pub fn range<'a>(&'a self, range: &'a KeyRange) -> impl Iterator<Item = (&'a Vec<u8>, &'a KeyHistory)> + 'a {
+    pub(super) fn range<'a>(&'a self, range: &'a KeyRange) -> impl Iterator<Item = (&'a Vec<u8>, &'a KeyHistory)> + 'a {
         self.keys.range::<[u8], _>(bounds(range))
     }
 
     /// Every key live at `at` in `range`, ascending, with the revision of its live put.
-    pub fn live<'a>(&'a self, range: &'a KeyRange, at: i64) -> impl Iterator<Item = (&'a [u8], RevPair)> + 'a {
+    pub(super) fn live<'a>(&'a self, range: &'a KeyRange, at: i64) -> impl Iterator<Item = (&'a [u8], RevPair)> + 'a {
         self.range(range).filter_map(move |(k, h)| h.live_at(at).map(|rev| (k.as_slice(), rev)))
     }
 
     /// Compacts every key's history at `at`, dropping keys with nothing left.
-    pub fn compact(&mut self, at: i64) {
+    pub(super) fn compact(&mut self, at: i64) {
         self.keys.retain(|_, history| !history.compact(at));
     }
 }

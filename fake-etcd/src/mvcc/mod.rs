@@ -23,8 +23,8 @@ mod write_txn;
 #[cfg(test)]
 mod tests;
 
-pub use store::{MvccConfig, MvccStore, RangeOptions, RangeResult};
-pub use write_txn::WriteTxn;
+pub(crate) use store::{MvccConfig, MvccStore, RangeOptions, RangeResult};
+pub(crate) use write_txn::WriteTxn;
 
 /// The half-open key interval etcd derives from a request's `key` and `range_end`.
 ///

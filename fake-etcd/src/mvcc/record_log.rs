@@ -18,7 +18,7 @@ pub(crate) enum Record {
 }
 
 impl Record {
-    pub fn key(&self) -> &[u8] {
+    pub(super) fn key(&self) -> &[u8] {
         match self {
             Record::Put(kv) => &kv.key,
             Record::Tombstone(key) => key,
@@ -33,7 +33,7 @@ impl Record {
     }
 
     /// The record as a watch event: a PUT carries the full kv, a DELETE only the key and the deletion revision.
-    pub fn to_event(&self, rev: RevPair) -> Event {
+    pub(super) fn to_event(&self, rev: RevPair) -> Event {
         match self {
             Record::Put(kv) => Event { r#type: EventType::Put as i32, kv: Some(kv.clone()), prev_kv: None },
             Record::Tombstone(key) => Event {
@@ -52,7 +52,7 @@ pub(crate) struct RecordLog {
 }
 
 impl RecordLog {
-    pub fn insert(&mut self, rev: RevPair, record: Record) {
+    pub(super) fn insert(&mut self, rev: RevPair, record: Record) {
         if let Record::Put(kv) = &record {
             // Write-side half of the record invariants checked in `put_at`.
             debug_assert_eq!(kv.mod_revision, rev.main, "a put record carries its own revision");
@@ -64,7 +64,7 @@ impl RecordLog {
     }
 
     /// The put stored at `rev` for `key`. A miss means the index and the log disagree, which is a bug.
-    pub fn put_at(&self, rev: RevPair, key: &[u8]) -> &KeyValue {
+    pub(super) fn put_at(&self, rev: RevPair, key: &[u8]) -> &KeyValue {
         match self.records.get(&rev) {
             Some(Record::Put(kv)) => {
                 debug_assert_eq!(kv.key.as_slice(), key, "index points at another key's record");
@@ -78,7 +78,7 @@ impl RecordLog {
     }
 
     /// Every record with main revision in `[from, to]`, in revision order; nothing if `from > to`.
-    pub fn between(&self, from: i64, to: i64) -> impl Iterator<Item = (&RevPair, &Record)> {
+    pub(super) fn between(&self, from: i64, to: i64) -> impl Iterator<Item = (&RevPair, &Record)> {
         let lo = RevPair::new(from, i64::MIN);
         // `[lo, lo)` is empty and, unlike an inverted range, accepted by `BTreeMap::range`.
         let hi = if from <= to { Bound::Included(RevPair::new(to, i64::MAX)) } else { Bound::Excluded(lo) };
@@ -86,12 +86,12 @@ impl RecordLog {
     }
 
     /// Every record with main revision `<= to`, in revision order.
-    pub fn upto(&self, to: i64) -> impl Iterator<Item = (&RevPair, &Record)> {
+    pub(super) fn upto(&self, to: i64) -> impl Iterator<Item = (&RevPair, &Record)> {
         self.records.range(..=RevPair::new(to, i64::MAX))
     }
 
     /// Removes every record below `below` (main revision) for which `keep` says no.
-    pub fn retain_below(&mut self, below: i64, mut keep: impl FnMut(RevPair, &Record) -> bool) {
+    pub(super) fn retain_below(&mut self, below: i64, mut keep: impl FnMut(RevPair, &Record) -> bool) {
         let doomed: Vec<RevPair> = self
             .records
             .range(..RevPair::new(below, 0))
@@ -106,7 +106,7 @@ impl RecordLog {
         debug_assert!(self.size_bytes >= 0);
     }
 
-    pub fn size_bytes(&self) -> i64 {
+    pub(super) fn size_bytes(&self) -> i64 {
         self.size_bytes
     }
 }
@@ -118,11 +118,11 @@ mod kv_as_protobuf {
     use prost::Message as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(kv: &KeyValue, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(kv: &KeyValue, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bytes(&kv.encode_to_vec())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<KeyValue, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<KeyValue, D::Error> {
         let bytes = <Vec<u8>>::deserialize(d)?;
         KeyValue::decode(bytes.as_slice()).map_err(serde::de::Error::custom)
     }

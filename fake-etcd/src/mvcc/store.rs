@@ -12,7 +12,7 @@ use crate::types::Revision;
 
 /// What to read. `rev == Revision(0)` (or negative) means the current revision.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RangeOptions {
+pub(crate) struct RangeOptions {
     /// At most this many kvs; 0 means no limit.
     pub limit: i64,
     pub rev: Revision,
@@ -21,7 +21,7 @@ pub struct RangeOptions {
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RangeResult {
+pub(crate) struct RangeResult {
     /// In ascending key order, at most `limit`.
     pub kvs: Vec<KeyValue>,
     /// The revision that was read (the current one when the request said 0).
@@ -33,7 +33,7 @@ pub struct RangeResult {
 /// Historical etcd bugs the store can put back, each off by default: `crate::bug` declares them and the
 /// member hands them in from its bug set. The fixed behaviour is etcd's since the fixes named on each field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MvccConfig {
+pub(crate) struct MvccConfig {
     /// etcd #18089: compaction at `rev` judges the records at `rev` like the older ones, so a tombstone at
     /// exactly `rev`, which the compacted key index no longer holds, is removed with them. See
     /// [`MvccStore::compact`].
@@ -84,12 +84,12 @@ impl Live<'_> {
 }
 
 impl MvccStore {
-    pub fn new() -> MvccStore {
+    pub(crate) fn new() -> MvccStore {
         MvccStore::with_config(MvccConfig::default())
     }
 
     /// An empty store with `config`'s bug switches.
-    pub fn with_config(config: MvccConfig) -> MvccStore {
+    pub(crate) fn with_config(config: MvccConfig) -> MvccStore {
         MvccStore {
             index: KeyIndex::default(),
             log: RecordLog::default(),
@@ -111,7 +111,7 @@ impl MvccStore {
     /// of a key deleted at `c` is that tombstone, so finishing the compaction removes exactly the tombstones
     /// at `c`. Over a correctly rebuilt index it would change nothing, which is why the fixed path does
     /// nothing at all.
-    pub fn adopt(&mut self, restored: MvccStore) {
+    pub(crate) fn adopt(&mut self, restored: MvccStore) {
         let config = self.config;
         *self = restored;
         self.config = config;
@@ -126,20 +126,20 @@ impl MvccStore {
     }
 
     /// The revision of the last compaction; 0 before any.
-    pub fn compact_revision(&self) -> Revision {
+    pub(crate) fn compact_revision(&self) -> Revision {
         Revision(self.compact_main_rev.max(0))
     }
 
     /// etcd's raw `compactMainRev`: -1 before the first compaction, which may itself be at revision 0.
     /// HashKV reports this value, and a txn's Range with a negative revision is checked against it
     /// (`checkRequestRange`), so `revision = -1` is accepted in a txn only before any compaction.
-    pub fn compact_revision_raw(&self) -> Revision {
+    pub(crate) fn compact_revision_raw(&self) -> Revision {
         Revision(self.compact_main_rev)
     }
 
     /// Reads `range` at `opts.rev`. Errors: `Compacted` below the compaction revision, `FutureRev` above
     /// the current revision.
-    pub fn range(&self, range: &KeyRange, opts: RangeOptions) -> Result<RangeResult, EtcdError> {
+    pub(crate) fn range(&self, range: &KeyRange, opts: RangeOptions) -> Result<RangeResult, EtcdError> {
         let rev = self.resolve_read_rev(opts.rev, self.current_rev)?;
         let live = self.index.live(range, rev).map(|(key, at)| Live::Stored(key, at));
         Ok(self.collect(live, rev, &opts))
@@ -152,7 +152,7 @@ impl MvccStore {
     /// With [`MvccConfig::compaction_drops_tombstone_at_revision`], etcd before its fix of #18089: the
     /// backend kept only the revisions the compacted key index named, and the index forgets a tombstone at
     /// the compaction revision, so that tombstone was deleted too.
-    pub fn compact(&mut self, rev: Revision) -> Result<(), EtcdError> {
+    pub(crate) fn compact(&mut self, rev: Revision) -> Result<(), EtcdError> {
         if rev.0 <= self.compact_main_rev {
             return Err(EtcdError::Compacted);
         }
@@ -189,7 +189,7 @@ impl MvccStore {
     /// revisions (a revision is never split), and where the rest begins: `None` when nothing in `[from, to]`
     /// is left over. Reads only as far as it returns, so a watcher caught up in batches does not read its
     /// whole backlog for every batch.
-    pub fn events_batch(
+    pub(crate) fn events_batch(
         &self,
         range: &KeyRange,
         from: Revision,
@@ -220,7 +220,7 @@ impl MvccStore {
     /// `rev == 0` means the current revision. Errors as etcd's `HashByRev`: `Compacted` if
     /// `0 < rev <= compact_revision`, `FutureRev` if `rev > current_revision`.
     /// Members with the same history hash the same; the value is not comparable with real etcd's.
-    pub fn hash_kv(&self, rev: Revision) -> Result<(u32, Revision), EtcdError> {
+    pub(crate) fn hash_kv(&self, rev: Revision) -> Result<(u32, Revision), EtcdError> {
         if rev.0 > 0 && rev.0 <= self.compact_main_rev {
             return Err(EtcdError::Compacted);
         }
@@ -255,7 +255,7 @@ impl MvccStore {
     }
 
     /// Approximate bytes held (keys + values of every stored record), for Maintenance.Status's dbSize.
-    pub fn size_bytes(&self) -> i64 {
+    pub(crate) fn size_bytes(&self) -> i64 {
         self.log.size_bytes()
     }
 

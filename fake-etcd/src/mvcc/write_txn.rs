@@ -18,7 +18,7 @@ use crate::types::{LeaseId, Revision};
 /// A write transaction: every change gets the same main revision (`store.current + 1`) and increasing
 /// sub-revisions. Reads through it see its own earlier writes. Dropping it without [`WriteTxn::end`]
 /// discards its changes.
-pub struct WriteTxn<'a> {
+pub(crate) struct WriteTxn<'a> {
     store: &'a mut MvccStore,
     /// The newest state of every key this transaction touched: `Some` after a put, `None` after a delete.
     overlay: BTreeMap<Vec<u8>, Option<KeyValue>>,
@@ -29,21 +29,21 @@ pub struct WriteTxn<'a> {
 impl MvccStore {
     /// Starts a write transaction at revision `current + 1`. It commits when [`WriteTxn::end`] is called;
     /// a transaction that changed nothing leaves the revision where it was.
-    pub fn write(&mut self) -> WriteTxn<'_> {
+    pub(crate) fn write(&mut self) -> WriteTxn<'_> {
         WriteTxn { store: self, overlay: BTreeMap::new(), changes: Vec::new() }
     }
 }
 
 impl WriteTxn<'_> {
     /// The revision this transaction writes at.
-    pub fn rev(&self) -> Revision {
+    pub(crate) fn rev(&self) -> Revision {
         Revision(self.store.current_rev + 1)
     }
 
     /// Reads like [`MvccStore::range`], except that a read at the latest revision sees this transaction's
     /// changes so far. The latest revision is the transaction's own once it has changed something (as etcd's
     /// write txn reads at `beginRev + 1` then), the store's current one before.
-    pub fn range(&self, range: &KeyRange, opts: RangeOptions) -> Result<RangeResult, EtcdError> {
+    pub(crate) fn range(&self, range: &KeyRange, opts: RangeOptions) -> Result<RangeResult, EtcdError> {
         let begin = self.store.current_rev;
         let latest = if self.changes.is_empty() { begin } else { begin + 1 };
         let rev = self.store.resolve_read_rev(opts.rev, latest)?;
@@ -55,7 +55,7 @@ impl WriteTxn<'_> {
     }
 
     /// Puts `key = value` with `lease` and returns the previous kv if the key existed.
-    pub fn put(&mut self, key: &[u8], value: Vec<u8>, lease: LeaseId) -> Option<KeyValue> {
+    pub(crate) fn put(&mut self, key: &[u8], value: Vec<u8>, lease: LeaseId) -> Option<KeyValue> {
         let rev = self.rev().0;
         let prev = self.latest(key).cloned();
         let kv = KeyValue {
@@ -75,7 +75,7 @@ impl WriteTxn<'_> {
     }
 
     /// Deletes every live key in `range` and returns their previous kvs in key order.
-    pub fn delete_range(&mut self, range: &KeyRange) -> Vec<KeyValue> {
+    pub(crate) fn delete_range(&mut self, range: &KeyRange) -> Vec<KeyValue> {
         let rev = self.rev().0;
         let doomed: Vec<KeyValue> = self.live_now(range).map(|item| self.materialize(item)).collect();
         for kv in &doomed {
@@ -87,12 +87,12 @@ impl WriteTxn<'_> {
     }
 
     /// The changes made so far, as watch events (see [`MvccStore::events`]).
-    pub fn changes(&self) -> &[Event] {
+    pub(crate) fn changes(&self) -> &[Event] {
         &self.changes
     }
 
     /// Commits: bumps the store revision if anything changed, and returns the changes.
-    pub fn end(self) -> Vec<Event> {
+    pub(crate) fn end(self) -> Vec<Event> {
         if !self.changes.is_empty() {
             let before = self.store.current_rev;
             self.store.commit(&self.changes);

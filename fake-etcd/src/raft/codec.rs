@@ -23,7 +23,7 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message, RaftError> {
 /// and leader transfers (raft-rs forwards those as they came, and refuses to send one with a term). raft-rs, like etcd's Raft, trusts its peers and panics on some of these
 /// ("term should be set when sending MsgRequestVoteResponse"); fake-etcd drops them instead, as a message
 /// lost on the wire, which Raft already survives. Found by the `peer_frames` fuzz target.
-pub fn from_a_peer(msg: &Message, me: u64) -> bool {
+pub(crate) fn from_a_peer(msg: &Message, me: u64) -> bool {
     use ::raft::eraftpb::MessageType as T;
     let termless = match msg.get_msg_type() {
         T::MsgPropose | T::MsgReadIndex | T::MsgTransferLeader => true,

@@ -37,12 +37,12 @@ impl DiskState {
         self.truncated_index + 1
     }
 
-    pub fn last_index(&self) -> u64 {
+    pub(crate) fn last_index(&self) -> u64 {
         self.truncated_index + self.entries.len() as u64
     }
 
     /// The term of the entry at `index`, if the log still knows it.
-    pub fn term_at(&self, index: u64) -> Option<u64> {
+    pub(crate) fn term_at(&self, index: u64) -> Option<u64> {
         if index == self.truncated_index {
             return Some(self.truncated_term);
         }
@@ -114,7 +114,7 @@ impl DiskState {
     /// The invariants of the layout, checked after every change (and so on every replay at sync).
     /// What [`DiskState::check`] asserts, as an error: a state read back from a data dir is trusted only if it
     /// holds (a torn or corrupted image must stop the member with a message, not a panic).
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if self.truncated_index > self.snapshot.get_metadata().index {
             return Err(format!(
                 "the log starts after {} but the snapshot covers only up to {}",
@@ -164,14 +164,14 @@ pub enum DiskOp {
 impl DiskOp {
     /// Whether the write replaces or drops part of the log, so that a backend appending writes to a journal
     /// had better write the whole state afresh instead (its journal would otherwise keep what is gone).
-    pub fn reshapes_log(&self) -> bool {
+    pub(crate) fn reshapes_log(&self) -> bool {
         matches!(self, DiskOp::InstallSnapshot(_) | DiskOp::SaveSnapshot(_) | DiskOp::Compact(_))
     }
 
     /// Applies a write read back from a WAL after checking that the member could have made it (no gap in the
     /// log, no snapshot older than the log, no compaction past the snapshot or the log's end), so that what
     /// [`DiskOp::apply_to`] asserts holds; the error says what is wrong.
-    pub fn replay_onto(&self, state: &mut DiskState) -> Result<(), String> {
+    pub(crate) fn replay_onto(&self, state: &mut DiskState) -> Result<(), String> {
         match self {
             DiskOp::Append(entries) => {
                 let new: Vec<Entry> = entries.iter().filter(|e| e.index > state.truncated_index).cloned().collect();
@@ -210,7 +210,7 @@ impl DiskOp {
         Ok(())
     }
 
-    pub fn apply_to(&self, state: &mut DiskState) {
+    pub(crate) fn apply_to(&self, state: &mut DiskState) {
         match self {
             DiskOp::Append(entries) => state.append(entries),
             DiskOp::SetHardState(hs) => state.hard_state = hs.clone(),
@@ -226,7 +226,7 @@ impl DiskOp {
 /// they led to. It must not return before they are durable (written and fsynced); it has no way to fail,
 /// because a member whose disk refuses a write cannot keep the promise a sync makes, so a backend that
 /// cannot write stops the process, as etcd exits when it cannot save to its WAL.
-pub trait DiskBackend: Send + Sync + fmt::Debug {
+pub(crate) trait DiskBackend: Send + Sync + fmt::Debug {
     fn persist(&self, ops: &[DiskOp], after: &DiskState);
 }
 
@@ -243,12 +243,12 @@ impl DurableDisk {
     }
 
     /// A disk that starts from `state` (recovered from a real disk) and hands every sync to `backend`.
-    pub fn with_backend(state: DiskState, backend: Arc<dyn DiskBackend>) -> DurableDisk {
+    pub(crate) fn with_backend(state: DiskState, backend: Arc<dyn DiskBackend>) -> DurableDisk {
         DurableDisk { state: Arc::new(Mutex::new(state)), backend: Some(backend) }
     }
 
     /// A copy of what is durable now (for tests and checkers).
-    pub fn snapshot_state(&self) -> DiskState {
+    pub(crate) fn snapshot_state(&self) -> DiskState {
         self.lock().clone()
     }
 
@@ -278,13 +278,14 @@ pub struct Disk {
 
 impl Disk {
     /// Opens the disk after a start or a crash: the process sees exactly what was durable.
-    pub fn open(durable: DurableDisk, options: DiskOptions) -> Disk {
+    pub(crate) fn open(durable: DurableDisk, options: DiskOptions) -> Disk {
         let written = durable.snapshot_state();
         Disk { durable, written, pending: Vec::new(), options, syncs: 0 }
     }
 
     /// The handle to keep across a restart.
-    pub fn durable(&self) -> &DurableDisk {
+    #[cfg(test)]
+    pub(crate) fn durable(&self) -> &DurableDisk {
         &self.durable
     }
 
@@ -293,44 +294,46 @@ impl Disk {
         &self.written
     }
 
-    pub fn has_unsynced(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_unsynced(&self) -> bool {
         !self.pending.is_empty()
     }
 
-    pub fn sync_count(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn sync_count(&self) -> u64 {
         self.syncs
     }
 
-    pub fn append(&mut self, entries: &[Entry]) {
+    pub(crate) fn append(&mut self, entries: &[Entry]) {
         if entries.is_empty() {
             return;
         }
         self.write(DiskOp::Append(entries.to_vec()));
     }
 
-    pub fn set_hard_state(&mut self, hs: &HardState) {
+    pub(crate) fn set_hard_state(&mut self, hs: &HardState) {
         self.write(DiskOp::SetHardState(hs.clone()));
     }
 
-    pub fn set_conf_state(&mut self, cs: &ConfState) {
+    pub(crate) fn set_conf_state(&mut self, cs: &ConfState) {
         self.write(DiskOp::SetConfState(cs.clone()));
     }
 
-    pub fn install_snapshot(&mut self, snapshot: &Snapshot) {
+    pub(crate) fn install_snapshot(&mut self, snapshot: &Snapshot) {
         self.write(DiskOp::InstallSnapshot(snapshot.clone()));
     }
 
-    pub fn save_snapshot(&mut self, snapshot: &Snapshot) {
+    pub(crate) fn save_snapshot(&mut self, snapshot: &Snapshot) {
         self.write(DiskOp::SaveSnapshot(snapshot.clone()));
     }
 
-    pub fn compact(&mut self, index: u64) {
+    pub(crate) fn compact(&mut self, index: u64) {
         self.write(DiskOp::Compact(index));
     }
 
     /// Makes every write so far durable, in order. With `skip_sync` the journal is dropped instead, so those
     /// writes are never durable, yet the caller is told they are.
-    pub fn sync(&mut self) {
+    pub(crate) fn sync(&mut self) {
         if self.pending.is_empty() {
             return;
         }

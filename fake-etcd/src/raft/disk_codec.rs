@@ -54,7 +54,7 @@ pub fn encode_ops(ops: &[DiskOp]) -> Vec<u8> {
     out
 }
 
-pub fn decode_ops(bytes: &[u8]) -> Result<Vec<DiskOp>, RaftError> {
+pub(crate) fn decode_ops(bytes: &[u8]) -> Result<Vec<DiskOp>, RaftError> {
     let mut r = Reader { bytes, what: "disk writes" };
     let n = r.u32()?;
     let mut ops = Vec::with_capacity(n.min(1024) as usize);
@@ -86,7 +86,7 @@ pub fn encode_state(state: &DiskState) -> Vec<u8> {
     out
 }
 
-pub fn decode_state(bytes: &[u8]) -> Result<DiskState, RaftError> {
+pub(crate) fn decode_state(bytes: &[u8]) -> Result<DiskState, RaftError> {
     let mut r = Reader { bytes, what: "disk state" };
     let hard_state: HardState = r.message()?;
     let conf_state: ConfState = r.message()?;

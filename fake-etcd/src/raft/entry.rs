@@ -29,14 +29,14 @@ const TAG_INTERNAL: u8 = 0x80;
 
 /// What a normal entry carries: a state-machine command, or the shell's own internal record.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Payload {
+pub(crate) enum Payload {
     /// A command, and who made it (the default [`AuthInfo`] when no user did).
     Command(Command, AuthInfo),
     Internal(Vec<u8>),
 }
 
 /// The entry data for an internal record with body `body`.
-pub fn encode_internal(body: &[u8]) -> Vec<u8> {
+pub(crate) fn encode_internal(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(1 + body.len());
     out.push(TAG_INTERNAL);
     out.extend_from_slice(body);
@@ -44,7 +44,7 @@ pub fn encode_internal(body: &[u8]) -> Vec<u8> {
 }
 
 /// The payload of an entry's data: a command, or an internal record.
-pub fn decode_payload(data: &[u8]) -> Result<Payload, RaftError> {
+pub(crate) fn decode_payload(data: &[u8]) -> Result<Payload, RaftError> {
     match data.split_first() {
         Some((&TAG_INTERNAL, body)) => Ok(Payload::Internal(body.to_vec())),
         _ => decode_command_as(data).map(|(cmd, by)| Payload::Command(cmd, by)),
@@ -54,27 +54,27 @@ pub fn decode_payload(data: &[u8]) -> Result<Payload, RaftError> {
 /// Who proposed an entry: the member and its own sequence number. Unique across the cluster as long as each
 /// member never reuses a sequence number (a restarted member starts a new range, e.g. from its term).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ProposalId {
+pub(crate) struct ProposalId {
     pub member: MemberId,
     pub seq: u64,
 }
 
 impl ProposalId {
-    pub fn encode(self) -> Vec<u8> {
+    pub(crate) fn encode(self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16);
         out.extend_from_slice(&self.member.0.to_be_bytes());
         out.extend_from_slice(&self.seq.to_be_bytes());
         out
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<ProposalId, RaftError> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<ProposalId, RaftError> {
         let [member, seq] = read_u64s::<2>(bytes, "proposal id")?;
         Ok(ProposalId { member: MemberId(member), seq })
     }
 }
 
 /// The entry data for `cmd`.
-pub fn encode_command(cmd: &Command) -> Vec<u8> {
+pub(crate) fn encode_command(cmd: &Command) -> Vec<u8> {
     let mut out = Vec::new();
     match cmd {
         Command::Put(req) => tagged(&mut out, TAG_PUT, req),
@@ -99,7 +99,7 @@ pub fn encode_command(cmd: &Command) -> Vec<u8> {
 }
 
 /// The entry data for `cmd` made by `by`: the plain command when no user made it.
-pub fn encode_command_as(cmd: &Command, by: &AuthInfo) -> Vec<u8> {
+pub(crate) fn encode_command_as(cmd: &Command, by: &AuthInfo) -> Vec<u8> {
     if by.is_anonymous() {
         return encode_command(cmd);
     }
@@ -113,7 +113,7 @@ pub fn encode_command_as(cmd: &Command, by: &AuthInfo) -> Vec<u8> {
 
 /// The command in an entry's data and who made it. An error means the bytes were not written by
 /// [`encode_command_as`].
-pub fn decode_command_as(data: &[u8]) -> Result<(Command, AuthInfo), RaftError> {
+pub(crate) fn decode_command_as(data: &[u8]) -> Result<(Command, AuthInfo), RaftError> {
     let Some((&TAG_AS_USER, rest)) = data.split_first() else {
         return decode_command(data).map(|cmd| (cmd, AuthInfo::default()));
     };
@@ -129,7 +129,7 @@ pub fn decode_command_as(data: &[u8]) -> Result<(Command, AuthInfo), RaftError> 
 
 /// The command in an entry's data, without its envelope. An error means the bytes were not written by
 /// [`encode_command_as`].
-pub fn decode_command(data: &[u8]) -> Result<Command, RaftError> {
+pub(crate) fn decode_command(data: &[u8]) -> Result<Command, RaftError> {
     if data.first() == Some(&TAG_AS_USER) {
         return decode_command_as(data).map(|(cmd, _)| cmd);
     }

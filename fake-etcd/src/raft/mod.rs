@@ -27,26 +27,26 @@
 //! message order is a function of its inputs.
 
 pub mod codec;
-pub mod config;
+pub(crate) mod config;
 pub mod disk;
 pub mod disk_codec;
-pub mod entry;
-pub mod error;
-pub mod node;
-pub mod output;
+pub(crate) mod entry;
+pub(crate) mod error;
+pub(crate) mod node;
+pub(crate) mod output;
 mod storage;
-pub mod timeout;
+pub(crate) mod timeout;
 
 pub use config::RaftConfig;
-pub use disk::{Disk, DiskBackend, DiskOp, DiskOptions, DiskState, DurableDisk};
-pub use entry::{
-    decode_command, decode_command_as, decode_payload, encode_command, encode_command_as, encode_internal, Payload,
-    ProposalId,
-};
-pub use error::RaftError;
-pub use node::{NodeStatus, RaftNode};
-pub use output::{CommittedEntry, EntryKind, HardStateView, Output, Role, SnapshotData, SoftStateView};
+pub(crate) use disk::{Disk, DiskBackend, DiskOp, DiskState};
+pub use disk::{DiskOptions, DurableDisk};
+pub(crate) use entry::{encode_command_as, encode_internal, Payload, ProposalId};
+pub(crate) use error::RaftError;
+pub use node::RaftNode;
+pub(crate) use output::CommittedEntry;
+pub use output::{EntryKind, Output, Role};
 
 /// raft-rs's wire and log types, re-exported so that the shell and the tests name one version of them.
-pub use ::raft::eraftpb::{Entry, Message, MessageType, Snapshot};
+pub(crate) use ::raft::eraftpb::Entry;
+pub use ::raft::eraftpb::{Message, MessageType};
 pub use ::raft::ReadState;

@@ -28,10 +28,8 @@ use super::timeout::ElectionTimeouts;
 
 use super::config::RaftConfig;
 use super::disk::{Disk, DiskOptions, DurableDisk};
-use super::entry::{encode_command, ProposalId};
 use super::error::RaftError;
 use super::output::{CommittedEntry, HardStateView, Output, Role, SnapshotData, SoftStateView};
-use crate::apply::Command;
 use crate::types::{LogIndex, MemberId, Term};
 
 /// What MemberList and Status report about this member's Raft.
@@ -113,19 +111,6 @@ impl RaftNode {
         }
     }
 
-    pub fn id(&self) -> MemberId {
-        self.config.id
-    }
-
-    pub fn config(&self) -> &RaftConfig {
-        &self.config
-    }
-
-    /// The disk handle to keep for a restart.
-    pub fn durable(&self) -> DurableDisk {
-        self.raw.store().durable().clone()
-    }
-
     /// The disk as this process sees it (synced or not).
     pub fn disk(&self) -> &Disk {
         self.raw.store()
@@ -157,11 +142,6 @@ impl RaftNode {
         proposed
     }
 
-    /// Proposes a state-machine command, tagged with `id` so that the proposer can match the commit.
-    pub fn propose_command(&mut self, id: ProposalId, cmd: &Command) -> Result<(), RaftError> {
-        self.propose(encode_command(cmd), id.encode())
-    }
-
     /// Asks for a linearizable read point. The answer comes as a `ReadState` with the same `ctx` in a later
     /// Output, once the leader has confirmed with a quorum that it still leads. With no known leader the
     /// request is dropped silently (raft-rs's behaviour), so the shell times out and retries, as etcd does.
@@ -183,7 +163,7 @@ impl RaftNode {
     }
 
     /// The transport could not reach `to`: the leader stops streaming appends to it and probes instead.
-    pub fn report_unreachable(&mut self, to: MemberId) {
+    pub(crate) fn report_unreachable(&mut self, to: MemberId) {
         self.raw.report_unreachable(to.0);
     }
 

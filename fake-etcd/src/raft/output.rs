@@ -5,9 +5,8 @@
 use ::raft::eraftpb::{Entry, EntryType, Message};
 use ::raft::{ReadState, StateRole};
 
-use super::entry::{decode_command, decode_payload, Payload, ProposalId};
+use super::entry::{decode_payload, Payload, ProposalId};
 use super::error::RaftError;
-use crate::apply::Command;
 use crate::types::{LogIndex, MemberId, Term};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -83,23 +82,12 @@ impl CommittedEntry {
         };
         CommittedEntry { index: LogIndex(entry.index), term: Term(entry.term), kind }
     }
-
-    /// The command and proposal id of a normal entry proposed through [`RaftNode::propose_command`];
-    /// `None` for the empty and configuration entries.
-    ///
-    /// [`RaftNode::propose_command`]: super::RaftNode::propose_command
-    pub fn command(&self) -> Result<Option<(ProposalId, Command)>, RaftError> {
-        match &self.kind {
-            EntryKind::Normal { data, context } => Ok(Some((ProposalId::decode(context)?, decode_command(data)?))),
-            EntryKind::Empty | EntryKind::ConfChange { .. } => Ok(None),
-        }
-    }
 }
 
 impl CommittedEntry {
     /// The proposal id and payload of a normal entry (a command or an internal record); `None` for the
     /// empty and configuration entries.
-    pub fn payload(&self) -> Result<Option<(ProposalId, Payload)>, RaftError> {
+    pub(crate) fn payload(&self) -> Result<Option<(ProposalId, Payload)>, RaftError> {
         match &self.kind {
             EntryKind::Normal { data, context } => Ok(Some((ProposalId::decode(context)?, decode_payload(data)?))),
             EntryKind::Empty | EntryKind::ConfChange { .. } => Ok(None),
@@ -129,16 +117,4 @@ pub struct Output {
     /// Set when enough entries were applied since the last snapshot: once `committed` is applied, call
     /// [`RaftNode::compact`](super::RaftNode::compact) with the state machine's snapshot at this index.
     pub snapshot_due: Option<LogIndex>,
-}
-
-impl Output {
-    pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
-            && self.snapshot.is_none()
-            && self.committed.is_empty()
-            && self.read_states.is_empty()
-            && self.soft_state.is_none()
-            && self.hard_state.is_none()
-            && self.snapshot_due.is_none()
-    }
 }

@@ -8,19 +8,19 @@
 
 /// The stream of election timeouts of one member, from one seed.
 #[derive(Clone, Debug)]
-pub struct ElectionTimeouts {
+pub(crate) struct ElectionTimeouts {
     state: u64,
     election_tick: usize,
 }
 
 impl ElectionTimeouts {
-    pub fn new(seed: u64, election_tick: usize) -> ElectionTimeouts {
+    pub(crate) fn new(seed: u64, election_tick: usize) -> ElectionTimeouts {
         assert!(election_tick > 0, "an election timeout of 0 ticks (validated by RaftConfig)");
         ElectionTimeouts { state: seed, election_tick }
     }
 
     /// The next timeout, in `[election_tick, 2 * election_tick)`.
-    pub fn next_ticks(&mut self) -> usize {
+    pub(crate) fn next_ticks(&mut self) -> usize {
         // SplitMix64 (Steele, Lea, Flood 2014): a full-period 64-bit generator whose outputs pass BigCrush;
         // plenty for spreading a handful of timeouts, and three lines with no dependency.
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);

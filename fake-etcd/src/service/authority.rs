@@ -50,7 +50,7 @@ const READ_CHUNK_MAX: usize = 64 * 1024;
 /// A client connection as tonic reads it: bytes from the client pass through a [`Rewriter`] on their way
 /// in, bytes from the server go straight to the socket. No task and no extra pipe: the rewriting happens in
 /// the read call tonic makes anyway.
-pub struct RewritingStream {
+pub(super) struct RewritingStream {
     inner: TcpStream,
     rewriter: Rewriter,
     /// Bytes read from the client that do not make a whole frame yet.
@@ -63,7 +63,7 @@ pub struct RewritingStream {
 }
 
 impl RewritingStream {
-    pub fn new(inner: TcpStream) -> RewritingStream {
+    pub(super) fn new(inner: TcpStream) -> RewritingStream {
         RewritingStream {
             inner,
             rewriter: Rewriter::default(),
@@ -157,11 +157,11 @@ impl Connected for RewritingStream {
 /// then neither fix nor pass on the connection, which is closed).
 #[derive(Debug, thiserror::Error)]
 #[error("HTTP/2 header block does not decode: {0}")]
-pub struct RewriteError(String);
+pub(super) struct RewriteError(String);
 
 /// The sans-IO part: bytes from the client in, bytes for the server out.
 #[derive(Default)]
-pub struct Rewriter {
+pub(super) struct Rewriter {
     state: Phase,
     /// Mirrors the client's HPACK encoder.
     decoder: Mirror,
@@ -200,13 +200,13 @@ struct Block {
 
 impl Rewriter {
     /// Whether every byte from now on goes on unchanged.
-    pub fn relays_everything(&self) -> bool {
+    pub(super) fn relays_everything(&self) -> bool {
         self.state == Phase::Passthrough && self.pending.is_none()
     }
 
     /// Consumes every complete unit at the front of `input` (the preface, whole frames) and returns the
     /// bytes to send on; an incomplete tail stays in `input` for the next call.
-    pub fn feed(&mut self, input: &mut Vec<u8>) -> Result<Vec<u8>, RewriteError> {
+    pub(super) fn feed(&mut self, input: &mut Vec<u8>) -> Result<Vec<u8>, RewriteError> {
         let mut out = Vec::with_capacity(input.len());
         let mut at = 0;
         loop {

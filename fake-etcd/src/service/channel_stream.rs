@@ -13,7 +13,7 @@ pub struct ChannelStream<T> {
 }
 
 impl<T> ChannelStream<T> {
-    pub fn new(rx: mpsc::UnboundedReceiver<Result<T, tonic::Status>>) -> ChannelStream<T> {
+    pub(crate) fn new(rx: mpsc::UnboundedReceiver<Result<T, tonic::Status>>) -> ChannelStream<T> {
         ChannelStream { rx }
     }
 }

@@ -29,10 +29,9 @@ pub use api::cluster::ClusterService;
 pub use api::kv::KvService;
 pub use api::lease::LeaseService;
 pub use api::maintenance::MaintenanceService;
-pub use api::watch::WatchService;
-pub use member::config::{EventObserver, MemberConfig, MemberEvent, RaftObserver, RaftSettings};
+pub use member::config::{EventObserver, MemberConfig, MemberEvent, RaftObserver};
 pub use member::Member;
-pub use peer::{Link, PeerService, PeerSpec};
+pub use peer::{Link, PeerService};
 #[cfg(not(madsim))]
 pub use server::serve_listener;
 pub use server::{serve, serve_peers};

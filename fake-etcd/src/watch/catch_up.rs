@@ -3,9 +3,9 @@
 
 use etcd_proto::etcdserverpb::WatchResponse;
 
+use super::config::HubConfig;
 use super::respond::{compacted, deliver, event_rev};
 use super::stream::Stream;
-use super::HubConfig;
 use crate::mvcc::MvccStore;
 
 /// Why a watcher is behind: the one bug switch here concerns only slow watchers.

@@ -7,6 +7,7 @@ use etcd_proto::etcdserverpb::{WatchCreateRequest, WatchRequest, WatchResponse};
 use etcd_proto::mvccpb::Event;
 
 use super::catch_up::{catch_up, Behind};
+use super::config::HubConfig;
 use super::respond::{canceled, create_failed, created, deliver, event_rev, progress, NO_WATCH_ID};
 use super::stream::Stream;
 use super::watcher::{WatchSpec, Watcher};
@@ -16,44 +17,10 @@ use crate::types::Revision;
 /// Identifies one gRPC Watch stream within a member.
 pub type StreamId = u64;
 
-#[derive(Clone, Copy, Debug)]
-pub struct HubConfig {
-    /// Responses of fragmenting watchers are split at or above this many encoded bytes (`--max-request-bytes`).
-    pub max_request_bytes: usize,
-    /// At most this many revisions per catch-up response (etcd's `watchBatchMaxRevs`).
-    pub batch_max_revs: usize,
-    /// Bug switch, off by default: reproduces etcd before #15271 and #20221 were fixed, for negative tests.
-    /// On a snapshot restore, every synced watcher moves back to the revision it was created at (so it
-    /// replays events it already delivered) and a watcher on a future revision is lowered to the restored
-    /// revision (so it gets events below its start). See [`WatchHub::restore`].
-    pub restore_lowers_watchers: bool,
-    /// Bug switch, off by default: reproduces etcd before #17529 was fixed. A slow watcher (one whose stream
-    /// stalled) that compaction overtook resumes from the compaction revision when its stream drains, instead
-    /// of being canceled with `compact_revision`, so it silently loses the compacted events. See
-    /// `catch_up::catch_up`.
-    pub slow_watcher_skips_compacted: bool,
-    /// Bug switch, off by default: reproduces etcd 3.4 before #15220 was fixed. A progress request is answered
-    /// at once with the current revision, even while a watcher on the stream is unsynced and still owes
-    /// events below it. See [`WatchHub::handle`].
-    pub progress_ignores_unsynced: bool,
-}
-
-impl Default for HubConfig {
-    fn default() -> Self {
-        HubConfig {
-            max_request_bytes: etcd_proto::DEFAULT_MAX_REQUEST_BYTES,
-            batch_max_revs: 1000,
-            restore_lowers_watchers: false,
-            slow_watcher_skips_compacted: false,
-            progress_ignores_unsynced: false,
-        }
-    }
-}
-
 /// Every call that takes the store expects it to be the one the hub has been notified of: the shell calls
 /// [`WatchHub::notify`] after each commit that changed something, before any other call.
 #[derive(Debug, Default)]
-pub struct WatchHub {
+pub(crate) struct WatchHub {
     config: HubConfig,
     /// Ordered, so that responses for several streams go out in stream order.
     streams: BTreeMap<StreamId, Stream>,
@@ -61,12 +28,12 @@ pub struct WatchHub {
 }
 
 impl WatchHub {
-    pub fn new(config: HubConfig) -> WatchHub {
+    pub(crate) fn new(config: HubConfig) -> WatchHub {
         assert!(config.batch_max_revs > 0, "a catch-up batch must hold at least one revision");
         WatchHub { config, streams: BTreeMap::new(), next_stream: 0 }
     }
 
-    pub fn open_stream(&mut self) -> StreamId {
+    pub(crate) fn open_stream(&mut self) -> StreamId {
         let id = self.next_stream;
         self.next_stream += 1;
         self.streams.insert(id, Stream::default());
@@ -74,7 +41,7 @@ impl WatchHub {
     }
 
     /// Drops the stream and all its watchers.
-    pub fn close_stream(&mut self, stream: StreamId) {
+    pub(crate) fn close_stream(&mut self, stream: StreamId) {
         self.streams.remove(&stream);
     }
 
@@ -88,7 +55,7 @@ impl WatchHub {
     ///   (possibly from a later `notify` or `sync`); nothing on a stream without watchers, as etcd. With
     ///   [`HubConfig::progress_ignores_unsynced`], etcd 3.4.23's answer instead: at once, whatever the
     ///   watchers owe (its `recvLoop` wrote the response straight to the stream's control channel).
-    pub fn handle(
+    pub(crate) fn handle(
         &mut self,
         stream: StreamId,
         req: WatchRequest,
@@ -128,7 +95,7 @@ impl WatchHub {
 
     /// A write committed `events` (all at one revision, in sub-revision order); returns the responses owed to
     /// synced watchers, grouped per stream in watcher-id order, streams ascending.
-    pub fn notify(&mut self, events: &[Event], store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
+    pub(crate) fn notify(&mut self, events: &[Event], store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
         let Some(first) = events.first() else {
             return Vec::new();
         };
@@ -156,7 +123,7 @@ impl WatchHub {
     }
 
     /// The stream's outbound buffer is full: its watchers stop receiving live events and fall behind.
-    pub fn stall(&mut self, stream: StreamId) {
+    pub(crate) fn stall(&mut self, stream: StreamId) {
         if let Some(s) = self.streams.get_mut(&stream) {
             s.stall();
         }
@@ -171,7 +138,7 @@ impl WatchHub {
     /// watchers still behind stalls again ([`WatchHub::is_stalled`]), to go on when its client has read. So a
     /// stream's backlog is sent as its client reads it, as etcd's `syncWatchers` sends unsynced watchers one
     /// batch each per round and only while the stream's channel has room.
-    pub fn sync(
+    pub(crate) fn sync(
         &mut self,
         unstall: Option<StreamId>,
         store: &MvccStore,
@@ -198,7 +165,7 @@ impl WatchHub {
 
     /// Whether `stream` is stalled: its outbox filled, or a catch-up ran out of room. Its watchers are all
     /// behind until a [`WatchHub::sync`] that unstalls it.
-    pub fn is_stalled(&self, stream: StreamId) -> bool {
+    pub(crate) fn is_stalled(&self, stream: StreamId) -> bool {
         self.streams.get(&stream).is_some_and(|s| s.stalled)
     }
 
@@ -219,7 +186,11 @@ impl WatchHub {
     /// lowered to just after the restored revision.
     ///
     /// The catch-up goes as far as `room` lets it, as in [`WatchHub::sync`].
-    pub fn restore(&mut self, store: &MvccStore, room: impl Fn(StreamId) -> usize) -> Vec<(StreamId, WatchResponse)> {
+    pub(crate) fn restore(
+        &mut self,
+        store: &MvccStore,
+        room: impl Fn(StreamId) -> usize,
+    ) -> Vec<(StreamId, WatchResponse)> {
         let current = store.current_revision();
         let config = self.config;
         let mut out = Vec::new();
@@ -244,7 +215,7 @@ impl WatchHub {
     /// The periodic progress tick (`--experimental-watch-progress-notify-interval`): each watcher created with
     /// `progress_notify` that is synced and got no events since the previous tick gets an empty response at
     /// the current revision.
-    pub fn progress_tick(&mut self, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
+    pub(crate) fn progress_tick(&mut self, store: &MvccStore) -> Vec<(StreamId, WatchResponse)> {
         let current = store.current_revision();
         self.check(current);
         let mut out = Vec::new();
@@ -264,7 +235,8 @@ impl WatchHub {
     }
 
     /// How many watchers are registered, over all streams.
-    pub fn watcher_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn watcher_count(&self) -> usize {
         self.streams.values().map(|s| s.watchers.len()).sum()
     }
 

@@ -42,6 +42,7 @@
 //! is not stalled; a waiting progress request has a watcher that is not ready for it.
 
 mod catch_up;
+mod config;
 mod fragment;
 mod hub;
 mod respond;
@@ -52,4 +53,6 @@ mod wire_size;
 #[cfg(test)]
 mod tests;
 
-pub use hub::{HubConfig, StreamId, WatchHub};
+pub(crate) use config::HubConfig;
+pub use hub::StreamId;
+pub(crate) use hub::WatchHub;

@@ -35,7 +35,7 @@ pub(crate) fn template_cells(obj: &Value) -> [Value; 2] {
 }
 
 /// `printDeployment`: ready of desired, up to date, available.
-pub fn deployments() -> Printer {
+pub(crate) fn deployments() -> Printer {
     let [containers, images] = template_columns();
     Printer {
         columns: vec![
@@ -65,7 +65,7 @@ pub fn deployments() -> Printer {
 }
 
 /// `printReplicaSet`: desired, current, ready.
-pub fn replicasets() -> Printer {
+pub(crate) fn replicasets() -> Printer {
     let [containers, images] = template_columns();
     Printer {
         columns: vec![
@@ -95,7 +95,7 @@ pub fn replicasets() -> Printer {
 }
 
 /// `printStatefulSet`: ready of desired.
-pub fn statefulsets() -> Printer {
+pub(crate) fn statefulsets() -> Printer {
     let [containers, images] = template_columns();
     Printer {
         columns: vec![
@@ -119,7 +119,7 @@ pub fn statefulsets() -> Printer {
 }
 
 /// `printDaemonSet`: desired, current, ready, up to date, available, node selector.
-pub fn daemonsets() -> Printer {
+pub(crate) fn daemonsets() -> Printer {
     let [containers, images] = template_columns();
     Printer {
         columns: vec![

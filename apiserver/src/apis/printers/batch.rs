@@ -55,7 +55,7 @@ fn duration(job: &Value, now: i64) -> String {
 }
 
 /// `printJob`: status, completions, duration.
-pub fn jobs() -> Printer {
+pub(crate) fn jobs() -> Printer {
     let [containers, images] = template_columns();
     Printer {
         columns: vec![

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::*;
 
 /// `printLease`: the holder.
-pub fn leases() -> Printer {
+pub(crate) fn leases() -> Printer {
     Printer {
         columns: vec![
             name_column(),

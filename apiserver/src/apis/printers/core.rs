@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::*;
 
 /// `printConfigMap`: the number of keys in `data` and `binaryData`.
-pub fn configmaps() -> Printer {
+pub(crate) fn configmaps() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -20,7 +20,7 @@ pub fn configmaps() -> Printer {
 }
 
 /// `printNamespace`: the phase.
-pub fn namespaces() -> Printer {
+pub(crate) fn namespaces() -> Printer {
     Printer {
         columns: vec![name_column(), column("Status", "string", "The status of the namespace", 0), age_column()],
         cells: |obj, now, _| {
@@ -31,7 +31,7 @@ pub fn namespaces() -> Printer {
 }
 
 /// `printPod`: readiness, the reason kubectl shows as status, restarts, age; IP and node with `-o wide`.
-pub fn pods() -> Printer {
+pub(crate) fn pods() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -123,7 +123,7 @@ fn array_at<'a>(obj: &'a Value, pointer: &str) -> &'a [Value] {
 }
 
 /// `printSecret`: the type and the number of keys.
-pub fn secrets() -> Printer {
+pub(crate) fn secrets() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -139,7 +139,7 @@ pub fn secrets() -> Printer {
 }
 
 /// `printServiceAccount`: the number of token secrets.
-pub fn serviceaccounts() -> Printer {
+pub(crate) fn serviceaccounts() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -151,7 +151,7 @@ pub fn serviceaccounts() -> Printer {
 }
 
 /// `printService`: type, cluster IP, external IPs, ports; the selector with `-o wide`.
-pub fn services() -> Printer {
+pub(crate) fn services() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -246,7 +246,7 @@ pub(crate) fn selector_text(selector: Option<&Value>) -> String {
 }
 
 /// `printEndpoints`: up to three `ip:port` pairs, then `+ N more...`.
-pub fn endpoints() -> Printer {
+pub(crate) fn endpoints() -> Printer {
     Printer {
         columns: vec![name_column(), doc_column("Endpoints", "string", &def("Endpoints"), "subsets", 0), age_column()],
         cells: |obj, now, _| vec![name(obj), Value::from(format_endpoints(obj)), age(obj, now)],
@@ -291,7 +291,7 @@ fn format_endpoints(obj: &Value) -> String {
 
 /// `printNode`: readiness (and `SchedulingDisabled`), roles, age, kubelet version; addresses and system
 /// info with `-o wide`.
-pub fn nodes() -> Printer {
+pub(crate) fn nodes() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -358,7 +358,7 @@ fn node_cells(node: &Value, now: i64) -> Vec<Value> {
 
 /// `printPersistentVolumeClaim`: phase, volume, capacity, access modes, class; the volume mode with
 /// `-o wide`.
-pub fn persistentvolumeclaims() -> Printer {
+pub(crate) fn persistentvolumeclaims() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -425,7 +425,7 @@ fn pvc_cells(pvc: &Value, now: i64) -> Vec<Value> {
 
 /// `printEvent`: when last seen, type, reason, the object, the message; subobject, source, first seen,
 /// count and name with `-o wide`.
-pub fn events() -> Printer {
+pub(crate) fn events() -> Printer {
     let mut name_col = name_column();
     name_col.priority = 1;
     Printer {
@@ -488,7 +488,7 @@ pub(crate) fn event_cells(event: &Value, now: i64) -> Vec<Value> {
 }
 
 /// `printLimitRange`: the creation time.
-pub fn limitranges() -> Printer {
+pub(crate) fn limitranges() -> Printer {
     Printer {
         columns: vec![
             name_column(),
@@ -499,7 +499,7 @@ pub fn limitranges() -> Printer {
 }
 
 /// `printResourceQuota`: age, then what is used of each hard request and limit (`requests.cpu: 0/1`).
-pub fn resourcequotas() -> Printer {
+pub(crate) fn resourcequotas() -> Printer {
     Printer {
         columns: vec![
             name_column(),

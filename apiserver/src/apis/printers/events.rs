@@ -7,7 +7,7 @@ use super::*;
 use crate::registry::strategies::events_v1;
 
 /// `printEvent`, over the core form of the event.
-pub fn events() -> Printer {
+pub(crate) fn events() -> Printer {
     Printer {
         columns: super::core::events().columns,
         cells: |obj: &Value, now, _| super::core::event_cells(&events_v1::to_core(obj.clone()), now),

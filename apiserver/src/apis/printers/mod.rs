@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use crate::registry::system::parse_rfc3339;
 
-pub mod apps;
-pub mod batch;
-pub mod coordination;
-pub mod core;
-pub mod events;
+pub(crate) mod apps;
+pub(crate) mod batch;
+pub(crate) mod coordination;
+pub(crate) mod core;
+pub(crate) mod events;
 
 /// One column of a table (`metav1.TableColumnDefinition`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct Printer {
 
 impl Printer {
     /// The column definitions as a Table carries them.
-    pub fn column_definitions(&self) -> Vec<Value> {
+    pub(crate) fn column_definitions(&self) -> Vec<Value> {
         self.columns
             .iter()
             .map(|c| {
@@ -125,7 +125,7 @@ pub(crate) fn age(obj: &Value, now_unix_s: i64) -> Value {
 }
 
 /// How long ago `timestamp` was, as kubectl shows it; `<unknown>` for no timestamp.
-pub fn since(timestamp: &str, now_unix_s: i64) -> String {
+pub(crate) fn since(timestamp: &str, now_unix_s: i64) -> String {
     match parse_rfc3339(timestamp) {
         Some(then) => human_duration(now_unix_s - then),
         None => "<unknown>".to_string(),
@@ -133,7 +133,7 @@ pub fn since(timestamp: &str, now_unix_s: i64) -> String {
 }
 
 /// `duration.HumanDuration` of a whole number of seconds.
-pub fn human_duration(seconds: i64) -> String {
+pub(crate) fn human_duration(seconds: i64) -> String {
     if seconds < -1 {
         return "<invalid>".into();
     }
@@ -182,7 +182,7 @@ pub fn human_duration(seconds: i64) -> String {
 }
 
 /// kube's `DefaultTableConvertor`, for resources without a printer.
-pub fn default_printer() -> Printer {
+pub(crate) fn default_printer() -> Printer {
     Printer {
         columns: vec![
             name_column(),

@@ -23,14 +23,18 @@ use crate::registry::options::{DeleteOptions, PropagationPolicy};
 use crate::storage::Preconditions;
 
 /// `DELETE .../NAME`.
-pub async fn delete(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn delete(
+    call: &Call,
+    target: &Target<'_>,
+    responder: &Responder,
+) -> Result<Response<Body>, ApiError> {
     let opts = delete_options(call)?;
     let result = target.rest.delete(&target.namespace, &target.name, &opts).await?;
     responder.object(StatusCode::OK, &result.body)
 }
 
 /// `DELETE .../RESOURCE`.
-pub async fn delete_collection(
+pub(crate) async fn delete_collection(
     server: &ApiServer,
     call: &Call,
     target: &Target<'_>,
@@ -49,7 +53,7 @@ pub async fn delete_collection(
 }
 
 /// The request's `DeleteOptions`, from its body or, without one, its query.
-pub fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
+pub(crate) fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
     let wire = if call.body.is_empty() {
         from_query(&call.query)?
     } else {

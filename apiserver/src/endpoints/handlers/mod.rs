@@ -9,25 +9,26 @@
 //! and version the server serves that matches no route is go-restful's 404 `Status`; a route without the
 //! request's method is its 405; a path in no served group and version is Go's plain 404.
 
-pub mod delete;
-pub mod patch;
-pub mod read;
-pub mod watch;
-pub mod write;
+pub(crate) mod delete;
+pub(crate) mod patch;
+pub(crate) mod read;
+pub(crate) mod watch;
+pub(crate) mod write;
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 
+use crate::apis::Verb;
 use crate::apis::{ResourceInfo, SubresourceInfo};
 use crate::endpoints::error::ApiError;
 use crate::endpoints::query::Query;
-use crate::endpoints::request_info::{RequestInfo, Verb};
+use crate::endpoints::request_info::{Action, RequestInfo};
 use crate::registry::rest::Rest;
 
 /// One request, as the handlers see it.
-pub struct Call {
+pub(crate) struct Call {
     pub info: RequestInfo,
     pub query: Query,
     pub method: Method,
@@ -37,13 +38,13 @@ pub struct Call {
 }
 
 impl Call {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 /// What a resource request acts on.
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     pub resource: &'a ResourceInfo,
     pub rest: Arc<dyn Rest>,
     pub sub: Option<&'a SubresourceInfo>,
@@ -53,37 +54,8 @@ pub struct Target<'a> {
     pub name: String,
 }
 
-/// What the route does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Get,
-    List,
-    Watch,
-    Create,
-    Update,
-    Patch,
-    Delete,
-    DeleteCollection,
-}
-
-impl Action {
-    /// The verb as discovery and RBAC name it.
-    pub fn verb(self) -> Verb {
-        match self {
-            Action::Get => Verb::Get,
-            Action::List => Verb::List,
-            Action::Watch => Verb::Watch,
-            Action::Create => Verb::Create,
-            Action::Update => Verb::Update,
-            Action::Patch => Verb::Patch,
-            Action::Delete => Verb::Delete,
-            Action::DeleteCollection => Verb::DeleteCollection,
-        }
-    }
-}
-
 /// Resolves a resource request into its target and action, as the installer's routes would.
-pub fn route<'a>(server: &'a crate::endpoints::Served, call: &Call) -> Result<(Target<'a>, Action), ApiError> {
+pub(crate) fn route<'a>(server: &'a crate::endpoints::Served, call: &Call) -> Result<(Target<'a>, Action), ApiError> {
     let info = &call.info;
     if !server.catalog.serves_group_version(&info.api_group, &info.api_version) {
         return Err(ApiError::NoRoute);

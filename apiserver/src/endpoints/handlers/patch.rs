@@ -36,7 +36,7 @@ const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
 /// A patch type, named by its media type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PatchType {
+pub(crate) enum PatchType {
     Json,
     Merge,
     Strategic,
@@ -45,12 +45,13 @@ pub enum PatchType {
 
 impl PatchType {
     /// The patch types served for built-in kinds, in the order a 415 lists them.
-    pub const SERVED: [PatchType; 4] = [PatchType::Json, PatchType::Merge, PatchType::Strategic, PatchType::Apply];
+    pub(crate) const SERVED: [PatchType; 4] =
+        [PatchType::Json, PatchType::Merge, PatchType::Strategic, PatchType::Apply];
     /// The patch types served for custom resources: no patch strategies, so no strategic merge patch
     /// (upstream's `crdHandler` leaves it out too).
     const SERVED_CUSTOM: [PatchType; 3] = [PatchType::Json, PatchType::Merge, PatchType::Apply];
 
-    pub fn media_type(self) -> &'static str {
+    pub(crate) fn media_type(self) -> &'static str {
         match self {
             PatchType::Json => "application/json-patch+json",
             PatchType::Merge => "application/merge-patch+json",
@@ -74,7 +75,7 @@ impl PatchType {
 }
 
 /// `PATCH .../NAME` and `PATCH .../NAME/SUBRESOURCE`.
-pub async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn patch(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
     let resource = body_resource(target);
     let builtin = typecheck::is_builtin(&resource);
     let patch_type =
@@ -224,7 +225,10 @@ async fn apply(
 fn scale_config(target: &Target<'_>, scale: &Value) -> Result<Value, RegistryError> {
     let text = |field: &str| scale.get(field).and_then(Value::as_str).unwrap_or("");
     if text("apiVersion") != "autoscaling/v1" || text("kind") != "Scale" {
-        return Err(crate::registry::managed_fields::invalid_object_type(text("apiVersion"), text("kind")));
+        return Err(RegistryError::BadRequest(crate::registry::managed_fields::invalid_object_type(
+            text("apiVersion"),
+            text("kind"),
+        )));
     }
     let r = &target.resource.resource;
     let skeleton =

@@ -16,7 +16,7 @@ use crate::registry::Subresource;
 
 /// `GET .../NAME` (and `GET .../NAME/status`, which reads the whole object, and `GET .../NAME/scale`,
 /// which reads it as a `Scale`).
-pub async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
     let opts = get_options(&call.query);
     let obj = target.rest.get(&target.namespace, &target.name, &opts).await?;
     if target.sub.is_some_and(|s| s.sub == Subresource::Scale) {
@@ -26,7 +26,7 @@ pub async fn get(call: &Call, target: &Target<'_>, responder: &Responder) -> Res
 }
 
 /// `GET .../RESOURCE`.
-pub async fn list(
+pub(crate) async fn list(
     server: &ApiServer,
     call: &Call,
     target: &Target<'_>,

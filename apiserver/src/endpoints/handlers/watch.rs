@@ -35,7 +35,7 @@ use crate::storage::watch::INITIAL_EVENTS_END_ANNOTATION;
 use crate::storage::{WatchEvent, Watcher};
 
 /// `GET ...?watch=true` and `GET /.../watch/...`.
-pub async fn watch(
+pub(crate) async fn watch(
     server: Arc<ApiServer>,
     call: &Call,
     target: &Target<'_>,

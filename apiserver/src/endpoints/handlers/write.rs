@@ -22,7 +22,11 @@ use crate::registry::strategies::{pod_binding, workloads};
 use crate::registry::{typecheck, RegistryError, Resource, Subresource};
 
 /// `POST .../RESOURCE`.
-pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn create(
+    call: &Call,
+    target: &Target<'_>,
+    responder: &Responder,
+) -> Result<Response<Body>, ApiError> {
     let options = write_query(&call.query);
     validate_write_options(&options, "CreateOptions")?;
     let obj = body_object(call, target)?;
@@ -36,7 +40,11 @@ pub async fn create(call: &Call, target: &Target<'_>, responder: &Responder) -> 
 }
 
 /// `PUT .../NAME` and `PUT .../NAME/SUBRESOURCE`.
-pub async fn update(call: &Call, target: &Target<'_>, responder: &Responder) -> Result<Response<Body>, ApiError> {
+pub(crate) async fn update(
+    call: &Call,
+    target: &Target<'_>,
+    responder: &Responder,
+) -> Result<Response<Body>, ApiError> {
     let options = write_query(&call.query);
     validate_write_options(&options, "UpdateOptions")?;
     let obj = body_object(call, target)?;
@@ -66,7 +74,7 @@ async fn update_scale(target: &Target<'_>, scale: Value, opts: &UpdateOptions) -
 }
 
 /// The object as its kind's `Scale` (a 404 for a kind without one, which the router never sends here).
-pub fn scale_of(target: &Target<'_>, obj: &Value) -> Result<Value, RegistryError> {
+pub(crate) fn scale_of(target: &Target<'_>, obj: &Value) -> Result<Value, RegistryError> {
     target.rest.strategy().to_scale(obj).ok_or(RegistryError::NoSuchPath)
 }
 
@@ -90,7 +98,7 @@ async fn bind_pod(
 }
 
 /// `ValidateScale`, as the scale REST reports it (`Scale.autoscaling "web" is invalid: ...`).
-pub fn check_scale(target: &Target<'_>, scale: &Value) -> Result<(), RegistryError> {
+pub(crate) fn check_scale(target: &Target<'_>, scale: &Value) -> Result<(), RegistryError> {
     let errors = workloads::validate_scale(scale);
     if errors.is_empty() {
         return Ok(());
@@ -100,7 +108,7 @@ pub fn check_scale(target: &Target<'_>, scale: &Value) -> Result<(), RegistryErr
 
 /// The request body as an object of the target's kind, with `apiVersion` and `kind` defaulted from the
 /// URL as kube's decoder defaults them.
-pub fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> {
+pub(crate) fn body_object(call: &Call, target: &Target<'_>) -> Result<Value, ApiError> {
     let format = Format::of_content_type(call.header("content-type")).ok_or_else(ApiError::unsupported_media_type)?;
     if format == Format::Protobuf && !target.resource.protobuf {
         return Err(ApiError::unsupported_media_type());
@@ -128,7 +136,7 @@ fn body_format(call: &Call) -> Format {
 }
 
 /// The kind a request's body carries: the resource's, or its subresource's (`autoscaling/v1` `Scale`).
-pub fn body_resource(target: &Target<'_>) -> Resource {
+pub(crate) fn body_resource(target: &Target<'_>) -> Resource {
     let mut resource = target.resource.resource.clone();
     if let Some(sub) = target.sub {
         resource.kind = sub.kind.to_string();
@@ -143,7 +151,7 @@ pub fn body_resource(target: &Target<'_>) -> Resource {
 /// Applies the `fieldValidation` directive to a decoded body: the warnings to send, or the strict
 /// decoder's 400. A body that fails to decode into its type fails with that error first (non-strict
 /// errors trump), as does a body of the wrong kind.
-pub fn field_validation(
+pub(crate) fn field_validation(
     directive: &str,
     target: &Target<'_>,
     obj: &Value,
@@ -181,7 +189,7 @@ const FIELD_MANAGER_MAX_BYTES: usize = 128;
 
 /// `ValidateFieldManager`, `ValidateDryRun` and `ValidateFieldValidation`, as a 422 on `kind`
 /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
-pub fn validate_write_options(options: &WriteQuery, kind: &str) -> Result<(), ApiError> {
+pub(crate) fn validate_write_options(options: &WriteQuery, kind: &str) -> Result<(), ApiError> {
     let mut errors = Vec::new();
     validate_field_manager(&options.field_manager, &mut errors);
     if options.dry_run.iter().any(|v| v != "All") {
@@ -202,7 +210,7 @@ pub fn validate_write_options(options: &WriteQuery, kind: &str) -> Result<(), Ap
 }
 
 /// `ValidateFieldManager`: at most 128 bytes, all printable.
-pub fn validate_field_manager(manager: &str, errors: &mut Vec<FieldError>) {
+pub(crate) fn validate_field_manager(manager: &str, errors: &mut Vec<FieldError>) {
     if manager.len() > FIELD_MANAGER_MAX_BYTES {
         errors.push(FieldError::too_long("fieldManager", FIELD_MANAGER_MAX_BYTES));
     }

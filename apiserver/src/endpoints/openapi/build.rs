@@ -14,7 +14,7 @@ use crate::apis::Catalog;
 
 /// The documents of one catalog, serialized.
 #[derive(Debug)]
-pub struct Documents {
+pub(crate) struct Documents {
     /// The body of `/openapi/v3`.
     pub index: Bytes,
     /// Each group version's document by its path under `/openapi/v3/` (`api/v1`, `apis/apps/v1`).
@@ -23,7 +23,7 @@ pub struct Documents {
 
 /// One group version's document.
 #[derive(Debug)]
-pub struct Document {
+pub(crate) struct Document {
     pub bytes: Bytes,
     /// The hex SHA-512 of the bytes, upper case (kube-openapi's `computeETag`): the document's ETag and
     /// the `hash` the index links it with.
@@ -31,7 +31,7 @@ pub struct Document {
 }
 
 /// The path of a group version's document under `/openapi/v3/` (`api/v1`, `apis/apps/v1`).
-pub fn doc_path(group: &str, version: &str) -> String {
+pub(crate) fn doc_path(group: &str, version: &str) -> String {
     if group.is_empty() {
         format!("api/{version}")
     } else {
@@ -41,7 +41,7 @@ pub fn doc_path(group: &str, version: &str) -> String {
 
 /// Builds the documents of `catalog`. An error names a fact of the extensions table that no longer fits
 /// the k8s-openapi types.
-pub fn build(catalog: &Catalog) -> Result<Documents, String> {
+pub(crate) fn build(catalog: &Catalog) -> Result<Documents, String> {
     let defs = schemas::generate(catalog)?;
     let mut group_versions: Vec<(String, String)> =
         catalog.all().map(|i| (i.resource.group.clone(), i.resource.version.clone())).collect();

@@ -15,9 +15,9 @@
 //! an unknown group version a bare 404. `/openapi/v2` is not served (404): kubectl 1.32 reads v3 and turns
 //! to v2 only for what v3 lacks (and skips what v2 cannot tell it).
 
-pub mod build;
-pub mod paths;
-pub mod schemas;
+pub(crate) mod build;
+pub(crate) mod paths;
+pub(crate) mod schemas;
 
 use std::sync::{Arc, Mutex};
 
@@ -32,7 +32,7 @@ use build::Documents;
 
 /// The documents of the current catalog, built on first use and kept until the catalog changes.
 #[derive(Default)]
-pub struct OpenApiCache {
+pub(crate) struct OpenApiCache {
     built: Mutex<Option<Built>>,
 }
 
@@ -64,7 +64,7 @@ impl OpenApiCache {
 }
 
 /// `/openapi/v3`.
-pub fn index(server: &ApiServer) -> Response<Body> {
+pub(crate) fn index(server: &ApiServer) -> Response<Body> {
     let built = match server.openapi.get(server) {
         Ok(built) => built,
         Err(err) => return failed(&err),
@@ -83,7 +83,7 @@ pub fn index(server: &ApiServer) -> Response<Body> {
 
 /// `/openapi/v3/<path>`: the document of the group version at `path` (`api/v1`, `apis/apps/v1`).
 /// A HEAD gets the same answer, which hyper sends without the body.
-pub fn group_version(server: &ApiServer, path: &str, query: &Query, headers: &HeaderMap) -> Response<Body> {
+pub(crate) fn group_version(server: &ApiServer, path: &str, query: &Query, headers: &HeaderMap) -> Response<Body> {
     let built = match server.openapi.get(server) {
         Ok(built) => built,
         Err(err) => return failed(&err),

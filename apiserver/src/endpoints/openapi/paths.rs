@@ -14,8 +14,8 @@
 use serde_json::{json, Map, Value};
 
 use super::schemas::{Definitions, Gvk, API_RESOURCE_LIST, DELETE_OPTIONS, PATCH, REF_PREFIX, STATUS, WATCH_EVENT};
+use crate::apis::Verb;
 use crate::apis::{Catalog, ResourceInfo};
-use crate::endpoints::request_info::Verb;
 
 /// A query or path parameter: name, JSON type, description.
 struct Param(&'static str, &'static str, &'static str);
@@ -100,7 +100,12 @@ const PATCH_TYPES: &[&str] = &[
 ];
 
 /// The paths of `group`/`version`: the discovery path and every resource's.
-pub fn group_version_paths(catalog: &Catalog, defs: &Definitions, group: &str, version: &str) -> Map<String, Value> {
+pub(crate) fn group_version_paths(
+    catalog: &Catalog,
+    defs: &Definitions,
+    group: &str,
+    version: &str,
+) -> Map<String, Value> {
     let gv = GroupVersionNames::new(group, version);
     let mut paths = Map::new();
     let apis = json!({

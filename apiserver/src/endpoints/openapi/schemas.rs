@@ -28,14 +28,14 @@ use crate::registry::extensions;
 use crate::registry::kinds;
 
 /// Where a `$ref` points.
-pub const REF_PREFIX: &str = "#/components/schemas/";
+pub(crate) const REF_PREFIX: &str = "#/components/schemas/";
 
 /// Definition names of the apimachinery types every document refers to.
-pub const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
-pub const STATUS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
-pub const WATCH_EVENT: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent";
-pub const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
-pub const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList";
+pub(crate) const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
+pub(crate) const STATUS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
+pub(crate) const WATCH_EVENT: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent";
+pub(crate) const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
+pub(crate) const API_RESOURCE_LIST: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList";
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
 const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
@@ -44,19 +44,19 @@ const RAW_EXTENSION: &str = "io.k8s.apimachinery.pkg.runtime.RawExtension";
 
 /// A group, version and kind.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Gvk {
+pub(crate) struct Gvk {
     pub group: String,
     pub version: String,
     pub kind: String,
 }
 
 impl Gvk {
-    pub fn new(group: &str, version: &str, kind: &str) -> Gvk {
+    pub(crate) fn new(group: &str, version: &str, kind: &str) -> Gvk {
         Gvk { group: group.into(), version: version.into(), kind: kind.into() }
     }
 
     /// The `x-kubernetes-group-version-kind` value naming this kind.
-    pub fn extension(&self) -> Value {
+    pub(crate) fn extension(&self) -> Value {
         json!({"group": self.group, "kind": self.kind, "version": self.version})
     }
 }
@@ -64,19 +64,19 @@ impl Gvk {
 /// Every schema the documents of one catalog use, by definition name, and which definition each served
 /// kind has.
 #[derive(Debug, Default)]
-pub struct Definitions {
+pub(crate) struct Definitions {
     pub schemas: BTreeMap<String, Value>,
     names: BTreeMap<Gvk, String>,
 }
 
 impl Definitions {
     /// The definition name of a kind (`io.k8s.api.core.v1.ConfigMap`), if the catalog serves it.
-    pub fn name_of(&self, gvk: &Gvk) -> Option<&str> {
+    pub(crate) fn name_of(&self, gvk: &Gvk) -> Option<&str> {
         self.names.get(gvk).map(String::as_str)
     }
 
     /// The names of `roots` and of every definition they reach through `$ref`s, in order.
-    pub fn closure(&self, roots: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    pub(crate) fn closure(&self, roots: impl IntoIterator<Item = String>) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();
         let mut pending: Vec<String> = roots.into_iter().collect();
         while let Some(name) = pending.pop() {
@@ -92,7 +92,7 @@ impl Definitions {
 }
 
 /// Pushes the definition name of every `$ref` in `value`.
-pub fn collect_refs(value: &Value, out: &mut Vec<String>) {
+pub(crate) fn collect_refs(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
             for (key, v) in map {
@@ -109,7 +109,7 @@ pub fn collect_refs(value: &Value, out: &mut Vec<String>) {
 
 /// Generates the definitions of everything `catalog` serves: each resource's kind and list kind, the
 /// kinds of its subresources, and the apimachinery types the operations name.
-pub fn generate(catalog: &Catalog) -> Result<Definitions, String> {
+pub(crate) fn generate(catalog: &Catalog) -> Result<Definitions, String> {
     let mut generator = SchemaSettings::openapi3().into_generator();
     for name in [
         reference::<DeleteOptions>(&mut generator),

@@ -23,13 +23,13 @@ use serde_json::{Map, Value};
 const GO_ZERO_TIME_S: i64 = -62_135_596_800;
 
 /// Encodes `value` as the message `desc`.
-pub fn encode(desc: &MessageDescriptor, value: &Value) -> Result<Vec<u8>, String> {
+pub(crate) fn encode(desc: &MessageDescriptor, value: &Value) -> Result<Vec<u8>, String> {
     let message = to_message(desc, value)?;
     message.write_to_bytes_dyn().map_err(|e| e.to_string())
 }
 
 /// Decodes `bytes` as the message `desc` into JSON.
-pub fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Value, String> {
+pub(crate) fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Value, String> {
     let message = desc.parse_from_bytes(bytes).map_err(|e| e.to_string())?;
     Ok(to_json(&*message, desc))
 }
@@ -37,7 +37,7 @@ pub fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Value, String> {
 /// The embedded Go structs (`json:",inline"`) of the served groups, by message and field. The
 /// `inline_fields_are_the_ones_json_flattens` test compares every served message with the kind's OpenAPI
 /// schema, so a missing entry fails there.
-pub const INLINE: &[(&str, &str)] = &[
+pub(crate) const INLINE: &[(&str, &str)] = &[
     ("api.core.v1.Probe", "handler"),
     ("api.core.v1.Volume", "volumeSource"),
     ("api.core.v1.PersistentVolumeSpec", "persistentVolumeSource"),
@@ -52,7 +52,7 @@ pub const INLINE: &[(&str, &str)] = &[
 ];
 
 /// Fields whose JSON name is not their `.proto` name (go-to-protobuf took the Go field name).
-pub const RENAMED: &[(&str, &str, &str)] = &[
+pub(crate) const RENAMED: &[(&str, &str, &str)] = &[
     ("api.authentication.v1.BoundObjectReference", "uID", "uid"),
     (SCHEMA_PROPS, "ref", "$ref"),
     (SCHEMA_PROPS, "schema", "$schema"),
@@ -70,7 +70,7 @@ pub const RENAMED: &[(&str, &str, &str)] = &[
 const SCHEMA_PROPS: &str = "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
 
 /// The JSON name of `field` of `desc`.
-pub fn json_name<'a>(desc: &MessageDescriptor, field: &'a str) -> &'a str {
+pub(crate) fn json_name<'a>(desc: &MessageDescriptor, field: &'a str) -> &'a str {
     RENAMED.iter().find(|(m, f, _)| *m == desc.full_name() && *f == field).map_or(field, |(_, _, json)| json)
 }
 
@@ -303,7 +303,7 @@ fn omits_zero(desc: &MessageDescriptor, definition: &str, field: &str, v: &Refle
 /// The non-pointer `omitempty` booleans and numbers (Go `bool`, `int32`, `int64` fields) of the messages
 /// clients send, whose zero the protobuf encoder writes and Go's JSON encoder omits: taken from the Go
 /// types of k8s.io/api and apimachinery. Fields not listed keep a zero they arrive with.
-pub const NON_POINTER_SCALARS: &[(&str, &str)] = &[
+pub(crate) const NON_POINTER_SCALARS: &[(&str, &str)] = &[
     ("apimachinery.pkg.apis.meta.v1.ObjectMeta", "generation"),
     ("apimachinery.pkg.apis.meta.v1.ListMeta", "remainingItemCount"),
     ("api.core.v1.Container", "stdin"),
@@ -426,7 +426,7 @@ fn special_to_json(special: Special, message: &dyn MessageDyn, desc: &MessageDes
 
 /// Parses RFC 3339 in the forms clients send (`Z` or an offset, with or without fractions) into Unix
 /// seconds and nanoseconds.
-pub fn parse_rfc3339(text: &str) -> Option<(i64, u32)> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<(i64, u32)> {
     let (date_time, offset_s) = if let Some(rest) = text.strip_suffix('Z').or_else(|| text.strip_suffix('z')) {
         (rest, 0i64)
     } else {
@@ -456,7 +456,7 @@ pub fn parse_rfc3339(text: &str) -> Option<(i64, u32)> {
 }
 
 /// Go's `time.Duration.String()` of `nanos`.
-pub fn go_duration(nanos: i64) -> String {
+pub(crate) fn go_duration(nanos: i64) -> String {
     if nanos == 0 {
         return "0s".into();
     }
@@ -487,7 +487,7 @@ fn trim_fraction(v: f64) -> String {
 }
 
 /// Parses Go duration text (`1h30m`, `90s`, `1.5s`, `500ms`) into nanoseconds.
-pub fn parse_go_duration(text: &str) -> Option<i64> {
+pub(crate) fn parse_go_duration(text: &str) -> Option<i64> {
     let (sign, mut rest) = match text.strip_prefix('-') {
         Some(r) => (-1.0, r),
         None => (1.0, text.strip_prefix('+').unwrap_or(text)),

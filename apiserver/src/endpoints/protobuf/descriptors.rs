@@ -63,15 +63,17 @@ fn index() -> &'static BTreeMap<(String, String), MessageDescriptor> {
     })
 }
 
-/// The message named `full_name` (`api.core.v1.Probe`), in any file.
-pub fn by_full_name(full_name: &str) -> Option<MessageDescriptor> {
+/// The message named `full_name` (`api.core.v1.Probe`), in any file: the tests look messages up by name,
+/// the conversion walks them from the kinds' descriptors.
+#[cfg(test)]
+pub(crate) fn by_full_name(full_name: &str) -> Option<MessageDescriptor> {
     let dotted = format!(".{full_name}");
     files().iter().find_map(|f| f.message_by_full_name(&dotted))
 }
 
 /// The message of `kind` in `api_version`. `Status`, `DeleteOptions`, `WatchEvent` and the other meta
 /// types are found in any group's version, as kube registers them in every group.
-pub fn message(api_version: &str, kind: &str) -> Option<MessageDescriptor> {
+pub(crate) fn message(api_version: &str, kind: &str) -> Option<MessageDescriptor> {
     let index = index();
     index
         .get(&(file_key(api_version), kind.to_string()))

@@ -4,18 +4,18 @@
 //! the protobuf wire format, written and read here directly.
 
 /// The magic bytes that open a protobuf document.
-pub const MAGIC: [u8; 4] = [0x6b, 0x38, 0x73, 0x00];
+pub(crate) const MAGIC: [u8; 4] = [0x6b, 0x38, 0x73, 0x00];
 
 /// What an envelope says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Unknown {
+pub(crate) struct Unknown {
     pub api_version: String,
     pub kind: String,
     pub raw: Vec<u8>,
 }
 
 /// Wraps `raw`, the message of an object of `api_version`/`kind`, in an envelope.
-pub fn seal(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+pub(crate) fn seal(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     let mut type_meta = Vec::new();
     put_bytes(&mut type_meta, 1, api_version.as_bytes());
     put_bytes(&mut type_meta, 2, kind.as_bytes());
@@ -27,7 +27,7 @@ pub fn seal(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
 }
 
 /// Opens an envelope; the error is kube's words for what is wrong.
-pub fn open(data: &[u8]) -> Result<Unknown, String> {
+pub(crate) fn open(data: &[u8]) -> Result<Unknown, String> {
     let Some(body) = data.strip_prefix(&MAGIC) else {
         // Go's `%v` of a byte slice: `[107 56 115 0]`.
         let prefix: Vec<String> = MAGIC.iter().map(u8::to_string).collect();
@@ -57,7 +57,7 @@ pub fn open(data: &[u8]) -> Result<Unknown, String> {
 }
 
 /// One length-prefixed frame of a watch stream: a `WatchEvent` of `event_kind` whose object is `document`.
-pub fn watch_frame(event_kind: &str, document: &[u8]) -> Vec<u8> {
+pub(crate) fn watch_frame(event_kind: &str, document: &[u8]) -> Vec<u8> {
     let mut raw_extension = Vec::with_capacity(document.len() + 8);
     put_bytes(&mut raw_extension, 1, document);
     let mut event = Vec::with_capacity(raw_extension.len() + 16);
@@ -70,7 +70,7 @@ pub fn watch_frame(event_kind: &str, document: &[u8]) -> Vec<u8> {
 }
 
 /// Reads a `WatchEvent` (a frame without its length): the event kind and its object's document.
-pub fn read_watch_event(event: &[u8]) -> Result<(String, Vec<u8>), String> {
+pub(crate) fn read_watch_event(event: &[u8]) -> Result<(String, Vec<u8>), String> {
     let (mut kind, mut document) = (String::new(), Vec::new());
     for field in fields(event)? {
         match field {

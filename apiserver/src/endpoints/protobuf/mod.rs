@@ -15,19 +15,14 @@
 //!
 //! Custom resources have no protobuf form: their endpoints never negotiate it.
 
-pub mod convert;
-pub mod descriptors;
-pub mod envelope;
+pub(crate) mod convert;
+pub(crate) mod descriptors;
+pub(crate) mod envelope;
 
 use bytes::Bytes;
 use serde_json::Value;
 
 use crate::endpoints::error::ApiError;
-
-/// The media type of protobuf documents.
-pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
-/// The media type of protobuf watch streams.
-pub const STREAM_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 /// Decodes a request body into the JSON object it carries, with its `apiVersion` and `kind`; `expected` is
 /// the kind the endpoint takes, named in errors as kube's decoder names it.
@@ -62,7 +57,7 @@ pub fn encode(obj: &Value) -> Result<Bytes, ApiError> {
 }
 
 /// Encodes `obj` as a document of `api_version`/`kind` (lists and statuses whose JSON does not say).
-pub fn encode_as(obj: &Value, api_version: &str, kind: &str) -> Result<Bytes, ApiError> {
+pub(crate) fn encode_as(obj: &Value, api_version: &str, kind: &str) -> Result<Bytes, ApiError> {
     let message = descriptors::message(api_version, kind)
         .ok_or_else(|| ApiError::Internal(format!("no protobuf message for {api_version} {kind}")))?;
     let raw = convert::encode(&message, obj).map_err(ApiError::Internal)?;
@@ -70,7 +65,7 @@ pub fn encode_as(obj: &Value, api_version: &str, kind: &str) -> Result<Bytes, Ap
 }
 
 /// One frame of a protobuf watch stream: the event `kind` (`ADDED`, ...) and its object as a document.
-pub fn watch_frame(event_kind: &str, object: &Value, api_version: &str, kind: &str) -> Result<Bytes, ApiError> {
+pub(crate) fn watch_frame(event_kind: &str, object: &Value, api_version: &str, kind: &str) -> Result<Bytes, ApiError> {
     let document = encode_as(object, api_version, kind)?;
     Ok(Bytes::from(envelope::watch_frame(event_kind, &document)))
 }

@@ -10,7 +10,7 @@ use crate::registry::schema::schemas;
 
 /// What a strategic merge patch knows of one field.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FieldMeta {
+pub(crate) struct FieldMeta {
     /// The type of the field's value, or of its list's items or map's values, if it is a known one.
     pub definition: Option<String>,
     /// `patchStrategy` includes `merge`: the field's list merges rather than being replaced.
@@ -20,14 +20,14 @@ pub struct FieldMeta {
 }
 
 /// Where the facts come from.
-pub trait PatchMeta {
+pub(crate) trait PatchMeta {
     /// The facts of `field` of the type `definition` (no facts for an unknown type or field).
     fn field(&self, definition: Option<&str>, field: &str) -> FieldMeta;
 }
 
 /// The built-in kinds' facts: their types from k8s-openapi's schemas, their patch strategies and merge keys
 /// from upstream's OpenAPI extensions (`extensions.txt`).
-pub struct BuiltinMeta;
+pub(crate) struct BuiltinMeta;
 
 impl PatchMeta for BuiltinMeta {
     fn field(&self, definition: Option<&str>, field: &str) -> FieldMeta {

@@ -28,7 +28,7 @@ mod tests;
 
 use serde_json::{Map, Value};
 
-pub use meta::{BuiltinMeta, FieldMeta, PatchMeta};
+pub(crate) use meta::{BuiltinMeta, FieldMeta, PatchMeta};
 
 const DIRECTIVE: &str = "$patch";
 const RETAIN_KEYS: &str = "$retainKeys";
@@ -38,7 +38,7 @@ const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
 /// Why a strategic merge patch does not apply, as upstream's handler answers each
 /// (`interpretStrategicMergePatchError` in `AS/endpoints/handlers/patch.go`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SmpError {
+pub(crate) enum SmpError {
     /// A malformed directive: 400 with the `mergepatch` package's text.
     BadRequest(String),
     /// Content the strategy cannot merge (lists of lists, `$retainKeys` contradicting the patch): 422.
@@ -50,7 +50,7 @@ pub enum SmpError {
 
 /// `patch` applied to `original`, an object of the type `definition` (`None`: no patch facts, so every
 /// list is replaced).
-pub fn apply(
+pub(crate) fn apply(
     original: &Value,
     patch: &Value,
     definition: Option<&str>,

@@ -16,7 +16,7 @@ const MAX_UPDATE_MANAGERS: usize = 10;
 const ANCIENT_CHANGES: &str = "ancient-changes";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Operation {
+pub(crate) enum Operation {
     Apply,
     Update,
 }
@@ -32,7 +32,7 @@ impl Operation {
 
 /// One manager's fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub manager: String,
     pub operation: Operation,
     pub api_version: String,
@@ -44,13 +44,13 @@ pub struct Entry {
 impl Entry {
     /// Whether this is the entry of `manager` writing by `operation` through `subresource` (for updates
     /// the caller also checks the version).
-    pub fn is(&self, manager: &str, operation: Operation, subresource: &str) -> bool {
+    pub(crate) fn is(&self, manager: &str, operation: Operation, subresource: &str) -> bool {
         self.manager == manager && self.operation == operation && self.subresource == subresource
     }
 
     /// The manager as a conflict names it (`printManager`): `"m"`, with ` with subresource "s"`, and for
     /// updates ` using v1`.
-    pub fn printed(&self) -> String {
+    pub(crate) fn printed(&self) -> String {
         let mut out = Value::from(self.manager.as_str()).to_string();
         if !self.subresource.is_empty() {
             out.push_str(&format!(" with subresource {}", Value::from(self.subresource.as_str())));
@@ -81,14 +81,14 @@ impl Entry {
 
 /// Every manager's entry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Managers {
+pub(crate) struct Managers {
     entries: Vec<Entry>,
 }
 
 impl Managers {
     /// The entries of `obj`'s `metadata.managedFields` (none if it has none); an error says which entry
     /// cannot be read.
-    pub fn decode(obj: &Value) -> Result<Managers, String> {
+    pub(crate) fn decode(obj: &Value) -> Result<Managers, String> {
         let Some(list) = obj.pointer("/metadata/managedFields").filter(|v| !v.is_null()) else {
             return Ok(Managers::default());
         };
@@ -118,25 +118,31 @@ impl Managers {
         Ok(out)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    pub fn entries(&self) -> &[Entry] {
+    pub(crate) fn entries(&self) -> &[Entry] {
         &self.entries
     }
 
-    pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
+    pub(crate) fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
         self.entries.iter_mut()
     }
 
     /// The entry of `manager` by `operation` through `subresource` (any version), if there is one.
-    pub fn get(&self, manager: &str, operation: Operation, subresource: &str) -> Option<&Entry> {
+    pub(crate) fn get(&self, manager: &str, operation: Operation, subresource: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.is(manager, operation, subresource))
     }
 
     /// The entry of `manager`, created empty if absent. Updates are told apart by `api_version` too.
-    pub fn entry(&mut self, manager: &str, operation: Operation, api_version: &str, subresource: &str) -> &mut Entry {
+    pub(crate) fn entry(
+        &mut self,
+        manager: &str,
+        operation: Operation,
+        api_version: &str,
+        subresource: &str,
+    ) -> &mut Entry {
         let matches = |e: &Entry| {
             e.is(manager, operation, subresource) && (operation == Operation::Apply || e.api_version == api_version)
         };
@@ -158,13 +164,13 @@ impl Managers {
     }
 
     /// What every manager but the given one owns.
-    pub fn union_except(&self, manager: &str, operation: Operation, subresource: &str) -> FieldSet {
+    pub(crate) fn union_except(&self, manager: &str, operation: Operation, subresource: &str) -> FieldSet {
         let others = self.entries.iter().filter(|e| !e.is(manager, operation, subresource));
         others.fold(FieldSet::default(), |all, e| all.union(&e.set))
     }
 
     /// Takes `paths` from every manager (members only, as upstream strips server-set metadata).
-    pub fn strip(&mut self, paths: &FieldSet) {
+    pub(crate) fn strip(&mut self, paths: &FieldSet) {
         for entry in &mut self.entries {
             entry.set = entry.set.difference(paths);
         }
@@ -172,7 +178,7 @@ impl Managers {
 
     /// Keeps at most [`MAX_UPDATE_MANAGERS`] update entries, merging the oldest per API version into
     /// [`ANCIENT_CHANGES`] (`capManagersManager`).
-    pub fn cap_updaters(&mut self) {
+    pub(crate) fn cap_updaters(&mut self) {
         self.entries.retain(|e| !e.set.is_empty());
         let mut updaters: Vec<usize> =
             (0..self.entries.len()).filter(|&i| self.entries[i].operation == Operation::Update).collect();
@@ -213,7 +219,7 @@ impl Managers {
     }
 
     /// `obj` with these entries as its `metadata.managedFields` (none at all if there are none).
-    pub fn encode_into(mut self, mut obj: Value) -> Value {
+    pub(crate) fn encode_into(mut self, mut obj: Value) -> Value {
         self.entries.retain(|e| !e.set.is_empty());
         self.entries.sort_by(|a, b| {
             (a.operation, &a.time, &a.manager, &a.api_version, &a.subresource).cmp(&(

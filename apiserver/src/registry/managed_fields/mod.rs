@@ -17,10 +17,10 @@
 //! configuration in, and fails with a conflict for every field it changes that another manager owns,
 //! unless forced, which moves those fields to it.
 
-pub mod managers;
+pub(crate) mod managers;
 pub mod path;
 pub mod shape;
-pub mod walk;
+pub(crate) mod walk;
 
 #[cfg(test)]
 mod tests;
@@ -29,7 +29,6 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::registry::error::RegistryError;
 use crate::registry::managed_fields::managers::{Managers, Operation};
 use crate::registry::managed_fields::path::{Display, FieldSet, PathElement};
 use crate::registry::managed_fields::shape::Shape;
@@ -40,7 +39,7 @@ use crate::registry::managed_fields::walk::{compare, field_set, merge, remove};
 /// (`lastAppliedManager`).
 const KUBECTL: &str = "kubectl";
 /// The annotation client-side `kubectl apply` keeps its configuration in.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Who writes, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +84,7 @@ fn build_stripped() -> FieldSet {
 /// The fields a write through `subresource` may not own (the strategy resets them: `ResetFieldsStrategy`).
 /// The main resource of a kind with a status subresource cannot own its status; the status subresource
 /// owns nothing but the status.
-pub fn ignored_fields(subresource: &str, has_status: bool) -> FieldSet {
+pub(crate) fn ignored_fields(subresource: &str, has_status: bool) -> FieldSet {
     let mut out = FieldSet::default();
     match subresource {
         "" if has_status => out.insert(&[PathElement::field("status")]),
@@ -156,20 +155,24 @@ pub struct Conflict {
 pub enum ApplyError {
     /// Fields another manager owns would change (409).
     Conflicts(Vec<Conflict>),
-    /// The configuration cannot be applied (400 or 500, as the registry error says).
-    Refused(RegistryError),
+    /// The configuration cannot be applied as sent (400): another apiVersion or kind than the endpoint's,
+    /// or managed fields of its own.
+    BadRequest(String),
+    /// The live object's managed fields do not decode (500).
+    Internal(String),
 }
 
-/// The 400 of an applied configuration whose apiVersion and kind are not the endpoint's: upstream's
-/// `versionCheckManager`, which prints the `GroupVersionKind` as Go does (`apps/v1, Kind=Deployment`,
-/// `/v1, Kind=Secret`; an apiVersion with more than one slash parses as no group version at all).
-pub fn invalid_object_type(api_version: &str, kind: &str) -> RegistryError {
+/// The message of the 400 an applied configuration gets when its apiVersion and kind are not the
+/// endpoint's: upstream's `versionCheckManager`, which prints the `GroupVersionKind` as Go does
+/// (`apps/v1, Kind=Deployment`, `/v1, Kind=Secret`; an apiVersion with more than one slash parses as no group
+/// version at all). The registry's error wraps it; the field manager sits below that error.
+pub(crate) fn invalid_object_type(api_version: &str, kind: &str) -> String {
     let (group, version) = match api_version.matches('/').count() {
         0 => ("", api_version),
         1 => api_version.split_once('/').expect("one slash"),
         _ => ("", ""),
     };
-    RegistryError::BadRequest(format!("invalid object type: {group}/{version}, Kind={kind}"))
+    format!("invalid object type: {group}/{version}, Kind={kind}")
 }
 
 /// `config` applied by `writer` (forced or not) to `live` (`Value::Null` when the apply creates): the new
@@ -185,14 +188,13 @@ pub fn apply(
     let version = config.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if version != writer.api_version {
         let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
-        return Err(ApplyError::Refused(invalid_object_type(version, kind)));
+        return Err(ApplyError::BadRequest(invalid_object_type(version, kind)));
     }
     if config.pointer("/metadata/managedFields").is_some_and(|m| !m.is_null()) {
-        return Err(ApplyError::Refused(RegistryError::BadRequest("metadata.managedFields must be nil".into())));
+        return Err(ApplyError::BadRequest("metadata.managedFields must be nil".into()));
     }
-    let managers = Managers::decode(live).map_err(|why| {
-        ApplyError::Refused(RegistryError::Internal(format!("failed to decode managed fields: {why}")))
-    })?;
+    let managers = Managers::decode(live)
+        .map_err(|why| ApplyError::Internal(format!("failed to decode managed fields: {why}")))?;
     let lhs = if live.is_null() { Value::Object(Default::default()) } else { without_managed_fields(live) };
     match apply_once(&lhs, managers.clone(), config, writer, force, shape, ignored) {
         Err(ApplyError::Conflicts(conflicts)) if writer.manager == KUBECTL && !force => {
@@ -275,7 +277,7 @@ fn last_applied_fields(live: &Value, shape: &Shape) -> Vec<String> {
 }
 
 /// The 409 of a failed apply, in upstream's words (`NewConflictError`).
-pub fn conflict_message(conflicts: &[Conflict]) -> String {
+pub(crate) fn conflict_message(conflicts: &[Conflict]) -> String {
     if let [only] = conflicts {
         return format!("Apply failed with 1 conflict: conflict with {}: {}", only.manager, only.field);
     }

@@ -25,10 +25,10 @@ pub enum PathElement {
 }
 
 /// A path from an object's root.
-pub type Path = Vec<PathElement>;
+pub(crate) type Path = Vec<PathElement>;
 
 impl PathElement {
-    pub fn field(name: &str) -> PathElement {
+    pub(crate) fn field(name: &str) -> PathElement {
         PathElement::Field(name.to_string())
     }
 
@@ -68,7 +68,7 @@ impl PathElement {
 }
 
 /// How upstream prints a path in a conflict: `.spec.containers[name="nginx"].image`, `[=value]`, `[0]`.
-pub struct Display<'a>(pub &'a [PathElement]);
+pub(crate) struct Display<'a>(pub &'a [PathElement]);
 
 impl fmt::Display for Display<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -95,12 +95,12 @@ pub struct FieldSet {
 }
 
 impl FieldSet {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.values().all(FieldSet::is_empty)
     }
 
     /// Adds `path` (the empty path is not a member of anything and is ignored).
-    pub fn insert(&mut self, path: &[PathElement]) {
+    pub(crate) fn insert(&mut self, path: &[PathElement]) {
         match path {
             [] => {}
             [last] => {
@@ -114,7 +114,9 @@ impl FieldSet {
         }
     }
 
-    pub fn has(&self, path: &[PathElement]) -> bool {
+    /// Whether `path` is a member (the tests' question; the field manager walks sets instead).
+    #[cfg(test)]
+    pub(crate) fn has(&self, path: &[PathElement]) -> bool {
         match path {
             [] => false,
             [last] => self.members.contains(last),
@@ -123,21 +125,21 @@ impl FieldSet {
     }
 
     /// Whether `element` is a member here.
-    pub fn has_member(&self, element: &PathElement) -> bool {
+    pub(crate) fn has_member(&self, element: &PathElement) -> bool {
         self.members.contains(element)
     }
 
     /// The set below `element` (paths relative to it), if any.
-    pub fn child(&self, element: &PathElement) -> Option<&FieldSet> {
+    pub(crate) fn child(&self, element: &PathElement) -> Option<&FieldSet> {
         self.children.get(element).filter(|child| !child.is_empty())
     }
 
     /// Whether the set has `element` or anything below it.
-    pub fn touches(&self, element: &PathElement) -> bool {
+    pub(crate) fn touches(&self, element: &PathElement) -> bool {
         self.members.contains(element) || self.child(element).is_some()
     }
 
-    pub fn union(&self, other: &FieldSet) -> FieldSet {
+    pub(crate) fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
         out.members.extend(other.members.iter().cloned());
         for (element, child) in &other.children {
@@ -151,7 +153,7 @@ impl FieldSet {
     }
 
     /// The paths of `self` that are not in `other` (member by member, at every depth).
-    pub fn difference(&self, other: &FieldSet) -> FieldSet {
+    pub(crate) fn difference(&self, other: &FieldSet) -> FieldSet {
         let members = self.members.iter().filter(|m| !other.members.contains(m)).cloned().collect();
         let mut children = BTreeMap::new();
         for (element, child) in &self.children {
@@ -167,7 +169,7 @@ impl FieldSet {
     }
 
     /// The paths of `self` that are not in `other` and not below any member of `other`.
-    pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
+    pub(crate) fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
         let members = self.members.iter().filter(|m| !other.members.contains(m)).cloned().collect();
         let mut children = BTreeMap::new();
         for (element, child) in &self.children {
@@ -185,13 +187,7 @@ impl FieldSet {
         FieldSet { members, children }
     }
 
-    /// The paths of `self` below some member of `other` or equal to one: what [`Self::recursive_difference`]
-    /// takes away.
-    pub fn recursive_intersection(&self, other: &FieldSet) -> FieldSet {
-        self.difference(&self.recursive_difference(other))
-    }
-
-    pub fn intersection(&self, other: &FieldSet) -> FieldSet {
+    pub(crate) fn intersection(&self, other: &FieldSet) -> FieldSet {
         let members = self.members.intersection(&other.members).cloned().collect();
         let mut children = BTreeMap::new();
         for (element, child) in &self.children {
@@ -207,7 +203,7 @@ impl FieldSet {
 
     /// Every member path, members of a node before its children's, each level in sort order (the order
     /// structured-merge-diff iterates a set, and so lists conflicts).
-    pub fn paths(&self) -> Vec<Path> {
+    pub(crate) fn paths(&self) -> Vec<Path> {
         let mut out = Vec::new();
         self.collect_paths(&mut Vec::new(), &mut out);
         out
@@ -227,7 +223,7 @@ impl FieldSet {
     }
 
     /// The set as `FieldsV1` JSON.
-    pub fn to_fields_v1(&self) -> Value {
+    pub(crate) fn to_fields_v1(&self) -> Value {
         Value::Object(self.fields_v1_body(false))
     }
 
@@ -252,7 +248,7 @@ impl FieldSet {
     }
 
     /// Reads a `FieldsV1` value; the error says what is wrong with it.
-    pub fn from_fields_v1(value: &Value) -> Result<FieldSet, String> {
+    pub(crate) fn from_fields_v1(value: &Value) -> Result<FieldSet, String> {
         let Value::Object(map) = value else { return Err("expected an object".into()) };
         let mut out = FieldSet::default();
         for (key, body) in map {

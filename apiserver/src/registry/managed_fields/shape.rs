@@ -11,9 +11,9 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::apiextensions::schema::{ListType, Structural, ITEMS};
 use crate::registry::extensions;
 use crate::registry::schema::schemas;
+use crate::registry::structural::{ListType, Structural, ITEMS};
 
 /// How a value is owned and merged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,13 +69,13 @@ impl Eq for CustomSchema {}
 const KEY_DEFAULTS: &[(&str, &str)] = &[("protocol", "\"TCP\"")];
 
 /// The default of a list-map key field, as JSON text.
-pub fn key_default(key: &str) -> Option<&'static str> {
+pub(crate) fn key_default(key: &str) -> Option<&'static str> {
     KEY_DEFAULTS.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 
 impl Shape {
     /// The shape of a custom resource whose CRD version has the structural schema `schema`.
-    pub fn custom_root(schema: Arc<Structural>) -> Shape {
+    pub(crate) fn custom_root(schema: Arc<Structural>) -> Shape {
         Shape::Custom { schema: CustomSchema { root: schema, path: Vec::new() }, root: true }
     }
 
@@ -89,7 +89,7 @@ impl Shape {
 
     /// The shape of `field` of this struct or map; `None` if the field is not declared (a struct's unknown
     /// field), which is owned as a deduced value.
-    pub fn field(&self, field: &str) -> (Shape, bool) {
+    pub(crate) fn field(&self, field: &str) -> (Shape, bool) {
         match self {
             Shape::Struct(definition) => match schemas().property(definition, field) {
                 Some(property) => (of_schema(property, facts(definition, Some(field))), true),

@@ -15,7 +15,7 @@ use crate::registry::managed_fields::path::{FieldSet, Path, PathElement};
 use crate::registry::managed_fields::shape::{key_default, Shape};
 
 /// The paths `value` sets.
-pub fn field_set(value: &Value, shape: &Shape) -> FieldSet {
+pub(crate) fn field_set(value: &Value, shape: &Shape) -> FieldSet {
     let mut out = FieldSet::default();
     collect(value, shape, &mut Vec::new(), &mut out);
     out
@@ -48,7 +48,7 @@ fn collect(value: &Value, shape: &Shape, path: &mut Path, out: &mut FieldSet) {
 }
 
 /// How an associative list names its element `item` (at index `i`).
-pub fn element_of(item: &Value, keys: &[String], i: usize) -> PathElement {
+pub(crate) fn element_of(item: &Value, keys: &[String], i: usize) -> PathElement {
     if keys.is_empty() {
         return match item {
             Value::Object(_) | Value::Array(_) => PathElement::Index(i),
@@ -69,7 +69,7 @@ pub fn element_of(item: &Value, keys: &[String], i: usize) -> PathElement {
 
 /// What changed from `lhs` to `rhs`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub added: FieldSet,
     pub modified: FieldSet,
     pub removed: FieldSet,
@@ -77,12 +77,12 @@ pub struct Comparison {
 
 impl Comparison {
     /// The paths that now hold something new: modified or added.
-    pub fn changed(&self) -> FieldSet {
+    pub(crate) fn changed(&self) -> FieldSet {
         self.modified.union(&self.added)
     }
 
     /// The comparison without the paths in or below `ignored`.
-    pub fn without(&self, ignored: &FieldSet) -> Comparison {
+    pub(crate) fn without(&self, ignored: &FieldSet) -> Comparison {
         Comparison {
             added: self.added.recursive_difference(ignored),
             modified: self.modified.recursive_difference(ignored),
@@ -92,7 +92,7 @@ impl Comparison {
 }
 
 /// Compares two objects of the shape `shape`.
-pub fn compare(lhs: &Value, rhs: &Value, shape: &Shape) -> Comparison {
+pub(crate) fn compare(lhs: &Value, rhs: &Value, shape: &Shape) -> Comparison {
     let mut out = Comparison::default();
     compare_at(Some(lhs), Some(rhs), shape, &mut Vec::new(), &mut out);
     out
@@ -160,7 +160,7 @@ fn indexed<'a>(list: Option<&'a Value>, keys: &[String]) -> Vec<(PathElement, &'
 }
 
 /// `config` merged into `live`: what the object becomes when `config` is applied to it.
-pub fn merge(live: &Value, config: &Value, shape: &Shape) -> Value {
+pub(crate) fn merge(live: &Value, config: &Value, shape: &Shape) -> Value {
     match (shape, live, config) {
         (
             Shape::Struct(_) | Shape::Map(_) | Shape::Deduced | Shape::Custom { .. },
@@ -248,7 +248,7 @@ fn merge_list(live: &[Value], config: &[Value], keys: &[String], shape: &Shape) 
 
 /// Takes the paths of `gone` out of `value`, except where `kept` (what some manager still owns) has the
 /// path or something below it; a struct field left empty by the removal, that no one owns, goes too.
-pub fn remove(value: &mut Value, gone: &FieldSet, kept: &FieldSet, shape: &Shape) {
+pub(crate) fn remove(value: &mut Value, gone: &FieldSet, kept: &FieldSet, shape: &Shape) {
     match (shape, value) {
         (Shape::Struct(_) | Shape::Map(_) | Shape::Deduced | Shape::Custom { .. }, Value::Object(fields)) => {
             let names: Vec<String> = fields.keys().cloned().collect();

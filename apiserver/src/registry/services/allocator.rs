@@ -35,7 +35,7 @@ impl Range {
     }
 
     /// The text the `RangeAllocation` records (`10.0.0.0/24`, `30000-32767`).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Range::Ipv4 { network, prefix_len } => format!("{}/{prefix_len}", Ipv4Addr::from(*network)),
             Range::Ports { first, last } => format!("{first}-{last}"),
@@ -52,7 +52,7 @@ impl Range {
     }
 
     /// The offset of `value` in the range, if it is in it.
-    pub fn offset(&self, value: &str) -> Option<u32> {
+    pub(crate) fn offset(&self, value: &str) -> Option<u32> {
         match self {
             Range::Ipv4 { network, .. } => {
                 let ip = u32::from(value.parse::<Ipv4Addr>().ok()?);
@@ -68,7 +68,7 @@ impl Range {
     }
 
     /// The value at `offset`.
-    pub fn value(&self, offset: u32) -> String {
+    pub(crate) fn value(&self, offset: u32) -> String {
         match self {
             Range::Ipv4 { network, .. } => Ipv4Addr::from(network + 1 + offset).to_string(),
             Range::Ports { first, .. } => (u32::from(*first) + offset).to_string(),
@@ -78,7 +78,7 @@ impl Range {
 
 /// Why an allocation failed.
 #[derive(Clone, Debug)]
-pub enum AllocError {
+pub(crate) enum AllocError {
     /// The value asked for is taken (`ErrAllocated`).
     Allocated,
     /// The value asked for is outside the range (`ErrNotInRange`).
@@ -91,24 +91,24 @@ pub enum AllocError {
 
 /// Allocations from one range, kept in etcd at `key`.
 #[derive(Clone)]
-pub struct RangeAllocator<S> {
+pub(crate) struct RangeAllocator<S> {
     storage: S,
     key: String,
     range: Range,
 }
 
 impl<S: Storage + Clone> RangeAllocator<S> {
-    pub fn new(storage: S, key: &str, range: Range) -> RangeAllocator<S> {
+    pub(crate) fn new(storage: S, key: &str, range: Range) -> RangeAllocator<S> {
         RangeAllocator { storage, key: key.to_string(), range }
     }
 
-    pub fn range(&self) -> &Range {
+    pub(crate) fn range(&self) -> &Range {
         &self.range
     }
 
     /// Allocates `requested` (an offset in the range), or the lowest free value when `None`. With
     /// `dry_run`, only says what would be allocated.
-    pub async fn allocate(&self, requested: Option<u32>, dry_run: bool) -> Result<u32, AllocError> {
+    pub(crate) async fn allocate(&self, requested: Option<u32>, dry_run: bool) -> Result<u32, AllocError> {
         let mut chosen = None;
         let mut refused = None;
         let range = self.range.clone();
@@ -147,7 +147,7 @@ impl<S: Storage + Clone> RangeAllocator<S> {
     }
 
     /// Releases `offset`; releasing a free value changes nothing.
-    pub async fn release(&self, offset: u32) -> Result<(), StorageError> {
+    pub(crate) async fn release(&self, offset: u32) -> Result<(), StorageError> {
         let range = self.range.clone();
         let update = |current: Value, _meta| {
             let mut bits = bitmap(&current, &range);
@@ -168,7 +168,7 @@ impl<S: Storage + Clone> RangeAllocator<S> {
 
 impl AllocError {
     /// The message upstream's allocators give (`ipallocator`, `portallocator`).
-    pub fn message(&self, range: &Range, value: &str) -> String {
+    pub(crate) fn message(&self, range: &Range, value: &str) -> String {
         match self {
             AllocError::Allocated => match range {
                 Range::Ipv4 { .. } => "provided IP is already allocated".into(),
@@ -189,7 +189,7 @@ impl AllocError {
     }
 
     /// The registry error of a failed allocation that is not the client's fault.
-    pub fn internal(&self, what: &str) -> RegistryError {
+    pub(crate) fn internal(&self, what: &str) -> RegistryError {
         RegistryError::Internal(format!(
             "failed to allocate a {what}: {}",
             match self {

@@ -33,15 +33,15 @@ use crate::storage::{GetOptions, ObjectList, Storage, Watcher};
 use allocator::{AllocError, Range, RangeAllocator};
 
 /// The default `--service-node-port-range`.
-pub const NODE_PORT_RANGE: Range = Range::Ports { first: 30000, last: 32767 };
+pub(crate) const NODE_PORT_RANGE: Range = Range::Ports { first: 30000, last: 32767 };
 
 /// Where the allocations live, relative to the store's prefix (kube's keys).
-pub const SERVICE_IPS_KEY: &str = "/ranges/serviceips";
-pub const NODE_PORTS_KEY: &str = "/ranges/servicenodeports";
+pub(crate) const SERVICE_IPS_KEY: &str = "/ranges/serviceips";
+pub(crate) const NODE_PORTS_KEY: &str = "/ranges/servicenodeports";
 
 /// The registry of services.
 #[derive(Clone)]
-pub struct ServiceRest<S: Storage> {
+pub(crate) struct ServiceRest<S: Storage> {
     store: Store<S>,
     ips: RangeAllocator<S>,
     ports: RangeAllocator<S>,
@@ -56,7 +56,7 @@ struct Taken {
 
 impl<S: Storage + Clone + 'static> ServiceRest<S> {
     /// Services in `store`, with cluster IPs from `ips` and node ports from `ports`.
-    pub fn new(store: Store<S>, ips: RangeAllocator<S>, ports: RangeAllocator<S>) -> ServiceRest<S> {
+    pub(crate) fn new(store: Store<S>, ips: RangeAllocator<S>, ports: RangeAllocator<S>) -> ServiceRest<S> {
         ServiceRest { store, ips, ports }
     }
 
@@ -368,10 +368,6 @@ fn node_ports(svc: &Value) -> Vec<i64> {
 }
 
 impl<S: Storage + Clone + 'static> Rest for ServiceRest<S> {
-    fn resource(&self) -> &Resource {
-        self.store.resource()
-    }
-
     fn strategy(&self) -> &dyn Strategy {
         self.store.strategy()
     }
@@ -464,6 +460,6 @@ impl<S: Storage + Clone + 'static> Rest for ServiceRest<S> {
 }
 
 /// The strategy's descriptor, re-exported for the catalog.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     strategy::resource()
 }

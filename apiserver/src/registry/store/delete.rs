@@ -57,7 +57,7 @@ impl<S: Storage + Clone> Store<S> {
     /// `opts`; an object already gone is skipped. Returns the list as read, with every item listed (kube's
     /// `DeleteCollection`). A request with a limit deletes one page. Deletes run one after another, where
     /// kube runs a few workers: the order of the writes is then the list's, the same on every run.
-    pub async fn delete_collection(
+    pub(crate) async fn delete_collection(
         &self,
         namespace: &str,
         request: &ListRequest,

@@ -80,7 +80,10 @@ impl<S: Storage + Clone> Store<S> {
         let dry_run = options::dry_run("PatchOptions", &opts.dry_run)?;
         let text = |field: &str| config.get(field).and_then(Value::as_str).unwrap_or("");
         if text("apiVersion") != self.resource.api_version() || text("kind") != self.resource.kind {
-            return Err(managed_fields::invalid_object_type(text("apiVersion"), text("kind")));
+            return Err(RegistryError::BadRequest(managed_fields::invalid_object_type(
+                text("apiVersion"),
+                text("kind"),
+            )));
         }
         self.check_declared(&config)?;
         let key = self.key(namespace, request.name);
@@ -101,7 +104,7 @@ impl<S: Storage + Clone> Store<S> {
     /// `config` applied to `existing` (`Value::Null`: the apply creates), decoded as the kind: the patch
     /// function of an apply, for this store's [`Store::apply`] and for registries that patch and create
     /// their own way around the store (services).
-    pub fn applied(
+    pub(crate) fn applied(
         &self,
         existing: &Value,
         config: &Value,
@@ -120,7 +123,8 @@ impl<S: Storage + Clone> Store<S> {
             managed_fields::apply(existing, config, &writer, request.force, &self.shape(), &self.ignored(sub))
                 .map_err(|err| match err {
                     ApplyError::Conflicts(conflicts) => RegistryError::ApplyConflict { conflicts },
-                    ApplyError::Refused(err) => err,
+                    ApplyError::BadRequest(why) => RegistryError::BadRequest(why),
+                    ApplyError::Internal(why) => RegistryError::Internal(why),
                 })?;
         let obj = typecheck::decode(&self.resource, applied)?;
         self.check_body_name(&obj, request.name)?;

@@ -25,7 +25,7 @@ use crate::registry::system::SystemFields;
 use crate::storage::status::Operation;
 use crate::storage::{Storage, StorageError};
 
-pub use delete::DeleteResult;
+pub(crate) use delete::DeleteResult;
 pub use fields::ApplyRequest;
 pub use read::ListRequest;
 
@@ -61,22 +61,18 @@ impl<S: Storage + Clone> Store<S> {
     }
 
     /// This store with the apiserver's bug switches (`crate::server::ServerOptions::bugs`).
-    pub fn with_bugs(mut self, bugs: Bugs) -> Store<S> {
+    pub(crate) fn with_bugs(mut self, bugs: Bugs) -> Store<S> {
         self.bugs = bugs;
         self
     }
 
-    pub fn resource(&self) -> &Resource {
-        &self.resource
-    }
-
-    pub fn strategy(&self) -> &dyn Strategy {
+    pub(crate) fn strategy(&self) -> &dyn Strategy {
         self.strategy.as_ref()
     }
 
     /// The storage key of an object: `/<prefix>/<namespace>/<name>`, or `/<prefix>/<name>` for
     /// cluster-scoped resources (kube's `NamespaceKeyFunc` and `NoNamespaceKeyFunc`).
-    pub fn key(&self, namespace: &str, name: &str) -> String {
+    pub(crate) fn key(&self, namespace: &str, name: &str) -> String {
         if self.strategy.namespace_scoped() {
             format!("/{}/{namespace}/{name}", self.resource.etcd_prefix)
         } else {
@@ -85,7 +81,7 @@ impl<S: Storage + Clone> Store<S> {
     }
 
     /// The key prefix of a list or watch: one namespace, or all of them when `namespace` is "".
-    pub fn list_prefix(&self, namespace: &str) -> String {
+    pub(crate) fn list_prefix(&self, namespace: &str) -> String {
         if self.strategy.namespace_scoped() && !namespace.is_empty() {
             format!("/{}/{namespace}", self.resource.etcd_prefix)
         } else {

@@ -73,7 +73,7 @@ impl<S: Storage + Clone> Store<S> {
     /// the new one, inside the guaranteed update, so that a retry after a conflict re-applies it to the
     /// newer state. The result is an update in every other respect: a resourceVersion the
     /// patch sets is the optimistic lock, and none never conflicts. A missing object is a 404.
-    pub async fn patch(
+    pub(crate) async fn patch(
         &self,
         namespace: &str,
         name: &str,

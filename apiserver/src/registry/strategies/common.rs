@@ -11,10 +11,10 @@ use crate::registry::names;
 /// The field selector keys a kind supports beyond `metadata.name` and `metadata.namespace`: the key, the
 /// JSON pointer of its value, and the value when the field is absent (Go's zero value as text: `""`, or
 /// `"false"` for a boolean).
-pub type SelectableFields = &'static [(&'static str, &'static str, &'static str)];
+pub(crate) type SelectableFields = &'static [(&'static str, &'static str, &'static str)];
 
 /// The value of selector `key` of `obj`, if `fields` has it.
-pub fn selectable(fields: SelectableFields, obj: &Value, key: &str) -> Option<String> {
+pub(crate) fn selectable(fields: SelectableFields, obj: &Value, key: &str) -> Option<String> {
     let (_, pointer, zero) = fields.iter().find(|(k, _, _)| *k == key)?;
     Some(match obj.pointer(pointer) {
         Some(Value::String(s)) => s.clone(),
@@ -25,12 +25,12 @@ pub fn selectable(fields: SelectableFields, obj: &Value, key: &str) -> Option<St
 }
 
 /// Whether `fields` has selector `key`.
-pub fn supports(fields: SelectableFields, key: &str) -> bool {
+pub(crate) fn supports(fields: SelectableFields, key: &str) -> bool {
     fields.iter().any(|(k, _, _)| *k == key)
 }
 
 /// The main endpoint's rule for kinds with `/status`: the status is the stored one.
-pub fn keep_status(new: &mut Value, old: &Value) {
+pub(crate) fn keep_status(new: &mut Value, old: &Value) {
     match old.get("status") {
         Some(status) => new["status"] = status.clone(),
         None => {
@@ -42,7 +42,7 @@ pub fn keep_status(new: &mut Value, old: &Value) {
 /// The status strategy's rule: everything but the status is the stored object's (metadata included,
 /// except what any update may change: labels, annotations, finalizers, ownerReferences, and the
 /// resourceVersion that preconditions the write).
-pub fn keep_all_but_status(new: &mut Value, old: &Value) {
+pub(crate) fn keep_all_but_status(new: &mut Value, old: &Value) {
     let status = new.get("status").cloned();
     let metadata = new.get("metadata").cloned();
     *new = old.clone();
@@ -64,7 +64,7 @@ const CONFIG_KEY_MESSAGE: &str = "a valid config key must consist of alphanumeri
 (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
 
 /// `IsConfigMapKey`: a key becomes a file name when mounted, so it is limited to a safe alphabet.
-pub fn config_key(key: &str) -> Vec<String> {
+pub(crate) fn config_key(key: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if key.len() > names::DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(format!("must be no more than {} characters", names::DNS1123_SUBDOMAIN_MAX_LENGTH));
@@ -82,7 +82,7 @@ pub fn config_key(key: &str) -> Vec<String> {
 }
 
 /// The keys of `sections` (`data`, `binaryData`) as config keys.
-pub fn validate_config_keys(obj: &Value, sections: &[&str]) -> Vec<FieldError> {
+pub(crate) fn validate_config_keys(obj: &Value, sections: &[&str]) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for section in sections {
         let Some(map) = obj.get(*section).and_then(Value::as_object) else { continue };
@@ -96,7 +96,7 @@ pub fn validate_config_keys(obj: &Value, sections: &[&str]) -> Vec<FieldError> {
 }
 
 /// The rule of `immutable: true` (configmaps and secrets): once set, neither it nor `sections` change.
-pub fn validate_immutable(new: &Value, old: &Value, sections: &[&str]) -> Vec<FieldError> {
+pub(crate) fn validate_immutable(new: &Value, old: &Value, sections: &[&str]) -> Vec<FieldError> {
     const DETAIL: &str = "field is immutable when `immutable` is set";
     if old.get("immutable").and_then(Value::as_bool) != Some(true) {
         return Vec::new();
@@ -116,7 +116,7 @@ pub fn validate_immutable(new: &Value, old: &Value, sections: &[&str]) -> Vec<Fi
 }
 
 /// `ValidateImmutableField`: `field` of `new` must equal `old`'s.
-pub fn immutable(new: Option<&Value>, old: Option<&Value>, field: &str) -> Option<FieldError> {
+pub(crate) fn immutable(new: Option<&Value>, old: Option<&Value>, field: &str) -> Option<FieldError> {
     if new == old {
         return None;
     }

@@ -13,12 +13,12 @@ use crate::registry::strategies::{bump_generation_on_spec_change, common, start_
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `daemonsets`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::apps("DaemonSet", "daemonsets")
 }
 
 /// The DaemonSet strategy.
-pub struct DaemonSets;
+pub(crate) struct DaemonSets;
 
 fn set_defaults(obj: &mut Value) {
     workloads::default_at(obj, &["spec", "updateStrategy"], "type", json!("RollingUpdate"));

@@ -15,12 +15,12 @@ use crate::registry::strategies::{common, start_generation, workloads};
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `deployments`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::apps("Deployment", "deployments")
 }
 
 /// The Deployment strategy.
-pub struct Deployments;
+pub(crate) struct Deployments;
 
 fn set_defaults(obj: &mut Value) {
     workloads::default_spec_field(obj, "replicas", json!(1));

@@ -12,20 +12,20 @@ use crate::registry::resource::Resource;
 use crate::registry::strategy::Strategy;
 
 /// The descriptor of `endpoints`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource { etcd_prefix: "services/endpoints".into(), ..Resource::core("Endpoints", "endpoints") }
 }
 
 /// The Endpoints strategy.
-pub struct Endpoints;
+pub(crate) struct Endpoints;
 
 /// `field.Invalid`'s detail for a value that is not an IP (`validation.IsValidIP`).
-pub const IP_DETAIL: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+pub(crate) const IP_DETAIL: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
 /// The protocols a port may name.
-pub const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+pub(crate) const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 
 /// `validatePortNumber` for a port at `path`.
-pub fn validate_port(port: &Value, path: &str) -> Vec<FieldError> {
+pub(crate) fn validate_port(port: &Value, path: &str) -> Vec<FieldError> {
     let number = port.as_i64().unwrap_or(0);
     if (1..=65535).contains(&number) {
         return Vec::new();

@@ -16,12 +16,12 @@ use crate::registry::strategies::common::{self, SelectableFields};
 use crate::registry::strategy::Strategy;
 
 /// The descriptor of core `events`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::core("Event", "events")
 }
 
 /// The core/v1 Event strategy.
-pub struct Events;
+pub(crate) struct Events;
 
 const FIELDS: SelectableFields = &[
     ("involvedObject.kind", "/involvedObject/kind", ""),

@@ -18,12 +18,12 @@ use crate::registry::strategy::Strategy;
 use crate::storage::conversion::Conversion;
 
 /// The descriptor of `events.k8s.io/v1` `events`, stored with core events.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::group("events.k8s.io", "v1", "Event", "events")
 }
 
 /// The events.k8s.io/v1 Event strategy.
-pub struct EventsV1;
+pub(crate) struct EventsV1;
 
 /// Served field name and core field name, for the fields whose names differ.
 const RENAMED: &[(&str, &str)] = &[
@@ -37,7 +37,7 @@ const RENAMED: &[(&str, &str)] = &[
 ];
 
 /// How this group's events are stored and served.
-pub fn conversion() -> Conversion {
+pub(crate) fn conversion() -> Conversion {
     Conversion::new(to_core, from_core)
 }
 
@@ -58,12 +58,12 @@ fn rename(obj: Value, api_version: &str, to_core: bool) -> Value {
 }
 
 /// An `events.k8s.io/v1` event as a core `v1` event.
-pub fn to_core(obj: Value) -> Value {
+pub(crate) fn to_core(obj: Value) -> Value {
     rename(obj, "v1", true)
 }
 
 /// A core `v1` event as an `events.k8s.io/v1` event.
-pub fn from_core(obj: Value) -> Value {
+pub(crate) fn from_core(obj: Value) -> Value {
     rename(obj, "events.k8s.io/v1", false)
 }
 

@@ -18,15 +18,15 @@ use crate::registry::strategies::{bump_generation_on_spec_change, common, start_
 use crate::registry::strategy::{GcPolicy, Strategy, Subresource};
 
 /// The descriptor of `jobs`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::group("batch", "v1", "Job", "jobs")
 }
 
 /// The Job strategy.
-pub struct Jobs;
+pub(crate) struct Jobs;
 
 /// The label every job's pods carry with the job's uid, and the legacy one beside it.
-pub const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
+pub(crate) const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
 const LEGACY_CONTROLLER_UID_LABEL: &str = "controller-uid";
 /// The label with the job's name, and the legacy one beside it.
 const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";

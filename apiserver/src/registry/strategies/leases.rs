@@ -11,7 +11,7 @@ use crate::registry::resource::Resource;
 use crate::registry::strategy::Strategy;
 
 /// The descriptor of `leases`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource {
         group: "coordination.k8s.io".into(),
         version: "v1".into(),
@@ -22,7 +22,7 @@ pub fn resource() -> Resource {
 }
 
 /// The Lease strategy.
-pub struct Leases;
+pub(crate) struct Leases;
 
 fn validate_spec(obj: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();

@@ -1,28 +1,31 @@
 //! The strategies of the built-in resources, one file each, what several share ([`common`]), and the
-//! shared `generation` rule.
+//! shared `generation` rule; among them the CRD kind's ([`customresourcedefinitions`]) and that of the
+//! custom resources a CRD defines ([`customresources`]).
 
-pub mod common;
+pub(crate) mod common;
 pub mod configmaps;
-pub mod daemonsets;
-pub mod deployments;
-pub mod endpoints;
-pub mod events;
-pub mod events_v1;
-pub mod jobs;
-pub mod leases;
+pub(crate) mod customresourcedefinitions;
+pub(crate) mod customresources;
+pub(crate) mod daemonsets;
+pub(crate) mod deployments;
+pub(crate) mod endpoints;
+pub(crate) mod events;
+pub(crate) mod events_v1;
+pub(crate) mod jobs;
+pub(crate) mod leases;
 pub mod namespaces;
-pub mod nodes;
-pub mod persistentvolumeclaims;
-pub mod pod_binding;
-pub mod pod_defaults;
+pub(crate) mod nodes;
+pub(crate) mod persistentvolumeclaims;
+pub(crate) mod pod_binding;
+pub(crate) mod pod_defaults;
 pub mod pods;
-pub mod quotas;
-pub mod replicasets;
-pub mod secrets;
-pub mod serviceaccounts;
-pub mod services;
-pub mod statefulsets;
-pub mod workloads;
+pub(crate) mod quotas;
+pub(crate) mod replicasets;
+pub(crate) mod secrets;
+pub(crate) mod serviceaccounts;
+pub(crate) mod services;
+pub(crate) mod statefulsets;
+pub(crate) mod workloads;
 
 use serde_json::Value;
 

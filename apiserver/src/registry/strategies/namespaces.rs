@@ -18,15 +18,15 @@ pub fn resource() -> Resource {
 }
 
 /// The finalizer the namespace controller removes once the namespace is empty.
-pub const KUBERNETES_FINALIZER: &str = "kubernetes";
+pub(crate) const KUBERNETES_FINALIZER: &str = "kubernetes";
 /// The label every namespace carries with its own name, so that selectors can pick namespaces by name.
-pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+pub(crate) const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
 /// The Namespace strategy.
 pub struct Namespaces;
 
 /// `status.phase` of a namespace ("" if unset).
-pub fn phase(ns: &Value) -> &str {
+pub(crate) fn phase(ns: &Value) -> &str {
     ns.get("status").and_then(|s| s.get("phase")).and_then(Value::as_str).unwrap_or("")
 }
 

@@ -12,12 +12,12 @@ use crate::registry::strategies::common::{self, SelectableFields};
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `nodes`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource { etcd_prefix: "minions".into(), ..Resource::core("Node", "nodes") }
 }
 
 /// The Node strategy.
-pub struct Nodes;
+pub(crate) struct Nodes;
 
 const FIELDS: SelectableFields = &[("spec.unschedulable", "/spec/unschedulable", "false")];
 

@@ -13,12 +13,12 @@ use crate::registry::strategies::common;
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `persistentvolumeclaims`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::core("PersistentVolumeClaim", "persistentvolumeclaims")
 }
 
 /// The PersistentVolumeClaim strategy.
-pub struct PersistentVolumeClaims;
+pub(crate) struct PersistentVolumeClaims;
 
 /// The access modes a claim may ask for.
 const ACCESS_MODES: &[&str] = &["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"];

@@ -16,7 +16,7 @@ fn binding_resource() -> GroupResource {
 }
 
 /// `ValidatePodBinding` and the name check of `BindingREST.Create`.
-pub fn validate(binding: &Value, url_name: &str) -> Result<(), RegistryError> {
+pub(crate) fn validate(binding: &Value, url_name: &str) -> Result<(), RegistryError> {
     if meta::get_str(binding, "name") != url_name {
         return Err(RegistryError::BadRequest("name in URL does not match name in Binding object".into()));
     }
@@ -35,7 +35,7 @@ pub fn validate(binding: &Value, url_name: &str) -> Result<(), RegistryError> {
 }
 
 /// `setPodNodeAndMetadata`: `pod` bound to the binding's node at `now` (RFC 3339).
-pub fn bind(pod: &Value, binding: &Value, now: &str) -> Result<Value, RegistryError> {
+pub(crate) fn bind(pod: &Value, binding: &Value, now: &str) -> Result<Value, RegistryError> {
     let name = meta::get_str(pod, "name").to_string();
     let conflict = |why: String| RegistryError::Conflict { resource: binding_resource(), name: name.clone(), why };
     if !meta::get_str(pod, "deletionTimestamp").is_empty() {

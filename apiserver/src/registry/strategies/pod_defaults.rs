@@ -6,10 +6,10 @@
 use serde_json::{json, Map, Value};
 
 /// `DefaultTerminationGracePeriodSeconds`: what a pod without `spec.terminationGracePeriodSeconds` gets.
-pub const DEFAULT_TERMINATION_GRACE_PERIOD_S: i64 = 30;
+pub(crate) const DEFAULT_TERMINATION_GRACE_PERIOD_S: i64 = 30;
 
 /// Fills in what a pod spec leaves out.
-pub fn default_pod_spec(spec: &mut Value) {
+pub(crate) fn default_pod_spec(spec: &mut Value) {
     let Some(spec) = spec.as_object_mut() else { return };
     let mut default = |key: &str, value: Value| {
         let missing = match spec.get(key) {
@@ -37,7 +37,7 @@ pub fn default_pod_spec(spec: &mut Value) {
 
 /// `SetDefaults_Pod`, beyond its spec's defaults: service links on, and every container's requests
 /// defaulted to its limits where it names none (pods only, not the templates of workloads).
-pub fn default_pod(spec: &mut Value) {
+pub(crate) fn default_pod(spec: &mut Value) {
     let Some(spec) = spec.as_object_mut() else { return };
     spec.entry("enableServiceLinks").or_insert(json!(true));
     for list in ["initContainers", "containers"] {

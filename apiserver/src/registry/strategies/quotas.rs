@@ -13,20 +13,20 @@ use crate::registry::strategies::common;
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `resourcequotas`.
-pub fn resourcequotas() -> Resource {
+pub(crate) fn resourcequotas() -> Resource {
     Resource::core("ResourceQuota", "resourcequotas")
 }
 
 /// The descriptor of `limitranges`.
-pub fn limitranges() -> Resource {
+pub(crate) fn limitranges() -> Resource {
     Resource::core("LimitRange", "limitranges")
 }
 
 /// The ResourceQuota strategy.
-pub struct ResourceQuotas;
+pub(crate) struct ResourceQuotas;
 
 /// The LimitRange strategy.
-pub struct LimitRanges;
+pub(crate) struct LimitRanges;
 
 impl Strategy for ResourceQuotas {
     fn namespace_scoped(&self) -> bool {

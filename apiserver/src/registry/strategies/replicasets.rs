@@ -13,12 +13,12 @@ use crate::registry::strategies::{bump_generation_on_spec_change, common, start_
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `replicasets`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::apps("ReplicaSet", "replicasets")
 }
 
 /// The ReplicaSet strategy.
-pub struct ReplicaSets;
+pub(crate) struct ReplicaSets;
 
 fn set_defaults(obj: &mut Value) {
     workloads::default_spec_field(obj, "replicas", json!(1));

@@ -14,15 +14,15 @@ use crate::registry::strategies::common::{self, SelectableFields};
 use crate::registry::strategy::Strategy;
 
 /// The descriptor of `secrets`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::core("Secret", "secrets")
 }
 
 /// The Secret strategy.
-pub struct Secrets;
+pub(crate) struct Secrets;
 
 /// `MaxSecretSize`: all keys and values together.
-pub const MAX_SECRET_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_SECRET_BYTES: usize = 1024 * 1024;
 
 const SECTIONS: &[&str] = &["data"];
 const FIELDS: SelectableFields = &[("type", "/type", "")];

@@ -10,12 +10,12 @@ use crate::registry::resource::Resource;
 use crate::registry::strategy::Strategy;
 
 /// The descriptor of `serviceaccounts`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::core("ServiceAccount", "serviceaccounts")
 }
 
 /// The ServiceAccount strategy.
-pub struct ServiceAccounts;
+pub(crate) struct ServiceAccounts;
 
 impl Strategy for ServiceAccounts {
     fn namespace_scoped(&self) -> bool {

@@ -18,21 +18,21 @@ use crate::registry::strategies::common::{self, SelectableFields};
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `services`, stored where kube stores them (`/registry/services/specs/`).
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource { etcd_prefix: "services/specs".into(), ..Resource::core("Service", "services") }
 }
 
 /// The Service strategy.
-pub struct Services;
+pub(crate) struct Services;
 
 /// The service types, in the order upstream's `Unsupported value` lists them.
-pub const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+pub(crate) const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 const AFFINITIES: &[&str] = &["ClientIP", "None"];
 const FIELDS: SelectableFields = &[("spec.clusterIP", "/spec/clusterIP", ""), ("spec.type", "/spec/type", "")];
 
 /// The `spec.type` of a service, defaulted.
-pub fn service_type(svc: &Value) -> &str {
+pub(crate) fn service_type(svc: &Value) -> &str {
     match svc.pointer("/spec/type").and_then(Value::as_str) {
         None | Some("") => "ClusterIP",
         Some(t) => t,
@@ -40,7 +40,7 @@ pub fn service_type(svc: &Value) -> &str {
 }
 
 /// Whether the service's ports get node ports.
-pub fn wants_node_ports(svc: &Value) -> bool {
+pub(crate) fn wants_node_ports(svc: &Value) -> bool {
     match service_type(svc) {
         "NodePort" => true,
         "LoadBalancer" => svc.pointer("/spec/allocateLoadBalancerNodePorts").and_then(Value::as_bool) != Some(false),
@@ -49,7 +49,7 @@ pub fn wants_node_ports(svc: &Value) -> bool {
 }
 
 /// Whether the service gets a cluster IP: not an ExternalName, not headless.
-pub fn wants_cluster_ip(svc: &Value) -> bool {
+pub(crate) fn wants_cluster_ip(svc: &Value) -> bool {
     service_type(svc) != "ExternalName" && svc.pointer("/spec/clusterIP").and_then(Value::as_str) != Some("None")
 }
 
@@ -115,7 +115,7 @@ fn set_defaults(svc: &mut Value) {
 
 /// `PatchAllocatedValues`: an update that leaves out the cluster IP or a port's node port keeps the old
 /// one, when the service still wants it.
-pub fn keep_allocated(new: &mut Value, old: &Value) {
+pub(crate) fn keep_allocated(new: &mut Value, old: &Value) {
     if wants_cluster_ip(new) && new.pointer("/spec/clusterIP").and_then(Value::as_str).unwrap_or("").is_empty() {
         for field in ["clusterIP", "clusterIPs"] {
             if let Some(v) = old.pointer(&format!("/spec/{field}")) {

@@ -14,12 +14,12 @@ use crate::registry::strategies::{bump_generation_on_spec_change, common, start_
 use crate::registry::strategy::{Strategy, Subresource};
 
 /// The descriptor of `statefulsets`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::apps("StatefulSet", "statefulsets")
 }
 
 /// The StatefulSet strategy.
-pub struct StatefulSets;
+pub(crate) struct StatefulSets;
 
 /// The spec fields an update may change (`ValidateStatefulSetUpdate`).
 const MUTABLE: &[&str] =

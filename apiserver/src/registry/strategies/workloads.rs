@@ -13,7 +13,7 @@ use crate::registry::strategies::pod_defaults;
 use crate::registry::strategy::Subresource;
 
 /// Whether `labels` satisfy the `metav1.LabelSelector` `selector` (matchLabels and matchExpressions).
-pub fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> bool {
+pub(crate) fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> bool {
     let label = |key: &str| labels.get(key).and_then(Value::as_str);
     let match_labels = selector.get("matchLabels").and_then(Value::as_object);
     let labels_ok = match_labels.is_none_or(|m| m.iter().all(|(k, v)| label(k) == v.as_str()));
@@ -36,14 +36,14 @@ pub fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> bool {
 }
 
 /// Whether the selector selects nothing in particular (no labels, no expressions): kube refuses it.
-pub fn selector_is_empty(selector: &Value) -> bool {
+pub(crate) fn selector_is_empty(selector: &Value) -> bool {
     let labels = selector.get("matchLabels").and_then(Value::as_object).is_none_or(Map::is_empty);
     let expressions = selector.get("matchExpressions").and_then(Value::as_array).is_none_or(Vec::is_empty);
     labels && expressions
 }
 
 /// `metav1.LabelSelectorAsSelector(...).String()`: `app=web,tier in (a,b)`, requirements sorted by key.
-pub fn selector_string(selector: &Value) -> String {
+pub(crate) fn selector_string(selector: &Value) -> String {
     let mut parts: Vec<(String, String)> = Vec::new();
     if let Some(m) = selector.get("matchLabels").and_then(Value::as_object) {
         parts.extend(m.iter().map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or("")))));
@@ -67,7 +67,7 @@ pub fn selector_string(selector: &Value) -> String {
 }
 
 /// `metav1.FormatLabelSelector`: the selector's text, `<none>` when it has none.
-pub fn format_label_selector(selector: Option<&Value>) -> String {
+pub(crate) fn format_label_selector(selector: Option<&Value>) -> String {
     match selector {
         Some(s) if !s.is_null() => match selector_string(s) {
             text if text.is_empty() => "<none>".into(),
@@ -78,7 +78,7 @@ pub fn format_label_selector(selector: Option<&Value>) -> String {
 }
 
 /// Go's `%#v` of a `map[string]string` (keys sorted, as fmt sorts them), `map[string]string(nil)` for none.
-pub fn go_string_map(map: Option<&Value>) -> String {
+pub(crate) fn go_string_map(map: Option<&Value>) -> String {
     match map.and_then(Value::as_object) {
         None => "map[string]string(nil)".into(),
         Some(m) => {
@@ -90,7 +90,7 @@ pub fn go_string_map(map: Option<&Value>) -> String {
 }
 
 /// Go's `%#v` of a `v1.LabelSelector` as validation prints it (`field is immutable`).
-pub fn go_label_selector(selector: Option<&Value>) -> String {
+pub(crate) fn go_label_selector(selector: Option<&Value>) -> String {
     let Some(selector) = selector.filter(|s| !s.is_null()) else { return "(*v1.LabelSelector)(nil)".into() };
     let expressions = match selector.get("matchExpressions").and_then(Value::as_array) {
         None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
@@ -123,7 +123,7 @@ pub fn go_label_selector(selector: Option<&Value>) -> String {
 
 /// `spec.selector` required, not empty, and matching `spec.template.metadata.labels`; the template's pod
 /// spec valid, with a restart policy among `restart_policies` (the first is what the message lists).
-pub fn validate_selector_and_template(obj: &Value, restart_policies: &[&str]) -> Vec<FieldError> {
+pub(crate) fn validate_selector_and_template(obj: &Value, restart_policies: &[&str]) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let selector = obj.pointer("/spec/selector").filter(|s| !s.is_null());
     let labels = obj.pointer("/spec/template/metadata/labels").and_then(Value::as_object);
@@ -152,7 +152,7 @@ pub fn validate_selector_and_template(obj: &Value, restart_policies: &[&str]) ->
 }
 
 /// The template's pod spec: containers with names and images, and an allowed restart policy.
-pub fn validate_template_spec(obj: &Value, restart_policies: &[&str]) -> Vec<FieldError> {
+pub(crate) fn validate_template_spec(obj: &Value, restart_policies: &[&str]) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let containers =
         obj.pointer("/spec/template/spec/containers").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
@@ -191,13 +191,13 @@ pub fn validate_template_spec(obj: &Value, restart_policies: &[&str]) -> Vec<Fie
 }
 
 /// `spec.replicas` (or another count) at least 0.
-pub fn validate_non_negative(obj: &Value, pointer: &str, field: &str) -> Option<FieldError> {
+pub(crate) fn validate_non_negative(obj: &Value, pointer: &str, field: &str) -> Option<FieldError> {
     let value = obj.pointer(pointer).and_then(Value::as_i64)?;
     (value < 0).then(|| FieldError::invalid_int(field, value, "must be greater than or equal to 0"))
 }
 
 /// `spec.selector` may not change once set (apps/v1).
-pub fn validate_selector_unchanged(new: &Value, old: &Value) -> Option<FieldError> {
+pub(crate) fn validate_selector_unchanged(new: &Value, old: &Value) -> Option<FieldError> {
     let (a, b) = (new.pointer("/spec/selector"), old.pointer("/spec/selector"));
     (a != b).then(|| FieldError {
         kind: FieldErrorType::Invalid,
@@ -210,7 +210,7 @@ pub fn validate_selector_unchanged(new: &Value, old: &Value) -> Option<FieldErro
 /// Applies the pod defaults to the object's template, and gives the template's metadata the
 /// `creationTimestamp: null` Go writes for an embedded `ObjectMeta` (its `metav1.Time` is a struct, which
 /// `omitempty` does not leave out), as every kube-apiserver answer shows it.
-pub fn default_template(obj: &mut Value) {
+pub(crate) fn default_template(obj: &mut Value) {
     if let Some(spec) = obj.pointer_mut("/spec/template/spec") {
         pod_defaults::default_pod_spec(spec);
     }
@@ -223,7 +223,7 @@ pub fn default_template(obj: &mut Value) {
 }
 
 /// Sets `field` of `spec` when absent.
-pub fn default_spec_field(obj: &mut Value, field: &str, value: Value) {
+pub(crate) fn default_spec_field(obj: &mut Value, field: &str, value: Value) {
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         if spec.get(field).is_none_or(Value::is_null) {
             spec.insert(field.into(), value);
@@ -233,7 +233,7 @@ pub fn default_spec_field(obj: &mut Value, field: &str, value: Value) {
 
 /// The scale subresource's reset: everything is the stored object's but `spec.replicas` (and the
 /// resourceVersion that preconditions the write).
-pub fn keep_all_but_replicas(new: &mut Value, old: &Value) {
+pub(crate) fn keep_all_but_replicas(new: &mut Value, old: &Value) {
     let replicas = new.pointer("/spec/replicas").cloned();
     let rv = meta::get(new, "resourceVersion").cloned();
     *new = old.clone();
@@ -252,7 +252,7 @@ pub fn keep_all_but_replicas(new: &mut Value, old: &Value) {
 /// Sets `field` under the object at `path` (created if absent) when it is absent, null or an empty
 /// string: how Go's defaulters fill a zero field of a struct the client sent partly
 /// (`spec.strategy: {}` gets its type).
-pub fn default_at(obj: &mut Value, path: &[&str], field: &str, value: Value) {
+pub(crate) fn default_at(obj: &mut Value, path: &[&str], field: &str, value: Value) {
     let mut at = obj;
     for key in path {
         if !at.is_object() {
@@ -278,7 +278,7 @@ pub fn default_at(obj: &mut Value, path: &[&str], field: &str, value: Value) {
 /// A replicated workload's subresource resets: `/scale` is an update of `spec.replicas` alone, through the
 /// main endpoint's rules (`main_update`: defaults, status kept, generation bumped); `/status` keeps the stored
 /// spec, and the stored labels where the kind's status strategy keeps them too (deployments, replicasets).
-pub fn prepare_subresource_update(
+pub(crate) fn prepare_subresource_update(
     sub: Subresource,
     new: &mut Value,
     old: &Value,
@@ -297,7 +297,7 @@ pub fn prepare_subresource_update(
 }
 
 /// The `autoscaling/v1` `Scale` of an object with `spec.replicas`, `status.replicas` and a label selector.
-pub fn to_scale(obj: &Value) -> Value {
+pub(crate) fn to_scale(obj: &Value) -> Value {
     let mut metadata = Map::new();
     for field in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
         if let Some(v) = meta::get(obj, field) {
@@ -319,7 +319,7 @@ pub fn to_scale(obj: &Value) -> Value {
 
 /// The object with the replicas a `Scale` asks for; the Scale's resourceVersion, if any, becomes the
 /// object's, so that a stale Scale conflicts as a stale object would.
-pub fn apply_scale(obj: &Value, scale: &Value) -> Value {
+pub(crate) fn apply_scale(obj: &Value, scale: &Value) -> Value {
     let mut new = obj.clone();
     let replicas = scale.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0);
     new["spec"]["replicas"] = Value::from(replicas);
@@ -331,7 +331,7 @@ pub fn apply_scale(obj: &Value, scale: &Value) -> Value {
 }
 
 /// `ValidateScale`: the replicas asked for are not negative.
-pub fn validate_scale(scale: &Value) -> Vec<FieldError> {
+pub(crate) fn validate_scale(scale: &Value) -> Vec<FieldError> {
     validate_non_negative(scale, "/spec/replicas", "spec.replicas").into_iter().collect()
 }
 

@@ -21,12 +21,11 @@
 use tokio::sync::mpsc;
 
 use super::state::Input;
-use super::watch_cache::{CachedEvent, EventKind};
 use crate::failpoint::{Failpoints, Injected, Point};
 use crate::storage::object::{Object, SharedObject};
 use crate::storage::options::SelectionPredicate;
 use crate::storage::resource_version::ResourceVersion;
-use crate::storage::watch::WatchEvent;
+use crate::storage::watch::{CachedEvent, EventKind, WatchEvent};
 
 /// A watch served from the cache.
 pub(super) struct CacheWatcher {

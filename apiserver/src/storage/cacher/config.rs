@@ -68,12 +68,12 @@ impl CacherConfig {
     /// Whether the cache asks etcd for progress: `request_watch_progress`, unless the `no-progress-requests`
     /// bug switch models kube-apiserver before KEP-1904 and KEP-2340, whose cache never asked (kubernetes
     /// #91073). Consistent reads from the cache and watch-list requests depend on it, as upstream's do.
-    pub fn requests_watch_progress(&self) -> bool {
+    pub(crate) fn requests_watch_progress(&self) -> bool {
         self.request_watch_progress && !self.bugs.has(Bug::NoProgressRequests)
     }
 
     /// Whether consistent reads are served from the cache (`delegator.ConsistentReadSupported`).
-    pub fn consistent_read_supported(&self) -> bool {
+    pub(crate) fn consistent_read_supported(&self) -> bool {
         self.consistent_list_from_cache && self.requests_watch_progress()
     }
 }

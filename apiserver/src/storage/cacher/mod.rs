@@ -14,8 +14,8 @@
 //! Three tasks run per Cacher, all stopped when its last clone is dropped: the reflector, the progress
 //! requester and the bookmark timer. Time is tokio's (madsim's under simulation); no task reads a wall clock.
 
-pub mod config;
-pub mod watch_cache;
+pub(crate) mod config;
+pub(crate) mod watch_cache;
 
 mod cache_watcher;
 mod freshness;

@@ -23,10 +23,11 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::config::CacherConfig;
-use super::watch_cache::{CachedEvent, WatchCache, WatchCacheConfig};
+use super::watch_cache::{WatchCache, WatchCacheConfig};
 use crate::bug::{Bug, Bugs};
 use crate::storage::error::StorageError;
 use crate::storage::resource_version::ResourceVersion;
+use crate::storage::watch::CachedEvent;
 
 /// What the dispatcher hands a watcher.
 #[derive(Clone, Debug)]

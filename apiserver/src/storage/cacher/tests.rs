@@ -10,13 +10,12 @@ use tokio::time::Instant;
 use super::cache_watcher::CacheWatcher;
 use super::config::CacherConfig;
 use super::state::{CacherState, Input, Start, WATCHER_INPUT_CAPACITY};
-use super::watch_cache::{CachedEvent, EventKind};
 use crate::bug::{Bug, Bugs};
 use crate::storage::object::{Object as _, SharedObject};
 use crate::storage::options::SelectionPredicate;
 use crate::storage::resource_version::ResourceVersion;
 use crate::storage::status::GroupResource;
-use crate::storage::watch::WatchEvent;
+use crate::storage::watch::{CachedEvent, EventKind, WatchEvent};
 
 fn config(bugs: &[Bug]) -> CacherConfig {
     let mut config = CacherConfig::new("/pods", GroupResource::new("", "pods"));

@@ -20,29 +20,12 @@ use serde_json::Value;
 use crate::storage::error::StorageError;
 use crate::storage::object::{Object, SharedObject};
 use crate::storage::resource_version::ResourceVersion;
-
-/// What happened to an object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
-    Added,
-    Modified,
-    Deleted,
-}
-
-/// One change in the history. `object` carries its resourceVersion; for a deletion, the last state.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CachedEvent {
-    pub kind: EventKind,
-    pub key: String,
-    pub object: SharedObject,
-    pub prev_object: Option<SharedObject>,
-    pub resource_version: ResourceVersion,
-}
+use crate::storage::watch::{CachedEvent, EventKind};
 
 /// How a watch cache is set up: its size, and the historical bugs it can put back (each off by default; the
 /// Cacher hands them in from `CacherConfig::bugs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WatchCacheConfig {
+pub(crate) struct WatchCacheConfig {
     /// Events the history keeps (at least one).
     pub capacity: usize,
     /// kubernetes #49956, before PR #49992: with an empty history, the oldest event the cache can still
@@ -53,7 +36,7 @@ pub struct WatchCacheConfig {
 
 /// The watch cache's state. Not thread-safe by design: its shell owns it.
 #[derive(Debug)]
-pub struct WatchCache {
+pub(crate) struct WatchCache {
     capacity: usize,
     empty_history_accepts_older_rv: bool,
     events: VecDeque<CachedEvent>,
@@ -67,13 +50,15 @@ pub struct WatchCache {
 }
 
 impl WatchCache {
-    /// An empty, uninitialized cache that keeps at most `capacity` events (at least one).
-    pub fn new(capacity: usize) -> WatchCache {
+    /// An empty, uninitialized cache that keeps at most `capacity` events (at least one), with no bug
+    /// switched on: the tests' shorthand (the Cacher always sets the cache up from its configuration).
+    #[cfg(test)]
+    pub(crate) fn new(capacity: usize) -> WatchCache {
         WatchCache::with_config(WatchCacheConfig { capacity, empty_history_accepts_older_rv: false })
     }
 
     /// An empty, uninitialized cache set up as `config` says.
-    pub fn with_config(config: WatchCacheConfig) -> WatchCache {
+    pub(crate) fn with_config(config: WatchCacheConfig) -> WatchCache {
         WatchCache {
             capacity: config.capacity.max(1),
             empty_history_accepts_older_rv: config.empty_history_accepts_older_rv,
@@ -86,7 +71,7 @@ impl WatchCache {
     }
 
     /// (Re)initializes from a list of (key, object) read at `rv`: the history starts over.
-    pub fn replace(&mut self, items: Vec<(String, Value)>, rv: ResourceVersion) {
+    pub(crate) fn replace(&mut self, items: Vec<(String, Value)>, rv: ResourceVersion) {
         self.objects = items.into_iter().map(|(key, obj)| (key, SharedObject::new(obj))).collect();
         self.events.clear();
         self.resource_version = rv;
@@ -96,7 +81,7 @@ impl WatchCache {
 
     /// Applies one event from the store. Events must come in resourceVersion order. The event's previous
     /// object is taken from the cache's own state (what watchers with a selector compare against).
-    pub fn apply(&mut self, mut event: CachedEvent) -> Result<(), StorageError> {
+    pub(crate) fn apply(&mut self, mut event: CachedEvent) -> Result<(), StorageError> {
         if event.resource_version <= self.resource_version {
             return Err(StorageError::Internal(format!(
                 "watch cache: event at resourceVersion {} does not follow {}",
@@ -150,29 +135,24 @@ impl WatchCache {
     }
 
     /// A progress notification: every event up to `rv` has been applied.
-    pub fn progress(&mut self, rv: ResourceVersion) {
+    pub(crate) fn progress(&mut self, rv: ResourceVersion) {
         self.resource_version = self.resource_version.max(rv);
     }
 
     /// The resourceVersion the cache is at.
-    pub fn resource_version(&self) -> ResourceVersion {
+    pub(crate) fn resource_version(&self) -> ResourceVersion {
         self.resource_version
     }
 
-    /// The revision of the last (re)list, 0 before the first.
-    pub fn list_resource_version(&self) -> ResourceVersion {
-        self.list_resource_version
-    }
-
     /// The current objects whose keys start with `prefix`, in key order.
-    pub fn list(&self, prefix: &str) -> impl Iterator<Item = (&String, &SharedObject)> + '_ {
+    pub(crate) fn list(&self, prefix: &str) -> impl Iterator<Item = (&String, &SharedObject)> + '_ {
         let prefix = prefix.to_string();
         self.objects.range(prefix.clone()..).take_while(move |(key, _)| key.starts_with(&prefix))
     }
 
     /// The current state as ADDED events stamped with the cache's resourceVersion, in key order: how a
     /// watch from "0" or with sendInitialEvents starts.
-    pub fn current_state(&self) -> Vec<CachedEvent> {
+    pub(crate) fn current_state(&self) -> Vec<CachedEvent> {
         self.objects
             .iter()
             .map(|(key, obj)| CachedEvent {
@@ -186,12 +166,12 @@ impl WatchCache {
     }
 
     /// The newest event in the history.
-    pub fn last_event(&self) -> Option<&CachedEvent> {
+    pub(crate) fn last_event(&self) -> Option<&CachedEvent> {
         self.events.back()
     }
 
     /// The current object at `key`.
-    pub fn get(&self, key: &str) -> Option<&SharedObject> {
+    pub(crate) fn get(&self, key: &str) -> Option<&SharedObject> {
         self.objects.get(key)
     }
 
@@ -201,7 +181,7 @@ impl WatchCache {
     /// With [`WatchCacheConfig::empty_history_accepts_older_rv`], the code before kubernetes PR #49992: an
     /// empty history's oldest deliverable event is taken to be at the cache's resourceVersion, so a watch
     /// from one below it is served, with nothing for the change at it.
-    pub fn events_after(&self, rv: ResourceVersion) -> Result<Vec<CachedEvent>, StorageError> {
+    pub(crate) fn events_after(&self, rv: ResourceVersion) -> Result<Vec<CachedEvent>, StorageError> {
         let oldest = if self.empty_history_accepts_older_rv && self.events.is_empty() && self.resource_version.0 > 0 {
             self.resource_version
         } else if self.list_resource_version.0 > 0 && !self.evicted_since_list {

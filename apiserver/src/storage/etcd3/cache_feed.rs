@@ -14,9 +14,9 @@ use tokio::sync::mpsc;
 use super::etcd_error::{storage_error, EtcdFailure};
 use super::state::decode;
 use super::{prefix_range_end, Etcd3Store};
-use crate::storage::cacher::watch_cache::{CachedEvent, EventKind};
 use crate::storage::error::StorageError;
 use crate::storage::resource_version::ResourceVersion;
+use crate::storage::watch::{CachedEvent, EventKind};
 
 /// One item of the reflector's watch.
 #[derive(Debug)]

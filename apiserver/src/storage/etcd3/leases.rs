@@ -37,12 +37,12 @@ struct Granted {
 }
 
 impl LeaseManager {
-    pub fn new(client: LeaseClient<Channel>) -> LeaseManager {
+    pub(crate) fn new(client: LeaseClient<Channel>) -> LeaseManager {
         LeaseManager { client, last: Arc::new(Mutex::new(None)) }
     }
 
     /// The lease a write with time to live `ttl_s` goes under.
-    pub async fn lease(&self, ttl_s: i64) -> Result<i64, StorageError> {
+    pub(crate) async fn lease(&self, ttl_s: i64) -> Result<i64, StorageError> {
         let reuse_s = reuse_s(ttl_s);
         let now = Instant::now();
         let wanted = now + Duration::from_secs(ttl_s.max(0) as u64);

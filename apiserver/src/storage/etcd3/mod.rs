@@ -20,7 +20,7 @@ use serde_json::Value;
 use tonic::transport::Channel;
 
 pub(crate) use cache_feed::FeedItem;
-pub use leases::LeaseManager;
+pub(crate) use leases::LeaseManager;
 
 use crate::bug::Bugs;
 use crate::failpoint::Failpoints;
@@ -93,7 +93,7 @@ impl Etcd3Store {
     /// A store over already connected clients. Their receive limit is raised from gRPC's default 4 MiB to
     /// clientv3's (`MaxCallRecvMsgSize(math.MaxInt32)`), which kube-apiserver keeps: a LIST of many large
     /// objects, or a watch response carrying a txn's several large writes, is bigger than 4 MiB.
-    pub fn new(kv: KvClient<Channel>, watch: WatchClient<Channel>, config: Etcd3Config) -> Etcd3Store {
+    pub(crate) fn new(kv: KvClient<Channel>, watch: WatchClient<Channel>, config: Etcd3Config) -> Etcd3Store {
         let kv = kv.max_decoding_message_size(MAX_RECEIVE_BYTES);
         let watch = watch.max_decoding_message_size(MAX_RECEIVE_BYTES);
         let mut path_prefix = config.path_prefix;

@@ -18,8 +18,9 @@ use etcd_proto::etcdserverpb::{
 };
 use etcd_proto::mvccpb::{event::EventType, Event, KeyValue};
 
+use super::command::Applied;
 use super::validate::{check_txn, DEFAULT_MAX_TXN_OPS};
-use super::{Applied, Command, CommandResponse, StateMachine};
+use super::{Command, CommandResponse, StateMachine};
 use crate::error::EtcdError;
 use crate::lease::TimeToLive;
 use crate::mvcc::prefix_end;

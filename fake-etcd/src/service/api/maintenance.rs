@@ -21,7 +21,7 @@ use crate::service::member::Member;
 use crate::types::{MemberId, Revision};
 
 /// The version fake-etcd claims: the etcd release whose behaviour it reproduces.
-pub const ETCD_VERSION: &str = "3.4.23";
+pub(crate) const ETCD_VERSION: &str = "3.4.23";
 
 /// A fresh bbolt file is 20 KiB before the first key; Status reports file sizes, so ours start there too.
 const EMPTY_DB_SIZE_BYTES: i64 = 20 * 1024;

@@ -2,7 +2,7 @@
 
 use crate::error::{Code, EtcdError};
 
-pub fn to_status(err: &EtcdError) -> tonic::Status {
+pub(crate) fn to_status(err: &EtcdError) -> tonic::Status {
     let code = match err.code() {
         Code::InvalidArgument => tonic::Code::InvalidArgument,
         Code::OutOfRange => tonic::Code::OutOfRange,

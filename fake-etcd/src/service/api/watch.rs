@@ -16,7 +16,7 @@ use crate::service::member::outbox::OutboundStream;
 use crate::service::member::Member;
 
 #[derive(Clone)]
-pub struct WatchService {
+pub(crate) struct WatchService {
     pub member: Arc<Member>,
 }
 

@@ -90,7 +90,7 @@ impl State {
 
 impl Member {
     /// Who a request carrying `token` (its `token` metadata) comes from.
-    pub fn auth_info(&self, token: Option<&str>) -> Result<AuthInfo, EtcdError> {
+    pub(crate) fn auth_info(&self, token: Option<&str>) -> Result<AuthInfo, EtcdError> {
         let now = self.now();
         self.lock().auth_info(token, now)
     }
@@ -107,7 +107,7 @@ impl Member {
     }
 
     /// The bcrypt hash of `password` with a salt from the member's generator, made outside the lock.
-    pub fn hash_password(&self, password: &str) -> String {
+    pub(crate) fn hash_password(&self, password: &str) -> String {
         let mut salt = [0u8; 16];
         self.lock().auth.rng.fill_bytes(&mut salt);
         password::hash(password, self.config().bcrypt_cost, salt)
@@ -116,7 +116,7 @@ impl Member {
     /// A login (etcd's `EtcdServer.Authenticate`): wait for a linearizable point, check the password here
     /// (outside the lock: bcrypt is slow on purpose), then order the login through Raft; its entry's index
     /// completes the token. A login whose check raced with a change of the auth store is tried again.
-    pub async fn authenticate(&self, name: &str, password: &str) -> Result<String, EtcdError> {
+    pub(crate) async fn authenticate(&self, name: &str, password: &str) -> Result<String, EtcdError> {
         self.read_barrier().await?;
         loop {
             let (hash, checked_at) = self.read(|sm| sm.auth.password_hash(name))?;

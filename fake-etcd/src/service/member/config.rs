@@ -102,7 +102,7 @@ impl RaftObserver {
         RaftObserver(Some(Arc::new(f)))
     }
 
-    pub fn emit(&self, line: &str) {
+    pub(crate) fn emit(&self, line: &str) {
         if let Some(f) = &self.0 {
             f(line);
         }
@@ -183,12 +183,12 @@ impl MemberConfig {
     }
 
     /// The heartbeat-derived election timeout in milliseconds, what a new leader adds to every lease (E1).
-    pub fn election_timeout_ms(&self) -> u64 {
+    pub(crate) fn election_timeout_ms(&self) -> u64 {
         self.election_timeout.as_millis() as u64
     }
 
     /// etcd's minimum lease TTL: ceil(1.5 × election timeout), in whole seconds (2 s with the defaults).
-    pub fn min_lease_ttl_s(&self) -> i64 {
+    pub(crate) fn min_lease_ttl_s(&self) -> i64 {
         let ms = self.election_timeout.as_millis() as i64 * 3 / 2;
         (ms + 999) / 1000
     }
@@ -224,7 +224,7 @@ impl EventObserver {
 
     /// Tells the callback, if there is one. It may be called with the member lock held: it must not call
     /// back into the member.
-    pub fn notify(&self, event: MemberEvent) {
+    pub(crate) fn notify(&self, event: MemberEvent) {
         let f = self.0.lock().expect("observer lock poisoned").clone();
         if let Some(f) = f {
             f(event);

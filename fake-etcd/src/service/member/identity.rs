@@ -11,7 +11,7 @@ use crate::types::{ClusterId, MemberId};
 /// etcd's default `--initial-cluster-token`.
 pub const DEFAULT_CLUSTER_TOKEN: &str = "etcd-cluster";
 
-pub fn member_id(peer_urls: &[String], cluster_token: &str) -> MemberId {
+pub(crate) fn member_id(peer_urls: &[String], cluster_token: &str) -> MemberId {
     let mut urls = peer_urls.to_vec();
     urls.sort();
     let mut hasher = Sha1::new();
@@ -22,7 +22,7 @@ pub fn member_id(peer_urls: &[String], cluster_token: &str) -> MemberId {
     MemberId(first_u64(&hasher.finalize()))
 }
 
-pub fn cluster_id(members: &[MemberId]) -> ClusterId {
+pub(crate) fn cluster_id(members: &[MemberId]) -> ClusterId {
     let mut ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     ids.sort_unstable();
     let mut hasher = Sha1::new();

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::types::MemberId;
 
 /// The cluster version the first leader records (etcd 3.4 records "3.4.0").
-pub const CLUSTER_VERSION: &str = "3.4.0";
+pub(crate) const CLUSTER_VERSION: &str = "3.4.0";
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Internal {
+pub(crate) enum Internal {
     /// A member's attributes, as etcd's `publish` proposes them after every start.
     Publish {
         member: u64,
@@ -24,16 +24,16 @@ pub enum Internal {
 }
 
 impl Internal {
-    pub fn publish(member: MemberId, name: &str, client_urls: &[String]) -> Internal {
+    pub(crate) fn publish(member: MemberId, name: &str, client_urls: &[String]) -> Internal {
         Internal::Publish { member: member.0, name: name.to_string(), client_urls: client_urls.to_vec() }
     }
 
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         bincode::serialize(self).expect("serialising a small enum to a Vec cannot fail")
     }
 
     /// `None` for bytes this version did not write: a record from a newer member is skipped, not fatal.
-    pub fn decode(bytes: &[u8]) -> Option<Internal> {
+    pub(crate) fn decode(bytes: &[u8]) -> Option<Internal> {
         bincode::deserialize(bytes).ok()
     }
 }

@@ -18,7 +18,7 @@ use crate::types::{LeaseId, Revision};
 
 impl Member {
     /// Picks the id for a LeaseGrant with ID = 0, before the grant is proposed.
-    pub fn next_lease_id(&self) -> LeaseId {
+    pub(crate) fn next_lease_id(&self) -> LeaseId {
         let mut st = self.lock();
         loop {
             let id = st.lease_ids.next_id();
@@ -49,7 +49,7 @@ impl Member {
     /// LeaseTimeToLive: the leader answers from its own lessor; a follower asks the leader, as etcd 3.4 does,
     /// because only the leader's deadlines are current (keep-alives renew them there alone, and a new leader
     /// extends them). `Ok(None)` is an unknown or expired lease.
-    pub async fn lease_time_to_live(&self, id: LeaseId) -> Result<Option<TimeToLive>, EtcdError> {
+    pub(crate) async fn lease_time_to_live(&self, id: LeaseId) -> Result<Option<TimeToLive>, EtcdError> {
         let cluster_id = self.config.cluster_id;
         self.at_leader(
             || self.lease_time_to_live_as_leader(id).map(Ok),

@@ -6,13 +6,12 @@ use tokio::time::Instant;
 
 use super::Member;
 use crate::error::EtcdError;
-use crate::raft::Role;
 use crate::service::peer::PeerSpec;
 use crate::types::{LogIndex, MemberId};
 
 /// What the member reports in Maintenance.Status.
 #[derive(Clone, Copy, Debug)]
-pub struct StatusFacts {
+pub(crate) struct StatusFacts {
     pub revision: i64,
     pub db_size_bytes: i64,
     pub leader: Option<MemberId>,
@@ -22,7 +21,7 @@ pub struct StatusFacts {
 }
 
 impl Member {
-    pub fn status_facts(&self) -> StatusFacts {
+    pub(crate) fn status_facts(&self) -> StatusFacts {
         let st = self.lock();
         let status = st.raft.node.status();
         StatusFacts {
@@ -34,17 +33,13 @@ impl Member {
         }
     }
 
-    pub fn role(&self) -> Role {
-        self.lock().raft.node.role()
-    }
-
     /// A member of the initial cluster by id.
-    pub fn peer(&self, id: MemberId) -> Option<&PeerSpec> {
+    pub(crate) fn peer(&self, id: MemberId) -> Option<&PeerSpec> {
         self.config.peers.iter().find(|p| p.id == id)
     }
 
     /// Every member with the client URLs it published (or, before it has, the ones configured for it).
-    pub fn members(&self) -> Vec<PeerSpec> {
+    pub(crate) fn members(&self) -> Vec<PeerSpec> {
         let st = self.lock();
         let mut members = self.config.peers.clone();
         for m in &mut members {
@@ -56,7 +51,7 @@ impl Member {
     }
 
     /// etcd's MoveLeader: only the leader transfers; the call returns once `target` leads, or times out.
-    pub async fn move_leader(&self, target: MemberId) -> Result<(), EtcdError> {
+    pub(crate) async fn move_leader(&self, target: MemberId) -> Result<(), EtcdError> {
         {
             let mut st = self.lock();
             if !st.raft.node.is_leader() {

@@ -58,8 +58,6 @@ use crate::raft::{Message, RaftError};
 use crate::types::{LogIndex, MemberId, Millis};
 use crate::watch::HubConfig;
 
-pub use membership::StatusFacts;
-
 pub struct Member {
     config: MemberConfig,
     started: Instant,
@@ -151,12 +149,12 @@ impl Member {
         &self.config
     }
 
-    pub fn failpoints(&self) -> &Failpoints {
+    pub(crate) fn failpoints(&self) -> &Failpoints {
         &self.config.failpoints
     }
 
     /// Milliseconds since the member started, on the runtime's clock (simulated under madsim).
-    pub fn now(&self) -> Millis {
+    pub(crate) fn now(&self) -> Millis {
         Millis(self.started.elapsed().as_millis() as u64)
     }
 
@@ -186,7 +184,7 @@ impl Member {
     }
 
     /// The header etcd puts on a response produced at `revision` (0 leaves it out, as etcd's JSON shows).
-    pub fn header(&self, revision: i64) -> ResponseHeader {
+    pub(crate) fn header(&self, revision: i64) -> ResponseHeader {
         ResponseHeader {
             cluster_id: self.config.cluster_id.0,
             member_id: self.config.member_id.0,
@@ -196,7 +194,7 @@ impl Member {
     }
 
     /// Fills cluster id, member id and term into a header the cores left with only a revision.
-    pub fn stamp(&self, header: &mut Option<ResponseHeader>) {
+    pub(crate) fn stamp(&self, header: &mut Option<ResponseHeader>) {
         let revision = header.as_ref().map_or(0, |h| h.revision);
         *header = Some(self.header(revision));
     }

@@ -53,13 +53,13 @@ impl ReadWaiters {
 
 impl Member {
     /// Runs a read against the state machine as this member has applied it (a serializable read).
-    pub fn read<T>(&self, f: impl FnOnce(&StateMachine) -> T) -> T {
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&StateMachine) -> T) -> T {
         f(&self.lock().sm)
     }
 
     /// Waits until this member has applied everything committed when the read was asked for, as the leader
     /// confirms with a quorum (ReadIndex). A read after this returns is linearizable.
-    pub async fn read_barrier(&self) -> Result<(), EtcdError> {
+    pub(crate) async fn read_barrier(&self) -> Result<(), EtcdError> {
         let (ctx, rx) = {
             let mut st = self.lock();
             let (ctx, bytes) = st.raft.read_ctx();

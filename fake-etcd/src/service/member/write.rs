@@ -75,12 +75,12 @@ impl Member {
     }
 
     /// The write path: every mutating request, lease grants and revokes included, made without a user.
-    pub async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
+    pub(crate) async fn propose(&self, cmd: Command) -> Result<CommandResponse, EtcdError> {
         self.propose_as(cmd, &AuthInfo::default()).await
     }
 
     /// The write path for a request made by `by`: every member checks `by`'s permissions when it applies it.
-    pub async fn propose_as(&self, cmd: Command, by: &AuthInfo) -> Result<CommandResponse, EtcdError> {
+    pub(crate) async fn propose_as(&self, cmd: Command, by: &AuthInfo) -> Result<CommandResponse, EtcdError> {
         match self.submit(encode_command_as(&cmd, by)).await? {
             Some(resp) => Ok(resp),
             None => unreachable!("a command entry is answered with the state machine's response"),
@@ -88,7 +88,7 @@ impl Member {
     }
 
     /// Proposes one of the shell's own records and waits for it to apply.
-    pub async fn propose_internal(&self, record: Internal) -> Result<(), EtcdError> {
+    pub(crate) async fn propose_internal(&self, record: Internal) -> Result<(), EtcdError> {
         self.submit(encode_internal(&record.encode())).await.map(|_| ())
     }
 

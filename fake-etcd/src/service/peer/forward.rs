@@ -13,7 +13,7 @@ use crate::lease::TimeToLive;
 use crate::types::{ClusterId, LeaseId};
 
 /// Forwards a keep-alive to the leader and returns the TTL it answered.
-pub async fn forward_lease_renew(
+pub(crate) async fn forward_lease_renew(
     leader: &PeerSpec,
     cluster_id: ClusterId,
     id: LeaseId,
@@ -38,7 +38,7 @@ pub async fn forward_lease_renew(
 
 /// Asks the leader for a lease's time to live. `Ok(None)`: the leader knows no such live lease. Fails with
 /// `NotLeader` when the peer no longer leads and with `Timeout` when it does not answer in time.
-pub async fn forward_lease_time_to_live(
+pub(crate) async fn forward_lease_time_to_live(
     leader: &PeerSpec,
     cluster_id: ClusterId,
     id: LeaseId,

@@ -17,6 +17,7 @@ mod transport;
 mod wire;
 
 pub(super) use forward::{forward_lease_renew, forward_lease_time_to_live};
-pub use link::{Link, PeerSpec};
+pub use link::Link;
+pub(crate) use link::PeerSpec;
 pub use service::PeerService;
 pub(super) use transport::run;

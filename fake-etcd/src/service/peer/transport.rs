@@ -55,7 +55,7 @@ const STREAM_BUFFER: usize = 256;
 /// Runs until the member's queue closes: fans the queue out to one sender task per peer. Every peer's
 /// sender starts at once and greets its peer (see [`Sender::greet`]), as etcd's rafthttp dials every peer
 /// when it starts rather than when the first message is due.
-pub async fn run(member: Arc<dyn Link>, mut queue: mpsc::UnboundedReceiver<Message>) {
+pub(crate) async fn run(member: Arc<dyn Link>, mut queue: mpsc::UnboundedReceiver<Message>) {
     let mut senders: BTreeMap<MemberId, mpsc::UnboundedSender<Message>> = BTreeMap::new();
     let start_sender = |to: MemberId| {
         let (tx, rx) = mpsc::unbounded_channel();

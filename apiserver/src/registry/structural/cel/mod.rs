@@ -21,7 +21,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use value::{json_to_value, schema_type_of};
+pub(crate) use value::schema_type_of;
 
 use serde_json::Value;
 
@@ -31,7 +31,7 @@ use entry::Entry;
 
 /// One compiled rule of a schema node.
 #[derive(Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     entry: Entry,
     program: compile::Compiled,
     message_expression: Option<compile::Compiled>,
@@ -48,7 +48,7 @@ impl Rule {
     /// As upstream, the entry's own fields are checked first (rule required, message, reason, fieldPath) and
     /// nothing is compiled if they fail; then the rule and its messageExpression are compiled, each failure
     /// reported as `Invalid value: apiextensions.ValidationRule{...}: compilation failed: ERROR: <input>:...`.
-    pub fn compile(entry: &Value, path: &str) -> Result<Rule, Vec<FieldError>> {
+    pub(crate) fn compile(entry: &Value, path: &str) -> Result<Rule, Vec<FieldError>> {
         let path = path.strip_suffix(".rule").unwrap_or(path);
         let entry = Entry::from_json(entry);
         let schema_errors = entry.schema_errors(path);
@@ -105,7 +105,7 @@ impl Rule {
 
     /// Whether the rule reads `oldSelf`: a transition rule, only run when there is an old value (or with
     /// `optionalOldSelf`).
-    pub fn uses_old_self(&self) -> bool {
+    pub(crate) fn uses_old_self(&self) -> bool {
         self.program.uses_old_self
     }
 
@@ -115,13 +115,19 @@ impl Rule {
     /// `optionalOldSelf`, in which case `oldSelf` is an optional, empty here. `field` is the node's path
     /// (`spec`). The error shows the node's type as inferred from `value` ([`schema_type_of`]); use
     /// [`Rule::check_as`] to give the schema's `type` instead.
-    pub fn check(&self, value: &Value, old: Option<&Value>, field: &str) -> Option<FieldError> {
+    pub(crate) fn check(&self, value: &Value, old: Option<&Value>, field: &str) -> Option<FieldError> {
         self.check_as(value, old, field, schema_type_of(value))
     }
 
     /// As [`Rule::check`], with the node's schema `type` (`object`, `integer`, `""` for int-or-string) shown
     /// as the bad value of the error, as upstream shows it.
-    pub fn check_as(&self, value: &Value, old: Option<&Value>, field: &str, schema_type: &str) -> Option<FieldError> {
+    pub(crate) fn check_as(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        field: &str,
+        schema_type: &str,
+    ) -> Option<FieldError> {
         eval::check(self, value, old, field, schema_type)
     }
 }

@@ -22,28 +22,8 @@ use cel::common::value::{Builtin, BuiltinRef, CowVal, Val};
 use cel::ExecutionError;
 use serde_json::Value as Json;
 
-/// Converts JSON into the `cel` crate's owned [`cel::Value`]: objects become maps with string keys, integers
-/// `Int` (or `Float` past `i64`), other numbers `Float`, arrays lists. Maps in a `cel::Value` are `HashMap`s:
-/// see the module documentation for what that means for iteration.
-pub fn json_to_value(json: &Json) -> cel::Value {
-    match json {
-        Json::Null => cel::Value::Null,
-        Json::Bool(b) => cel::Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => cel::Value::Int(i),
-            None => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => cel::Value::String(s.clone().into()),
-        Json::Array(items) => cel::Value::List(items.iter().map(json_to_value).collect::<Vec<_>>().into()),
-        Json::Object(fields) => {
-            let map: HashMap<cel::objects::Key, cel::Value> =
-                fields.iter().map(|(k, v)| (cel::objects::Key::String(k.clone().into()), json_to_value(v))).collect();
-            cel::Value::Map(cel::objects::Map { map: map.into() })
-        }
-    }
-}
-
-/// Converts JSON into the value an evaluation binds: as [`json_to_value`], with objects as [`Object`]s.
+/// Converts JSON into the value an evaluation binds: integers `Int` (or `Float` past `i64`), other numbers
+/// `Float`, arrays lists, and objects [`Object`]s.
 pub(super) fn json_to_val(json: &Json) -> Box<dyn Val> {
     match json {
         Json::Null => Box::new(CelNull),
@@ -61,7 +41,7 @@ pub(super) fn json_to_val(json: &Json) -> Box<dyn Val> {
 /// The OpenAPI type name of a JSON value, as upstream shows a schema's `type` in a failed rule's error
 /// (`Invalid value: "object"`). Integral numbers are "integer"; a schema of type `number` holding an integral
 /// value is shown as "integer" here, which is why callers that know the schema pass its type instead.
-pub fn schema_type_of(json: &Json) -> &'static str {
+pub(crate) fn schema_type_of(json: &Json) -> &'static str {
     match json {
         Json::Null => "",
         Json::Bool(_) => "boolean",

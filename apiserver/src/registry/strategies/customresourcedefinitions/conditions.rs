@@ -1,11 +1,11 @@
 //! A CRD's status conditions (`NamesAccepted`, `Established`, `Terminating`): reading them and setting one
-//! as apiextensions-apiserver's `SetCRDCondition` does. Shared by the CRD strategy, the naming decision and
-//! the controller.
+//! as apiextensions-apiserver's `SetCRDCondition` does. Shared by the CRD strategy, and by the naming
+//! decision and the controller above this layer (`crate::apiextensions`).
 
 use serde_json::{json, Value};
 
 /// Whether the CRD's condition `kind` is `True`.
-pub fn condition_true(crd: &Value, kind: &str) -> bool {
+pub(crate) fn condition_true(crd: &Value, kind: &str) -> bool {
     crd.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|cs| {
         cs.iter().any(|c| {
             c.get("type").and_then(Value::as_str) == Some(kind)
@@ -15,18 +15,18 @@ pub fn condition_true(crd: &Value, kind: &str) -> bool {
 }
 
 /// Whether the CRD is established (its resources are served).
-pub fn established(crd: &Value) -> bool {
+pub(crate) fn established(crd: &Value) -> bool {
     condition_true(crd, "Established")
 }
 
 /// A condition without its transition time.
-pub fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+pub(crate) fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
     json!({"type": kind, "status": status, "reason": reason, "message": message})
 }
 
 /// `SetCRDCondition`: replaces the condition of the same type, keeping its transition time when its status
 /// did not change; a new type goes last.
-pub fn set_condition(status: &mut Value, mut new: Value, now: &str) {
+pub(crate) fn set_condition(status: &mut Value, mut new: Value, now: &str) {
     if !status.get("conditions").is_some_and(Value::is_array) {
         status["conditions"] = json!([]);
     }

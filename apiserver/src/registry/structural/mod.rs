@@ -9,7 +9,15 @@
 //! [`embedded`] the checks of embedded resources and of list-type uniqueness that run after the schema validation
 //! (upstream `schema/objectmeta/validation.go` and `schema/listtype/validation.go`), [`prune`] and [`default`]
 //! transform objects, and [`gofmt`] prints values as Go's `fmt` does so that error texts match byte for byte.
+//! A schema's `x-kubernetes-validations` rules are [`cel`] (one rule) and [`cel_rules`] (a schema's rules laid
+//! out as the schema is), as upstream keeps them under `pkg/apiserver/schema/cel`.
+//!
+//! The registry keeps these schemas, below the field manager and the strategies, because both read them: the
+//! custom resources' strategy validates, prunes and defaults by them, and the field manager owns a custom
+//! resource's fields by their shape.
 
+pub(crate) mod cel;
+pub(crate) mod cel_rules;
 mod check;
 mod default;
 mod defaults;
@@ -35,7 +43,7 @@ use crate::registry::field_error::FieldError;
 /// The same type holds the value validations of `allOf`, `anyOf`, `oneOf` and `not`, which upstream keeps as
 /// `NestedValueValidation`: the structural check has already made sure they carry no type or extensions.
 #[derive(Clone, Debug, Default)]
-pub struct Structural {
+pub(crate) struct Structural {
     /// `type`, empty when unset.
     ty: String,
     nullable: bool,
@@ -71,7 +79,6 @@ pub struct Structural {
     list_type: Option<String>,
     list_map_keys: Vec<String>,
     map_type: Option<String>,
-    validations: Vec<Value>,
 }
 
 /// `additionalProperties`: a boolean or a schema.
@@ -83,21 +90,21 @@ enum Additional {
 
 /// How server-side apply merges a list (`x-kubernetes-list-type`, with `x-kubernetes-list-map-keys`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListType {
+pub(crate) enum ListType {
     Atomic,
     Set,
     Map { keys: Vec<String> },
 }
 
 /// The path marker that addresses array elements in [`Structural::at`] and friends.
-pub const ITEMS: &str = "[]";
+pub(crate) const ITEMS: &str = "[]";
 
 impl Structural {
     /// Parses `openAPIV3Schema` (`schema` is the JSON of JSONSchemaProps). Errors come in upstream's order:
     /// the root `nullable` check, the structural-schema errors (sorted by text, as upstream sorts them), the
     /// errors of `default` values (only when the schema is structural), then the CRD schema rules; each with
     /// its field path rooted at `path`.
-    pub fn parse(schema: &Value, path: &str) -> Result<Structural, Vec<FieldError>> {
+    pub(crate) fn parse(schema: &Value, path: &str) -> Result<Structural, Vec<FieldError>> {
         let mut errs = Vec::new();
         if !schema.is_object() {
             errs.push(FieldError::invalid(path, "", "must be a JSONSchemaProps object"));
@@ -144,7 +151,7 @@ impl Structural {
     /// Validates a custom resource (the whole object) against the schema: kube-openapi's schema validation,
     /// then the embedded resources' type and object metadata, then list-type uniqueness, as
     /// `customResourceStrategy.Validate` orders them (CEL rules are the `cel` module's).
-    pub fn validate(&self, obj: &Value) -> Vec<FieldError> {
+    pub(crate) fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = validate::validate(self, obj, "");
         errs.extend(embedded::validate_embedded("", self, obj, false));
         errs.extend(embedded::validate_list_sets_and_maps(self, obj));
@@ -153,19 +160,19 @@ impl Structural {
 
     /// Drops every field the schema does not declare (not under x-kubernetes-preserve-unknown-fields), keeping
     /// apiVersion, kind and metadata at the root and at embedded resources; returns the pruned paths, sorted.
-    pub fn prune(&self, obj: &mut Value) -> Vec<String> {
+    pub(crate) fn prune(&self, obj: &mut Value) -> Vec<String> {
         prune::prune(obj, self, true)
     }
 
     /// Applies `default`s as upstream's structural defaulting does: first nulls that the schema does not allow
     /// and cannot default are dropped, then defaults fill absent (and non-nullable null) fields.
-    pub fn default(&self, obj: &mut Value) {
+    pub(crate) fn default(&self, obj: &mut Value) {
         default::prune_non_nullable_nulls(obj, Some(self));
         default::apply(obj, self);
     }
 
     /// The list type and map keys of the node at `path`, or None when the schema does not say.
-    pub fn list_type(&self, path: &[&str]) -> Option<ListType> {
+    pub(crate) fn list_type(&self, path: &[&str]) -> Option<ListType> {
         let node = self.at(path)?;
         match node.list_type.as_deref()? {
             "atomic" => Some(ListType::Atomic),
@@ -176,13 +183,13 @@ impl Structural {
     }
 
     /// Whether the node at `path` is an atomic map (`x-kubernetes-map-type: atomic`).
-    pub fn map_type_atomic(&self, path: &[&str]) -> bool {
+    pub(crate) fn map_type_atomic(&self, path: &[&str]) -> bool {
         self.at(path).is_some_and(|n| n.map_type.as_deref() == Some("atomic"))
     }
 
     /// The sub-schema at `path`: object keys go through `properties`, then `additionalProperties`;
     /// [`ITEMS`] goes to `items`.
-    pub fn at(&self, path: &[&str]) -> Option<&Structural> {
+    pub(crate) fn at(&self, path: &[&str]) -> Option<&Structural> {
         let mut node = self;
         for seg in path {
             node = if *seg == ITEMS { node.items()? } else { node.child(seg)? };
@@ -191,27 +198,22 @@ impl Structural {
     }
 
     /// The schema of the object field `key`: its property, else the `additionalProperties` schema.
-    pub fn child(&self, key: &str) -> Option<&Structural> {
+    pub(crate) fn child(&self, key: &str) -> Option<&Structural> {
         self.properties.get(key).or_else(|| self.additional_schema())
     }
 
-    /// The node's `x-kubernetes-validations`, as given.
-    pub fn validations(&self) -> &[Value] {
-        &self.validations
-    }
-
     /// The declared properties, sorted by name.
-    pub fn properties(&self) -> &BTreeMap<String, Structural> {
+    pub(crate) fn properties(&self) -> &BTreeMap<String, Structural> {
         &self.properties
     }
 
     /// The array item schema.
-    pub fn items(&self) -> Option<&Structural> {
+    pub(crate) fn items(&self) -> Option<&Structural> {
         self.items.as_deref()
     }
 
     /// The `additionalProperties` schema (None for absent or boolean `additionalProperties`).
-    pub fn additional_schema(&self) -> Option<&Structural> {
+    pub(crate) fn additional_schema(&self) -> Option<&Structural> {
         match &self.additional_properties {
             Some(Additional::Schema(s)) => Some(s),
             _ => None,
@@ -219,41 +221,12 @@ impl Structural {
     }
 
     /// `type` (empty when unset, e.g. with x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields).
-    pub fn type_name(&self) -> &str {
+    pub(crate) fn type_name(&self) -> &str {
         &self.ty
     }
 
-    /// `format` as written (empty when unset or when the validator ignores it).
-    pub fn format(&self) -> &str {
-        &self.format
-    }
-
-    pub fn nullable(&self) -> bool {
-        self.nullable
-    }
-
-    pub fn default_value(&self) -> Option<&Value> {
-        self.default.as_ref()
-    }
-
-    pub fn enum_values(&self) -> Option<&[Value]> {
-        self.enum_values.as_deref()
-    }
-
-    pub fn required(&self) -> &[String] {
-        &self.required
-    }
-
-    pub fn preserve_unknown_fields(&self) -> bool {
+    pub(crate) fn preserve_unknown_fields(&self) -> bool {
         self.preserve_unknown_fields
-    }
-
-    pub fn embedded_resource(&self) -> bool {
-        self.embedded_resource
-    }
-
-    pub fn int_or_string(&self) -> bool {
-        self.int_or_string
     }
 
     /// The types kube-openapi checks: x-kubernetes-int-or-string stands for `integer,string`.
@@ -363,6 +336,5 @@ fn build_node(v: &Value, at: &str, errs: &mut Vec<(String, String)>) -> Structur
         list_type: v.get("x-kubernetes-list-type").and_then(Value::as_str).map(String::from),
         list_map_keys: strings("x-kubernetes-list-map-keys"),
         map_type: v.get("x-kubernetes-map-type").and_then(Value::as_str).map(String::from),
-        validations: v.get("x-kubernetes-validations").and_then(Value::as_array).cloned().unwrap_or_default(),
     }
 }

@@ -3,32 +3,35 @@
 //! defaults, what create and update may set, and its validation — names that are `plural.group`, a group
 //! with a dot, one storage version, a structural schema for every version, CEL rules that compile.
 //!
-//! Cluster-scoped, with `/status`, which the controller ([`super::controller`]) writes: accepted names and
-//! the `NamesAccepted`, `Established` and `Terminating` conditions.
+//! Cluster-scoped, with `/status`, which the CRD controller (`crate::apiextensions::controller`, above this
+//! layer) writes: accepted names and the `NamesAccepted`, `Established` and `Terminating` conditions, read
+//! and set through [`conditions`].
+
+pub(crate) mod conditions;
 
 use serde_json::{json, Value};
 
-use crate::apiextensions::{cel_rules, schema::Structural};
 use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
 use crate::registry::resource::Resource;
 use crate::registry::strategies::{common, start_generation};
 use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
+use crate::registry::structural::{cel_rules, Structural};
 
 /// The group of CRDs.
-pub const GROUP: &str = "apiextensions.k8s.io";
+pub(crate) const GROUP: &str = "apiextensions.k8s.io";
 
 /// The finalizer a CRD carries from its first delete until its custom resources are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 /// The descriptor of `customresourcedefinitions`.
-pub fn resource() -> Resource {
+pub(crate) fn resource() -> Resource {
     Resource::group(GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions")
 }
 
 /// The CRD strategy.
-pub struct Crds;
+pub(crate) struct Crds;
 
 /// The column types a printer column may have.
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
@@ -88,7 +91,7 @@ impl Strategy for Crds {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = meta::validate_object_meta_update(new, old, false, names::name_is_dns_subdomain);
         errs.extend(validate_spec(new));
-        if super::conditions::established(old) {
+        if conditions::established(old) {
             // These decide where and how objects are stored, which an established CRD cannot change.
             errs.extend(common::immutable(new.pointer("/spec/scope"), old.pointer("/spec/scope"), "spec.scope"));
             errs.extend(common::immutable(
@@ -126,7 +129,7 @@ impl DeleteStrategy for Crds {
             meta::set(obj, "finalizers", Some(Value::Array(finalizers)));
         }
         let now = meta::get_str(obj, "deletionTimestamp").to_string();
-        let pending = super::conditions::condition(
+        let pending = conditions::condition(
             "Terminating",
             "True",
             "InstanceDeletionPending",
@@ -135,13 +138,13 @@ impl DeleteStrategy for Crds {
         if !obj.get("status").is_some_and(Value::is_object) {
             obj["status"] = json!({});
         }
-        super::conditions::set_condition(&mut obj["status"], pending, &now);
+        conditions::set_condition(&mut obj["status"], pending, &now);
     }
 }
 
 /// The defaults of `apiextensions/v1` (`SetDefaults_CustomResourceDefinitionSpec`): the singular is the
 /// kind in lower case, the list kind is the kind with `List`, and the conversion strategy is `None`.
-pub fn set_defaults(obj: &mut Value) {
+pub(crate) fn set_defaults(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else { return };
     if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
         let kind = names.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
@@ -160,7 +163,7 @@ pub fn set_defaults(obj: &mut Value) {
 }
 
 /// The name of the version marked `storage: true` (the first, if a bad CRD marks several).
-pub fn storage_version(crd: &Value) -> Option<String> {
+pub(crate) fn storage_version(crd: &Value) -> Option<String> {
     versions(crd)
         .iter()
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
@@ -169,7 +172,7 @@ pub fn storage_version(crd: &Value) -> Option<String> {
 }
 
 /// `spec.versions`.
-pub fn versions(crd: &Value) -> &[Value] {
+pub(crate) fn versions(crd: &Value) -> &[Value] {
     crd.pointer("/spec/versions").and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 

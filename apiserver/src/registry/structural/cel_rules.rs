@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::apiextensions::cel::Rule;
 use crate::registry::field_error::FieldError;
+use crate::registry::structural::cel::Rule;
 
 /// The compiled rules of one schema node and of the nodes below it.
 #[derive(Default)]
-pub struct RuleTree {
+pub(crate) struct RuleTree {
     rules: Vec<Rule>,
     properties: BTreeMap<String, RuleTree>,
     items: Option<Box<RuleTree>>,
@@ -26,7 +26,7 @@ pub struct RuleTree {
 
 impl RuleTree {
     /// Compiles every rule of `schema` (a JSONSchemaProps), reporting each failure at its path below `path`.
-    pub fn compile(schema: &Value, path: &str) -> Result<RuleTree, Vec<FieldError>> {
+    pub(crate) fn compile(schema: &Value, path: &str) -> Result<RuleTree, Vec<FieldError>> {
         let mut errs = Vec::new();
         let tree = RuleTree::compile_node(schema, path, &mut errs);
         if errs.is_empty() {
@@ -81,7 +81,7 @@ impl RuleTree {
     }
 
     /// Runs every rule on `obj` (with `old`, its stored version, on updates); one error per failed rule.
-    pub fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    pub(crate) fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = Vec::new();
         self.check_node(obj, old, "", &mut errs);
         errs

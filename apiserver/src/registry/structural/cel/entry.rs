@@ -25,7 +25,7 @@ pub(super) struct Entry {
 
 impl Entry {
     /// Reads an entry. A field of the wrong JSON type is taken as absent: decoding the CRD rejects it first.
-    pub fn from_json(entry: &Json) -> Entry {
+    pub(super) fn from_json(entry: &Json) -> Entry {
         let text = |name: &str| entry.get(name).and_then(Json::as_str).unwrap_or_default().to_string();
         Entry {
             rule: text("rule"),
@@ -40,7 +40,7 @@ impl Entry {
     /// The entry as Go's `%#v` prints it, which is how upstream shows it as the bad value of a rule that
     /// fails to compile (`field.Invalid(..., schema.XValidations[i], ...)` of a struct falls back to `%#v`).
     /// A set pointer prints as its address in Go, which changes from run to run; a fixed stand-in is printed.
-    pub fn go_syntax(&self) -> String {
+    pub(super) fn go_syntax(&self) -> String {
         let pointer = |set: bool, ty: &str| {
             if set {
                 format!("(*{ty})(0xc000000000)")
@@ -60,7 +60,7 @@ impl Entry {
     }
 
     /// The message a failure shows when no messageExpression gives one (`ruleMessageOrDefault`).
-    pub fn message_or_default(&self) -> String {
+    pub(super) fn message_or_default(&self) -> String {
         if self.message.is_empty() {
             format!("failed rule: {}", self.error_string())
         } else {
@@ -69,7 +69,7 @@ impl Entry {
     }
 
     /// How runtime errors name the rule (`ruleErrorString`): its message if it has one, else its text.
-    pub fn error_string(&self) -> String {
+    pub(super) fn error_string(&self) -> String {
         if self.message.is_empty() {
             self.rule.trim().to_string()
         } else {
@@ -79,7 +79,7 @@ impl Entry {
 
     /// The schema errors of the entry, in upstream's order; `path` is the entry's own path
     /// (`...x-kubernetes-validations[0]`).
-    pub fn schema_errors(&self, path: &str) -> Vec<FieldError> {
+    pub(super) fn schema_errors(&self, path: &str) -> Vec<FieldError> {
         let at = |child: &str| format!("{path}.{child}");
         let mut errs = Vec::new();
         let rule = self.rule.trim();
