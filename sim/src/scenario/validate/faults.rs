@@ -99,8 +99,8 @@ pub(super) fn faults(
 /// The shortest time a member waits without hearing from its leader before it campaigns: the members'
 /// Raft tick times their election ticks (etcd's 1000 ms `--election-timeout` by default).
 fn min_election_timeout_ms() -> u64 {
-    let raft = fake_etcd::service::RaftSettings::default();
-    raft.tick_interval.as_millis() as u64 * raft.election_tick as u64
+    let config = fake_etcd::service::MemberConfig::single("etcd-1", Vec::new(), Vec::new(), "kubesim-cluster");
+    config.raft.tick_interval.as_millis() as u64 * config.raft.election_tick as u64
 }
 
 /// A role is named only where the fault's node is chosen when it applies (kill, pause, clog, isolate, a
