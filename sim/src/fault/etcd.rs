@@ -48,7 +48,7 @@ pub async fn roles(cluster: &Cluster) -> (Vec<String>, Vec<String>) {
             followers.push(name);
         }
     }
-    leaders.sort_by(|a, b| b.0.cmp(&a.0));
+    leaders.sort_by_key(|(term, _)| std::cmp::Reverse(*term));
     (leaders.into_iter().map(|(_, n)| n).collect(), followers)
 }
 

@@ -38,9 +38,15 @@ pub struct Board {
     changed: tokio::sync::Notify,
 }
 
+impl Default for Board {
+    fn default() -> Board {
+        Board { state: Mutex::default(), changed: tokio::sync::Notify::new() }
+    }
+}
+
 impl Board {
     pub fn new() -> Board {
-        Board { state: Mutex::default(), changed: tokio::sync::Notify::new() }
+        Board::default()
     }
 
     pub fn lock(&self) -> std::sync::MutexGuard<'_, BoardState> {

@@ -147,10 +147,10 @@ macro_rules! step_kinds {
             $($kind($module::$kind),)*
         }
 
-        /// A step's operation as the file writes it.
+        /// A step's operation as the file writes it (boxed: the kinds' tables differ much in size).
         #[derive(Clone, Debug)]
         pub enum OpSyntax {
-            $($kind(Spanned<<$module::$kind as StepKind>::Syntax>),)*
+            $($kind(Box<Spanned<<$module::$kind as StepKind>::Syntax>>),)*
         }
 
         /// Every key a step table may have: the shared ones, then each kind's, in the table's order.
@@ -172,7 +172,7 @@ macro_rules! step_kinds {
             /// Reads the value of operation key `key` from a step table being deserialized.
             fn next_value<'de, A: MapAccess<'de>>(key: &str, map: &mut A) -> std::result::Result<OpSyntax, A::Error> {
                 $(if key == <$module::$kind as StepKind>::KEY {
-                    return Ok(OpSyntax::$kind(map.next_value()?));
+                    return Ok(OpSyntax::$kind(Box::new(map.next_value()?)));
                 })*
                 Err(de::Error::unknown_field(key, FIELDS))
             }

@@ -194,10 +194,8 @@ fn shift_time(t: &mut DeTable<'_>, by_ms: u64) -> Result<(), Error> {
 /// typed tables read numbers from text where they take expressions, and a fault's times from digits).
 fn substitute(v: &mut Spanned<DeValue<'_>>, var: &str, value: &Value) {
     match v.get_mut() {
-        DeValue::String(s) => {
-            if s.contains('{') {
-                *s = std::borrow::Cow::Owned(fill(s, var, value));
-            }
+        DeValue::String(s) if s.contains('{') => {
+            *s = std::borrow::Cow::Owned(fill(s, var, value));
         }
         DeValue::Array(a) => {
             for item in a.iter_mut() {
