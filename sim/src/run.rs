@@ -96,6 +96,7 @@ impl RunConfig {
             cache_parity: None,
             zoo: None,
             notes: Vec::new(),
+            relations: Vec::new(),
         }
     }
 

@@ -15,6 +15,7 @@ pub mod expr;
 pub mod judge;
 pub mod lang;
 pub mod plan;
+pub mod relations;
 pub mod report;
 pub mod shrink;
 pub mod steps;

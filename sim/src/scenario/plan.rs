@@ -51,6 +51,8 @@ pub struct Scenario {
     pub cache_parity: Option<bool>,
     /// The bug zoo entry this scenario is, if any.
     pub zoo: Option<ZooEntry>,
+    /// Expectations about several steps at once.
+    pub relations: Vec<super::relations::Relation>,
     /// What validation points out without refusing (a fault aimed at the leader shorter than an election
     /// timeout, which cannot change the leader), shown with the run's outcome.
     pub notes: Vec<String>,

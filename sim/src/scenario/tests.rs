@@ -64,6 +64,12 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("a follower of one member", "[[fault]]\nat_ms = 5\nkill = \"follower\"\n", "4:1", "the cluster has one member"),
     ("for_ms on an undo", "[[fault]]\nat_ms = 5\nheal = true\nfor_ms = 100\n", "4:1", "`heal` is itself an undo"),
     ("a misspelt role", "[[fault]]\nat_ms = 5\npause = \"leadr\"\n", "4:1", "did you mean `leader`?"),
+    ("a relation of one step", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[relation]]\nexactly_one_succeeded = [\"p\"]\n", "8:25", "names two steps or more"),
+    ("a relation half written", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[relation]]\nif_succeeded = \"p\"\n", "8:16", "goes with `then_seen_by`"),
+    ("a relation seen by a sleep", "[[client.step]]\nname = \"p\"\nput = { key = \"/a\", value = \"1\" }\n[[client.step]]\nname = \"z\"\nsleep_ms = 1\n[[relation]]\nif_succeeded = \"p\"\nthen_seen_by = \"z\"\n", "12:16", "has no revision to compare"),
+    ("a for_each of two variables", "[[client.step]]\nfor_each = { i = \"1..=2\", j = \"1..=2\" }\nsleep_ms = 1\n", "5:12", "exactly one variable"),
+    ("a bad for_each range", "[[client.step]]\nfor_each = { i = \"3..1\" }\nsleep_ms = 1\n", "5:18", "expected `a..b` or `a..=b`"),
+    ("a mistake in a for_each copy points at the template", "[[client.step]]\nfor_each = { i = \"1..=3\" }\nput = { key = \"/a/{i}\", valu = \"{i}\" }\n", "6:25", "unknown field `valu`"),
     ("fault with two actions", "[[fault]]\nat_ms = 5\nkill = \"etcd-1\"\nheal = true\n", "4:1", "2 actions"),
     ("fault with no time", "[[fault]]\nkill = \"etcd-1\"\n", "4:1", "exactly one of `at_ms`"),
     ("fault after a missing step", "[[fault]]\nafter = \"nope\"\nheal = true\n", "5:9", "names step \"nope\""),
@@ -518,4 +524,27 @@ fn a_leader_fault_shorter_than_an_election_timeout_is_pointed_out() {
     );
     let long = short.replace("for_ms = 300", "for_ms = 3000");
     assert!(parse("long.toml", &format!("{HEAD}{long}")).unwrap().notes.is_empty());
+}
+
+/// A relation is judged from what its steps observed: two requests that both succeed fail
+/// `exactly_one_succeeded`; a write seen by a later read passes `if_succeeded`, and fails when the read runs
+/// first.
+#[test]
+fn relations_are_judged_across_steps() {
+    let a = "[[client.step]]\nname = \"a\"\nput = { key = \"/x\", value = \"a\" }\n";
+    let b = "[[client.step]]\nname = \"b\"\nput = { key = \"/y\", value = \"b\" }\n";
+    let read = "[[client.step]]\nname = \"read\"\nget = { key = \"/y\" }\n";
+    let relations = "[[relation]]\nexactly_one_succeeded = [\"a\", \"b\"]\n[[relation]]\nif_succeeded = \"b\"\nthen_seen_by = \"read\"\n";
+    let findings = |steps: &str| {
+        let s = parse("rel.toml", &format!("{HEAD}{steps}{relations}")).unwrap();
+        let j = judge::judge(&s, &run(&s, 1));
+        j.findings.iter().filter(|f| f.who == "relation").map(|f| (f.pass, f.detail.clone())).collect::<Vec<_>>()
+    };
+    let after = findings(&format!("{a}{b}{read}"));
+    assert_eq!(
+        after,
+        [(false, "a succeeded, b succeeded".to_string()), (true, "b at revision 3, read at revision 3".to_string())]
+    );
+    let before = findings(&format!("{a}{read}{b}"));
+    assert_eq!(before[1], (false, "b at revision 3, read at revision 2".to_string()));
 }

@@ -96,6 +96,14 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
             }
         }
     }
+    let observed: std::collections::BTreeMap<&str, &Observed> = scenario
+        .clients
+        .iter()
+        .zip(&run.clients)
+        .flat_map(|(script, record)| script.steps.iter().zip(&record.steps))
+        .filter_map(|(plan, step)| plan.name.as_deref().map(|n| (n, &step.observed)))
+        .collect();
+    findings.extend(super::relations::judge(&scenario.relations, &observed, &run.revisions));
     findings.extend(apiserver::findings(scenario, run.api_history.as_ref()));
     findings.extend(cache_parity::finding(scenario, run));
     let mut checks = Vec::new();

@@ -38,6 +38,25 @@ pub enum Observed {
     NotRun(String),
 }
 
+impl Observed {
+    /// Whether the step succeeded: an answer that is not a refusal (a 2xx for an HTTP request), a watch
+    /// created, a wait whose condition held, a sleep or stream request done.
+    pub fn succeeded(&self) -> bool {
+        match self {
+            Observed::Kv(o) => matches!(o, Outcome::Ok(_)),
+            Observed::Ttl(r) => r.is_ok(),
+            Observed::Leases(r) => r.is_ok(),
+            Observed::Watch(r) => r.is_ok(),
+            Observed::Waited(r) => r.is_ok(),
+            Observed::Kube(k) => matches!(&k.answer, Ok((code, _)) if (200..300).contains(code)),
+            Observed::Auth(a) => matches!(a, AuthOutcome::Ok(_)),
+            Observed::Answer(a) => a.outcome == AnswerOutcome::Ok,
+            Observed::Done => true,
+            Observed::NotRun(_) => false,
+        }
+    }
+}
+
 /// What a `kube` step's client saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KubeResult {

@@ -39,6 +39,9 @@ pub struct File {
     pub nemesis: Option<Spanned<Nemesis>>,
     #[serde(default)]
     pub checks: Checks,
+    /// Expectations about several steps at once.
+    #[serde(default, rename = "relation", skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<Spanned<crate::scenario::relations::Syntax>>,
 }
 
 /// `[scenario]`: how the scenario is run by default.

@@ -49,6 +49,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
 
     let nodes = faults::Nodes { members: &members, apiservers: &apiservers, clients: &client_names };
     let (faults, notes) = faults::faults(&src, &names, &file, &spec, &nodes)?;
+    let relations = super::relations::plans(&src, &names, &file.relations)?;
     let failpoints = faults::failpoints(&src, &file, &nodes)?;
     let nemesis = match &file.nemesis {
         Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref(), &spec)?),
@@ -82,6 +83,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         cache_parity: wanted.cache_parity,
         zoo,
         notes,
+        relations,
         file,
     })
 }
