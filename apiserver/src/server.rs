@@ -35,6 +35,9 @@ pub struct ServerOptions {
     pub etcd_prefix: String,
     /// `--watch-cache`: serve reads and watches from a watch cache per resource.
     pub watch_cache: bool,
+    /// `--default-watch-cache-size`: the events each watch cache's history keeps (upstream's default, 100,
+    /// when unset).
+    pub watch_cache_size: Option<usize>,
     /// Whether the caches may rely on etcd's progress requests (true for fake-etcd and etcd 3.4.31+; false
     /// for older etcd, as kube-apiserver decides from etcd's version).
     pub request_watch_progress: bool,
@@ -54,6 +57,7 @@ impl Default for ServerOptions {
         ServerOptions {
             etcd_prefix: "/registry".into(),
             watch_cache: true,
+            watch_cache_size: None,
             request_watch_progress: true,
             config: ServerConfig::default(),
             failpoints: Failpoints::new(),
@@ -177,6 +181,9 @@ fn backend(
     cacher_config.failpoints = options.failpoints.clone();
     cacher_config.bugs = options.bugs.clone();
     cacher_config.request_watch_progress = options.request_watch_progress;
+    if let Some(size) = options.watch_cache_size {
+        cacher_config.history_capacity = size;
+    }
     Backend::Cached(Cacher::new(store, cacher_config))
 }
 

@@ -10,7 +10,6 @@
 //!   the checkers' verdicts and the scenario reports share;
 //! - [`bugs`]: every bug switch of every component, for the scenario language and the CLI;
 //! - [`kube`]: client-go's reflector, informer store and retry rules, as models simulated clients drive;
-//! - [`demo`]: the smallest simulation, one member and one client;
 //! - [`report`]: a run's HTML timeline and Perfetto trace, built after the run from its trace and history;
 //! - [`apiserver`]: the clients, history recorder and etcd-side record of scenarios' apiserver workloads,
 //!   judged by [`checker::apiserver`] over [`history::apiserver`].
@@ -32,7 +31,6 @@ pub mod client;
 #[cfg(madsim)]
 pub mod cluster;
 #[cfg(madsim)]
-pub mod demo;
 #[cfg(madsim)]
 pub mod fault;
 #[cfg(madsim)]

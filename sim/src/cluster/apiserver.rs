@@ -36,6 +36,8 @@ pub struct ApiserverSpec {
     pub watch_cache: bool,
     /// The member (1-based) it talks to, as a kube-apiserver given one `--etcd-servers` endpoint.
     pub member: usize,
+    /// The events each watch cache's history keeps (`--default-watch-cache-size`; upstream's 100 unset).
+    pub watch_cache_size: Option<usize>,
 }
 
 /// The name of apiserver `i` (1-based).
@@ -157,6 +159,7 @@ pub fn build_apiserver(
             init_ready.store(false, Ordering::SeqCst);
             let options = ServerOptions {
                 watch_cache: api.watch_cache,
+                watch_cache_size: api.watch_cache_size,
                 failpoints: init_failpoints.clone(),
                 bugs: bugs.clone(),
                 ..ServerOptions::default()

@@ -8,7 +8,7 @@
 //! - `kubesim check-determinism FILE --seed N`: one seed in two processes, traces compared (`determinism_cmd`);
 //! - `kubesim shrink FILE --seed N`: a failing run reduced to a smaller scenario that fails the same way
 //!   (`shrink_cmd`);
-//! - `kubesim demo`: one member, one client, the transcript;
+//! - `kubesim demo`: one member, one client (`scenarios/first-steps.toml`), run as `run` runs a file;
 //! - `kubesim traffic --seed N`: one run of generated traffic, set by flags, with the nemesis: trace,
 //!   verdicts, trace hash (and `--html`, `--perfetto` as for `run`);
 //! - `kubesim bench`: seeds per second and simulated seconds per wall second for the standard run, with
@@ -95,10 +95,11 @@ mod cli {
 
     #[derive(Subcommand)]
     enum Command {
-        /// One fake-etcd member and one client on the simulated network; prints what the client saw.
+        /// One fake-etcd member and one client on the simulated network (scenarios/first-steps.toml): the
+        /// trace, what the client saw, the findings.
         Demo {
-            #[arg(long, default_value_t = 1)]
-            seed: u64,
+            #[arg(long)]
+            seed: Option<u64>,
         },
         /// One run of a scenario file: the trace, what the clients saw, the findings, the trace hash.
         /// Exit code 0 pass, 1 fail, 2 invalid scenario.
@@ -168,13 +169,7 @@ mod cli {
 
     pub fn main() -> ExitCode {
         match Cli::parse().command {
-            Command::Demo { seed } => {
-                println!("seed={seed}");
-                for line in sim::demo::transcript(seed) {
-                    println!("{line}");
-                }
-                ExitCode::SUCCESS
-            }
+            Command::Demo { seed } => crate::scenario_cmd::demo(seed),
             Command::Bugs => {
                 print!("{}", sim::bugs::markdown_table());
                 ExitCode::SUCCESS
@@ -200,7 +195,8 @@ mod cli {
                     return ExitCode::SUCCESS;
                 }
                 if outputs.wanted() {
-                    let source = format!("cargo kubesim traffic --seed {} (--ops {})", args.seed, args.ops);
+                    let source =
+                        format!("{} traffic --seed {} (--ops {})", crate::scenario_cmd::program(), args.seed, args.ops);
                     if !crate::report_out::write(
                         &outputs,
                         &sim::report::scenario::from_traffic(&report, args.members, &source),
@@ -220,7 +216,11 @@ mod cli {
                 if report.passed() {
                     ExitCode::SUCCESS
                 } else {
-                    eprintln!("kubesim: a checker failed; replay with `cargo kubesim traffic --seed {}`", args.seed);
+                    eprintln!(
+                        "kubesim: a checker failed; replay with `{} traffic --seed {}`",
+                        crate::scenario_cmd::program(),
+                        args.seed
+                    );
                     ExitCode::FAILURE
                 }
             }

@@ -83,9 +83,20 @@ pub struct Summary {
     pub sim_time_ms: u64,
 }
 
-/// The command that replays `seed` of the scenario at `file`, with the bug switch flags `flags` it ran with.
+/// How kubesim was started, for the commands it tells its user to run: `cargo kubesim` when cargo ran it
+/// (the alias of `.cargo/config.toml`; cargo sets `CARGO_PKG_NAME` for the process it runs), else the
+/// program as it was typed (`kubesim`, `target/sim/sim/kubesim`).
+pub fn program() -> String {
+    if std::env::var("CARGO_PKG_NAME").is_ok_and(|p| p == env!("CARGO_PKG_NAME")) {
+        return "cargo kubesim".into();
+    }
+    std::env::args().next().unwrap_or_else(|| "kubesim".into())
+}
+
+/// The command that replays `seed` of the scenario at `file`, with the bug switch flags `flags` it ran with,
+/// through the front door the user took ([`program`]).
 pub fn replay_command(file: &Path, seed: u64, flags: &[String]) -> String {
-    let mut cmd = format!("cargo kubesim run {} --seed {seed}", file.display());
+    let mut cmd = format!("{} run {} --seed {seed}", program(), file.display());
     for f in flags {
         cmd.push(' ');
         cmd.push_str(f);
@@ -101,9 +112,10 @@ pub fn load(file: &Path) -> Result<Scenario, ExitCode> {
     })
 }
 
+/// One entry per failed expectation or check, whole: a sequence's diff keeps every line, so that a sweep's
+/// summary shows what differed without a rerun.
 pub fn failures(j: &judge::Judgement, scenario: &Scenario) -> Vec<String> {
-    let mut out: Vec<String> =
-        j.failures().map(|f| format!("{}: {}: {}", f.who, f.what, first_line(&f.detail))).collect();
+    let mut out: Vec<String> = j.failures().map(|f| format!("{}: {}: {}", f.who, f.what, f.detail)).collect();
     for c in j.checks.iter().filter(|c| !c.pass()) {
         let want = if c.must_hold { "must hold" } else { "must fail" };
         out.push(format!("{} {want}: {}", c.guarantee, first_line(&c.verdict.to_string())));
@@ -153,10 +165,40 @@ fn first_line(s: &str) -> &str {
 }
 
 pub fn run(args: &RunScenario) -> ExitCode {
-    let mut scenario = match load(&args.file) {
+    match load(&args.file) {
+        Ok(s) => run_loaded(args, s),
+        Err(code) => code,
+    }
+}
+
+/// The scenario `cargo kubesim demo` runs: one member, one client (`scenarios/first-steps.toml`).
+pub const DEMO: &str = include_str!("../../../../scenarios/first-steps.toml");
+
+/// `kubesim demo`: the first-steps scenario, run as `kubesim run` runs a file.
+pub fn demo(seed: Option<u64>) -> ExitCode {
+    let file = PathBuf::from("scenarios/first-steps.toml");
+    let scenario = match scenario::parse(&file.display().to_string(), DEMO) {
         Ok(s) => s,
-        Err(code) => return code,
+        Err(e) => {
+            eprintln!("kubesim: invalid scenario: {e}");
+            return ExitCode::from(2);
+        }
     };
+    let args = RunScenario {
+        file,
+        seed,
+        trace: None,
+        quiet: false,
+        hash_only: false,
+        json: false,
+        report: crate::report_out::ReportArgs::default(),
+        switches: BugFlags::default(),
+    };
+    run_loaded(&args, scenario)
+}
+
+/// One run of an already loaded scenario, as `run` describes.
+pub fn run_loaded(args: &RunScenario, mut scenario: Scenario) -> ExitCode {
     if let Err(e) = args.switches.apply(&mut scenario) {
         eprintln!("kubesim: {e}");
         return ExitCode::from(2);

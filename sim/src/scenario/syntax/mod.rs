@@ -327,6 +327,10 @@ pub struct Apiserver {
     /// Whether reads and watches go through its watch cache (default: yes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch_cache: Option<bool>,
+    /// The events each of its watch caches keeps in its history (default 100, upstream's); a small one
+    /// makes a watch from a slightly old resourceVersion get 410 Gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch_cache_size: Option<Spanned<usize>>,
     /// The etcd member it talks to (default: members in turn, `apiserver-i` to `etcd-((i-1) mod N + 1)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Spanned<String>>,

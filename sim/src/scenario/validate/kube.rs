@@ -16,6 +16,8 @@ use crate::scenario::syntax;
 
 /// The most apiservers a scenario may run.
 const MAX_APISERVERS: usize = 9;
+/// The largest watch cache history (upstream's adaptive size stops at 102,400 events).
+const MAX_WATCH_CACHE_SIZE: usize = 102_400;
 
 /// `[cluster] apiservers` and each `[[apiserver]]`'s settings, into the cluster's spec.
 pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSpec) -> Result<()> {
@@ -26,8 +28,9 @@ pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSp
         }
     }
     // Apiserver i talks to the members in turn, so that HA apiservers lag behind different members.
-    spec.apiservers =
-        (1..=count).map(|i| ApiserverSpec { watch_cache: true, member: (i - 1) % spec.members + 1 }).collect();
+    spec.apiservers = (1..=count)
+        .map(|i| ApiserverSpec { watch_cache: true, member: (i - 1) % spec.members + 1, watch_cache_size: None })
+        .collect();
     let names = spec.apiserver_names();
     let mut seen = BTreeSet::new();
     for a in &file.apiservers {
@@ -46,6 +49,16 @@ pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSp
         }
         if let Some(cache) = a.watch_cache {
             spec.apiservers[i].watch_cache = cache;
+        }
+        if let Some(size) = &a.watch_cache_size {
+            if !(1..=MAX_WATCH_CACHE_SIZE).contains(size.get_ref()) {
+                let msg = format!("`watch_cache_size` is {}; expected 1 to {MAX_WATCH_CACHE_SIZE}", size.get_ref());
+                return Err(src.err(size.span(), msg));
+            }
+            if a.watch_cache == Some(false) {
+                return Err(src.err(size.span(), "`watch_cache_size` sizes a watch cache, and `watch_cache = false`"));
+            }
+            spec.apiservers[i].watch_cache_size = Some(*size.get_ref());
         }
         if let Some(m) = &a.member {
             let members = spec.member_names();
