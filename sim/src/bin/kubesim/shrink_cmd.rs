@@ -1,7 +1,9 @@
-//! `kubesim shrink FILE --seed N [--out PATH]`: reduces a failing seed's scenario to a smaller one that
-//! still fails the same way, and writes it (default `<stem>.shrunk.toml` beside FILE) with a first-line
-//! comment saying what it reproduces and from which seed. Which reductions, and what "the same way" means,
-//! is `sim::scenario::shrink`; this file runs the candidates and writes the result.
+//! `kubesim shrink FILE --seed N [--out PATH] [--bug SWITCH] [--zoo]`: reduces a failing seed's scenario to a
+//! smaller one that still fails the same way, and writes it (default `<stem>.shrunk.toml` beside FILE) with
+//! a first-line comment saying what it reproduces and from which seed. The result is the author's file, less
+//! what the failure did not need: comments, table style and order are kept. Which reductions, and what "the
+//! same way" means, is `sim::scenario::shrink`; this file runs the candidates and writes the result. Bug
+//! switches turned on with `--bug` or `--zoo` stay on for every candidate, and the replay command says so.
 //!
 //! Candidates run in this process, one after another, each on a fresh simulation: a run is tens of
 //! milliseconds and a shrink tries hundreds. Because static state could survive between runs in one
@@ -18,11 +20,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use sim::scenario::shrink::{self, SeedSearch, Signature, Size};
-use sim::scenario::{self, judge, syntax::File};
+use sim::scenario::shrink::{self, Doc, SeedSearch, Signature, Size};
+use sim::scenario::{self, judge};
 
 use crate::child;
-use crate::scenario_cmd::{self, replay_command, Summary};
+use crate::scenario_cmd::{self, replay_command, BugFlags, Summary};
 
 #[derive(clap::Args)]
 pub struct ShrinkArgs {
@@ -40,12 +42,32 @@ pub struct ShrinkArgs {
     /// Also write the HTML timeline report of the shrunk run to this file.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub switches: BugFlags,
 }
 
 pub fn run(args: &ShrinkArgs) -> ExitCode {
-    let original = match scenario_cmd::load(&args.file) {
+    let mut original = match scenario_cmd::load(&args.file) {
         Ok(s) => s,
         Err(code) => return code,
+    };
+    if let Err(e) = args.switches.apply(&mut original) {
+        eprintln!("kubesim: {e}");
+        return ExitCode::from(2);
+    }
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("kubesim: cannot read {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let doc: Doc = match text.parse() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("kubesim: invalid scenario: {}: {e}", args.file.display());
+            return ExitCode::from(2);
+        }
     };
     let seed = args.seed.unwrap_or(original.canonical_seed);
     let first = scenario::run(&original, seed);
@@ -56,58 +78,50 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
     }
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.file));
     let shown = out.display().to_string();
+    let flags = args.switches.args();
     println!("shrinking seed {seed} of {}, which fails: {target}", args.file.display());
 
-    let mut run_candidate = |candidate: &File, seed: u64| {
-        let Ok(text) = toml::to_string(candidate) else { return false };
+    let mut run_candidate = |candidate: &Doc, seed: u64| {
         // A candidate whose references dangle is invalid here, before any run.
-        let Ok(s) = scenario::parse(&shown, &text) else { return false };
+        let Ok(mut s) = scenario::parse(&shown, &candidate.to_string()) else { return false };
+        if args.switches.apply(&mut s).is_err() {
+            return false;
+        }
         let run = scenario::run(&s, seed);
         Signature::of(&judge::judge(&s, &run)) == target
     };
-    // The unchanged file, written out and read back, must fail the same way, or no candidate can.
-    if !run_candidate(&original.file, seed) {
-        eprintln!("kubesim: the scenario, written back as TOML, no longer fails the same way; cannot shrink it");
-        return ExitCode::FAILURE;
-    }
     let mut search = SeedSearch::new(seed, args.seed_tries, &mut run_candidate);
-    let mut shrunk = shrink::shrink(&original.file, &first.applied_faults, &mut |f| search.fails(f));
+    let mut shrunk = shrink::shrink(&doc, &first.applied_faults, &mut |f| search.fails(f));
     let (found, runs, moves) = (search.seed, search.runs, search.moves);
-    shrunk.scenario.canonical_seed = found;
+    shrink::set_canonical_seed(&mut shrunk, found);
 
     let from = if found == seed { format!("seed {seed}") } else { format!("seed {seed}, now seed {found}") };
-    let mut header =
-        vec![format!("Reproduces {target} (shrunk by `kubesim shrink` from {from} of {}).", args.file.display())];
-    if !original.summary.is_empty() {
-        header.push(format!("The original: {}", original.summary));
-    }
-    let text = match shrink::render(&shrunk, &header) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("kubesim: cannot write the shrunk scenario as TOML: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let switches = if flags.is_empty() { String::new() } else { format!(" with {}", flags.join(" ")) };
+    let header = vec![format!(
+        "Reproduces {target} (shrunk by `kubesim shrink` from {from} of {}{switches}).",
+        args.file.display()
+    )];
+    let text = shrink::render(&shrunk, &header);
     if let Err(e) = std::fs::write(&out, &text) {
         eprintln!("kubesim: cannot write {}: {e}", out.display());
         return ExitCode::from(2);
     }
-    println!("before  {}", Size::of(&original.file));
-    println!("after   {}", Size::of(&shrunk));
+    println!("before  {}", Size::of_doc(&doc));
+    println!("after   {}", Size::of_doc(&shrunk));
     println!(
         "{runs} runs (up to {} seeds per candidate); {moves} reductions moved to another seed; the result fails on \
          seed {found}; wrote {}",
         args.seed_tries + 1,
         out.display()
     );
-    match confirm(&shown, &text, &out, found) {
+    match confirm(&shown, &text, &out, found, &args.switches) {
         Ok(hash) => {
             println!(
                 "confirmed in a fresh process (trace hash {hash}); replay with `{}`",
-                replay_command(&out, found, &[])
+                replay_command(&out, found, &flags)
             );
             match &args.html {
-                Some(html) => report(&out, found, html),
+                Some(html) => report(&out, found, html, &flags),
                 None => ExitCode::SUCCESS,
             }
         }
@@ -119,11 +133,12 @@ pub fn run(args: &ShrinkArgs) -> ExitCode {
 }
 
 /// The shrunk run's report, written by `kubesim run` in a fresh process, as for any run.
-fn report(out: &Path, seed: u64, html: &Path) -> ExitCode {
+fn report(out: &Path, seed: u64, html: &Path, flags: &[String]) -> ExitCode {
     let seed = seed.to_string();
     let args =
         ["run".as_ref(), out.as_os_str(), "--seed".as_ref(), seed.as_ref(), "--quiet".as_ref(), "--html".as_ref()];
-    let f = child::spawn(args.into_iter().chain([html.as_os_str()])).and_then(child::Running::finish);
+    let flags = flags.iter().map(|f| f.as_ref());
+    let f = child::spawn(args.into_iter().chain([html.as_os_str()]).chain(flags)).and_then(child::Running::finish);
     if f.is_ok() && html.is_file() {
         println!("report of the shrunk run: {}", html.display());
         ExitCode::SUCCESS
@@ -138,17 +153,19 @@ fn default_out(file: &Path) -> PathBuf {
     file.with_file_name(format!("{stem}.shrunk.toml"))
 }
 
-/// Runs the written file here and in a fresh process; both must fail, with the same trace hash.
-fn confirm(shown: &str, text: &str, out: &Path, seed: u64) -> Result<String, String> {
-    let s = scenario::parse(shown, text).map_err(|e| e.to_string())?;
+/// Runs the written file here and in a fresh process (with the same bug switches); both must fail, with the
+/// same trace hash.
+fn confirm(shown: &str, text: &str, out: &Path, seed: u64, switches: &BugFlags) -> Result<String, String> {
+    let mut s = scenario::parse(shown, text).map_err(|e| e.to_string())?;
+    switches.apply(&mut s)?;
     let here = scenario::run(&s, seed).trace_hash();
-    let f = child::spawn([
-        "run".as_ref(),
-        out.as_os_str(),
-        "--seed".as_ref(),
-        seed.to_string().as_ref(),
-        "--json".as_ref(),
-    ])
+    let seed = seed.to_string();
+    let flags = switches.args();
+    let f = child::spawn(
+        ["run".as_ref(), out.as_os_str(), "--seed".as_ref(), seed.as_ref(), "--json".as_ref()]
+            .into_iter()
+            .chain(flags.iter().map(|f| f.as_ref())),
+    )
     .and_then(child::Running::finish)
     .map_err(|e| format!("cannot run kubesim: {e}"))?;
     let summary = f
