@@ -50,15 +50,14 @@ pub struct CheckInput<'a> {
     pub verdict: &'a Verdict,
 }
 
-/// A failing expectation of a scripted step.
+/// A failing expectation of a scripted step, or a guarantee a step is judged by on its own.
 pub struct FindingInput {
+    /// `expectation`, or the guarantee's name (`InformerNeverTravelsBackInTime`).
+    pub kind: String,
     /// `client/step`.
     pub who: String,
     /// `file:line` of the step.
     pub at: String,
-    /// The expectation key it judges (`code`, `watch_events`), or the guarantee a step is judged by on
-    /// its own (`InformerNeverTravelsBackInTime`).
-    pub key: String,
     /// The expectation as written.
     pub what: String,
     /// What was seen, with the diff for sequences.

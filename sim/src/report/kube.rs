@@ -199,9 +199,12 @@ fn call_bar(call: &KubeCall, lines: &mut Lines<'_>, lane_of: &dyn Fn(&str) -> us
         (Some(l), _) => text_of(trace, l),
         (None, Some((n, rv))) => {
             let read = rv.map_or(String::new(), |rv| format!(" read at rv={rv}"));
-            format!("{} attempt {n}: {}{read} -> {}: {}", call.step, call.request, call.apiserver, call.shown)
+            let (who, step) = (&call.client, &call.step);
+            format!("{who} {step} attempt {n}: {}{read} -> {}: {}", call.request, call.apiserver, call.shown)
         }
-        (None, None) => format!("{} -> {} {} -> {}", call.step, call.apiserver, call.request, call.shown),
+        (None, None) => {
+            format!("{} {} -> {} {} -> {}", call.client, call.step, call.apiserver, call.request, call.shown)
+        }
     };
     let mut detail = json!({
         "step": call.step, "request": call.request, "apiserver": call.apiserver, "code": call.code,

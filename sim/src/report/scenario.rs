@@ -10,6 +10,7 @@ use crate::history::{ClientId, OpId};
 use crate::run::RunReport;
 use crate::scenario::execute::{Observed, ScenarioRun};
 use crate::scenario::judge::Judgement;
+use crate::scenario::steps::informer::guarantees::{MATCHES_ETCD, NEVER_BACK_IN_TIME};
 use crate::scenario::Scenario;
 
 /// Client names in the order the run numbered them: scripted clients in file order, then every
@@ -36,9 +37,9 @@ pub fn from_scenario<'a>(
     let findings = judgement
         .failures()
         .map(|f| FindingInput {
+            kind: finding_kind(f.key).to_string(),
             who: f.who.clone(),
             at: f.at.clone(),
-            key: f.key.to_string(),
             what: f.what.clone(),
             detail: f.detail.clone(),
             targets: targets(scenario, run, &kube, &f.who, f.key),
@@ -60,6 +61,14 @@ pub fn from_scenario<'a>(
         aborted: None,
         timed_out: run.timed_out,
         passed: judgement.passed(),
+    }
+}
+
+/// `expectation`, or for the informer guarantees every informer step is judged by, the guarantee.
+fn finding_kind(key: &str) -> &str {
+    match key {
+        NEVER_BACK_IN_TIME | MATCHES_ETCD => key,
+        _ => "expectation",
     }
 }
 

@@ -146,14 +146,13 @@ pub fn add(data: &RunData<'_>, placed: &Placed, report: &mut Report) {
             report.markers.push(Marker { lane, kind: MarkerKind::Violation, at, label: label.clone(), line: None });
             pointers.push((Pointer::Marker(report.markers.len() - 1), label));
         }
-        // A guarantee a step is judged by on its own (an informer's) names itself as its expectation.
-        let guarantee = !f.key.is_empty() && f.key == f.what;
-        let (kind, title) = match guarantee {
-            true => (f.key.clone(), format!("{}, broken: {}", f.who, short(&f.detail))),
-            false => ("expectation".to_string(), format!("{}: {}", f.who, f.what)),
+        // A guarantee a step is judged by on its own (an informer's) is the kind; its detail says how.
+        let title = match f.kind.as_str() {
+            "expectation" => format!("{}: {}", f.who, f.what),
+            _ => format!("{}, broken: {}", f.who, short(&f.detail)),
         };
         out.push(Violation {
-            kind,
+            kind: f.kind.clone(),
             title,
             detail: format!("{} ({})\n{}", f.who, f.at, f.detail),
             expected: false,
