@@ -395,3 +395,109 @@ fn workloads(
         report.spans.push(Span { lane, kind: SpanKind::Watch, start, end, label, line });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::input::RunData;
+    use crate::report::kube_input::BeliefData;
+    use crate::report::model::LaneKind;
+
+    fn call(code: Option<u16>, sent: bool) -> KubeCall {
+        KubeCall {
+            client: "c".into(),
+            step: "s".into(),
+            request: "get configmaps default/a".into(),
+            apiserver: "apiserver-1".into(),
+            start_ms: 0,
+            end_ms: 1,
+            code,
+            sent,
+            shown: String::new(),
+            body: None,
+            watch: false,
+            attempt: None,
+        }
+    }
+
+    #[test]
+    fn answers_are_coloured_as_client_go_reads_them() {
+        let colour = |code, sent| call_outcome(&call(code, sent));
+        assert_eq!(colour(Some(201), true), Outcome::Ok);
+        assert_eq!(colour(Some(409), true), Outcome::Error);
+        assert_eq!(colour(Some(404), true), Outcome::Error);
+        assert_eq!(colour(Some(429), true), Outcome::Unknown);
+        assert_eq!(colour(Some(503), true), Outcome::Unknown);
+        assert_eq!(colour(None, true), Outcome::Unknown);
+        assert_eq!(colour(None, false), Outcome::NotSent);
+    }
+
+    /// An informer written by hand: its lists take their trace lines, the 410 and the tombstone its relist
+    /// announced become its markers, and its empty store matches etcd's.
+    #[test]
+    fn an_informers_beliefs_take_their_trace_lines_and_the_rest_become_its_markers() {
+        let trace: Vec<String> = [
+            "t=1.000s inf list rv=\"\" from apiserver-1: 1 items at rv=5",
+            "t=1.000s c inf informer configmaps -> synced rv=5",
+            "t=1.100s inf watch from apiserver-2: ERROR 410",
+            "t=1.300s inf tombstone default/a@5",
+            "t=1.300s inf list rv=\"\" from apiserver-1: 0 items at rv=9",
+        ]
+        .map(String::from)
+        .to_vec();
+        let belief = |at_ms, rv, shown: &str| BeliefData {
+            at_ms,
+            apiserver: "apiserver-1".into(),
+            rv,
+            kind: BeliefKind::Listed,
+            shown: shown.into(),
+        };
+        let informer = InformerData {
+            client: "c".into(),
+            step: "inf".into(),
+            request: "informer configmaps default".into(),
+            beliefs: vec![
+                belief(1000, 5, "list rv=\"\" from apiserver-1: 1 items at rv=5"),
+                belief(1300, 9, "list rv=\"\" from apiserver-1: 0 items at rv=9"),
+            ],
+            etcd: Some(BTreeMap::new()),
+            relists: 1,
+            expired: 1,
+            tombstones: vec!["default/a@5".into()],
+            ..InformerData::default()
+        };
+        // An empty etcd history: a run without one is read from its trace alone, where every request line
+        // is a bar.
+        let history = crate::history::History::new();
+        let data = RunData {
+            title: "informer",
+            source: "test",
+            seed: 1,
+            trace: &trace,
+            history: Some(&history),
+            kube: KubeData { informers: vec![informer], ..KubeData::default() },
+            members: vec!["etcd-1".into()],
+            clients: vec!["c".into()],
+            checks: Vec::new(),
+            findings: Vec::new(),
+            panics: Vec::new(),
+            panic_messages: Vec::new(),
+            aborted: None,
+            timed_out: false,
+            passed: true,
+        };
+        let r = crate::report::build(&data);
+        let lanes: Vec<(&str, LaneKind)> = r.lanes.iter().map(|l| (l.name.as_str(), l.kind)).collect();
+        assert_eq!(lanes[2..], [("c", LaneKind::Client), ("inf", LaneKind::Informer)]);
+        let ticks: Vec<(TickKind, i64, Option<usize>)> = r.ticks.iter().map(|t| (t.kind, t.revision, t.line)).collect();
+        assert_eq!(ticks, [(TickKind::InformerList, 5, Some(0)), (TickKind::InformerRelist, 9, Some(4))]);
+        let marks: Vec<(MarkerKind, Option<usize>)> =
+            r.markers.iter().filter(|m| m.lane == 3).map(|m| (m.kind, m.line)).collect();
+        assert_eq!(
+            marks,
+            [(MarkerKind::Expired, Some(2)), (MarkerKind::Tombstone, Some(3)), (MarkerKind::StoreMatches, None)]
+        );
+        let counts = r.counts();
+        assert_eq!((counts.requests, counts.watch_events, counts.informers), (2, 0, 1));
+    }
+}
