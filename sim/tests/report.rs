@@ -1,9 +1,12 @@
 //! The data the run reports are built from (`sim::report`), checked on real runs of library scenarios
 //! and of the regressions: lanes for every member and client, fault spans where the trace has faults,
 //! leader, compaction and snapshot markers, one bar per history op matched to its trace line, watch
-//! ticks with their revisions, and violations pointing at their evidence. Also the bad inputs: a run
-//! with no events, a run that stopped at a panic, and names that are HTML. The same reports are opened
-//! in a real browser by `report_browser.rs`.
+//! ticks with their revisions, and violations pointing at their evidence. For apiserver scenarios: the
+//! Kubernetes clients' requests, controller attempts and watch events on their lanes, a lane per
+//! informer with its lists, events and store, the `apiserver` workloads' history, the counts, and failing
+//! Kubernetes steps and informer guarantees located. Also the bad inputs: a run with no events, a run
+//! that stopped at a panic, and names that are HTML. The same reports are opened in a real browser by
+//! `report_browser.rs`.
 #![cfg(madsim)]
 
 use std::path::Path;
@@ -190,6 +193,161 @@ fn html_in_keys_and_values_never_becomes_markup() {
     assert!(!page.contains("<img"));
 }
 
+/// A Kubernetes trace line left as a note: a request, attempt, watch event or belief that no bar or tick
+/// claimed.
+fn stray_kube_notes(r: &Report) -> Vec<&String> {
+    let kube_lanes = |l: usize| matches!(r.lanes[l].kind, LaneKind::Client | LaneKind::Informer);
+    r.markers
+        .iter()
+        .filter(|m| m.kind == MarkerKind::Note && kube_lanes(m.lane))
+        .filter_map(|m| m.line.map(|l| &r.trace[l]))
+        .filter(|l| l.contains(" -> apiserver-") || l.contains(" attempt ") || l.contains(" from apiserver-"))
+        .collect()
+}
+
+/// Requests (refused ones red), a watch's events on its client's lane (the step's own trace node is no
+/// lane), controller attempts with what they read, and a lane per informer after its client's.
+#[test]
+fn kubernetes_requests_attempts_watch_events_and_informers_are_drawn() {
+    let (r, run) = report_of("scenarios/apiserver-ha-update-conflict.toml", 1);
+    assert!(r.lane("w").is_none(), "the watch step's node is not a lane: {:?}", r.lanes);
+    let steps: usize = run.clients.iter().map(|c| c.steps.len()).sum();
+    assert_eq!(r.bars.len(), steps, "a bar per kube step");
+    for b in &r.bars {
+        let line = &r.trace[b.line.expect("each request has its trace line")];
+        assert!(line.contains(" -> apiserver-"), "{line}");
+        assert!(b.start <= b.end && b.end <= r.end, "{b:?}");
+        let refused = line.ends_with("409 Conflict");
+        assert_eq!(b.outcome, if refused { Outcome::Error } else { Outcome::Ok }, "{line}");
+    }
+    assert_eq!(r.bars.iter().filter(|b| b.outcome == Outcome::Error).count(), 2);
+    let watcher = lane(&r, "informer");
+    let events: Vec<_> = r.ticks.iter().filter(|t| t.kind == TickKind::KubeEvent).collect();
+    assert_eq!(events.len(), 1);
+    assert_eq!((events[0].lane, events[0].revision), (watcher, 7));
+    assert!(r.trace[events[0].line.unwrap()].ends_with("w event MODIFIED settings rv=7"));
+    assert!(r.spans.iter().any(|s| s.lane == watcher && s.kind == SpanKind::Watch));
+    let counts = r.counts();
+    assert_eq!((counts.requests, counts.watch_events, counts.informers), (steps, 1, 0));
+    assert!(stray_kube_notes(&r).is_empty(), "{:#?}", stray_kube_notes(&r));
+
+    let (r, _) = report_of("scenarios/controllers-retry-on-conflict.toml", 1);
+    let names: Vec<&str> = r.lanes.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names[4..9], ["setup", "scaler", "scaler-informer", "labeler", "labeler-informer"]);
+    let labeler = lane(&r, "labeler");
+    let attempts: Vec<_> = r.bars.iter().filter(|b| b.lane == labeler).collect();
+    assert_eq!(attempts.len(), 2, "{attempts:#?}");
+    assert_eq!((attempts[0].outcome, attempts[1].outcome), (Outcome::Error, Outcome::Ok));
+    assert!(attempts[0].label.contains("attempt 1: update default/settings read at rv=6"), "{}", attempts[0].label);
+    assert!(attempts[1].label.contains("read at rv=7") && attempts[1].label.ends_with("200 rv=8"));
+    assert_eq!(attempts[1].detail["read_rv"], 7);
+    for informer in ["scaler-informer", "labeler-informer"] {
+        let l = lane(&r, informer);
+        assert_eq!(r.lanes[l].kind, LaneKind::Informer);
+        let ticks: Vec<(TickKind, i64)> =
+            r.ticks.iter().filter(|t| t.lane == l).map(|t| (t.kind, t.revision)).collect();
+        assert_eq!(ticks, [(TickKind::InformerList, 6), (TickKind::InformerEvent, 7), (TickKind::InformerEvent, 8)]);
+        let list = r.ticks.iter().find(|t| t.lane == l).unwrap();
+        assert!(list.label.contains("first list: list rv=\"\" from apiserver-"), "{}", list.label);
+        assert!(list.line.is_some() && r.ticks.iter().filter(|t| t.lane == l).all(|t| t.line.is_some()));
+        let store = r.markers.iter().find(|m| m.lane == l && m.kind == MarkerKind::StoreMatches).expect("store mark");
+        assert_eq!(store.at, r.end);
+        assert!(store.label.ends_with("1 objects [settings@8], as etcd"), "{}", store.label);
+    }
+    let counts = r.counts();
+    assert_eq!((counts.requests, counts.watch_events, counts.informers), (5 + 2, 4, 2));
+    assert!(stray_kube_notes(&r).is_empty(), "{:#?}", stray_kube_notes(&r));
+}
+
+/// The `apiserver` workloads' requests and watch events, from their history, with their trace lines.
+#[test]
+fn the_apiserver_workloads_history_is_drawn_on_their_lanes() {
+    let (r, run) = report_of("scenarios/control-plane-nemesis.toml", 1);
+    let h = run.api_history.as_ref().expect("the scenario has apiserver workloads");
+    let on_workloads = |l: usize| r.lanes[l].name.starts_with("api-");
+    let bars: Vec<_> = r.bars.iter().filter(|b| on_workloads(b.lane)).collect();
+    assert_eq!(bars.len(), h.ops.len());
+    assert!(bars.iter().all(|b| b.line.is_some()), "every request with its trace line");
+    assert!(bars.iter().any(|b| b.outcome == Outcome::Unknown), "the nemesis leaves some unanswered");
+    let events: usize = h.watches.iter().map(|w| w.events.len()).sum();
+    let ticks = r.ticks.iter().filter(|t| on_workloads(t.lane) && t.kind == TickKind::KubeEvent).count();
+    assert_eq!(ticks, events);
+    let watches = r.spans.iter().filter(|s| on_workloads(s.lane) && s.kind == SpanKind::Watch).count();
+    assert_eq!(watches, h.watches.len());
+    assert!(r.markers.iter().filter(|m| on_workloads(m.lane)).all(|m| m.kind != MarkerKind::Note));
+    assert_eq!(r.counts().informers, 4);
+    assert!(stray_kube_notes(&r).is_empty(), "{:#?}", stray_kube_notes(&r));
+}
+
+/// The informer zoo entry with its bug on: time travel, marked at the relist that went back, beside the
+/// event it went below.
+#[test]
+fn an_informer_that_travels_back_in_time_is_marked_at_the_belief() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/zoo/informer-relist-from-lagging-apiserver.toml");
+    let mut s = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.turn_on_zoo_bug());
+    let run = scenario::run(&s, 1);
+    let j = judge::judge(&s, &run);
+    let r = report::build(&report::scenario::from_scenario(&s, &run, &j, "zoo"));
+    let v = r.problems().next().expect("the informer travels back in time");
+    assert_eq!(v.kind, "InformerNeverTravelsBackInTime");
+    assert!(v.title.starts_with("controller/inf-2, broken: "), "{}", v.title);
+    let inf = lane(&r, "inf-2");
+    let Pointer::Tick(back) = v.pointers[0].0 else { panic!("{:?}", v.pointers) };
+    let Pointer::Tick(newer) = v.pointers[1].0 else { panic!("{:?}", v.pointers) };
+    let (back, newer) = (&r.ticks[back], &r.ticks[newer]);
+    assert_eq!((back.lane, back.kind, back.revision), (inf, TickKind::InformerRelist, 6));
+    assert!(back.label.contains("from apiserver-2"), "the lagging apiserver: {}", back.label);
+    assert_eq!((newer.lane, newer.revision), (inf, 8));
+    assert!(newer.at < back.at);
+    let Pointer::Marker(m) = v.pointers[2].0 else { panic!("{:?}", v.pointers) };
+    assert_eq!((r.markers[m].kind, r.markers[m].lane, r.markers[m].at), (MarkerKind::Violation, inf, back.at));
+    assert_eq!(v.at, Some((inf, newer.at)), "the link jumps to the earliest evidence");
+    assert!(r.markers.iter().any(|m| m.kind == MarkerKind::InformerRestart && m.lane == inf));
+    assert!(r.markers.iter().any(|m| m.kind == MarkerKind::Expired), "inf-1's watch got a 410");
+}
+
+/// Wrong expectations of a kube request, a watch and a controller each point at what they judged.
+#[test]
+fn failing_kubernetes_steps_point_at_their_requests_events_and_attempts() {
+    let r = report_of_text(
+        "wrong-kube.toml",
+        "# Kubernetes steps that expect what did not happen.\n[cluster]\napiservers = 1\n\
+         [[client]]\nname = \"c\"\n\
+         [[client.step]]\nname = \"inf\"\ninformer = { resource = \"configmaps\" }\n\
+         [[client.step]]\nname = \"watch\"\nkube = { verb = \"watch\", resource = \"configmaps\" }\n\
+         expect = { watch_events = [{ type = \"DELETED\", name = \"a\" }] }\n\
+         [[client.step]]\nname = \"create\"\n\
+         kube = { verb = \"create\", resource = \"configmaps\", object = { metadata = { name = \"a\" } } }\n\
+         expect = { code = 200 }\n\
+         [[client.step]]\nname = \"set\"\nafter = [\"create\"]\nat_ms = 1500\n\
+         controller = { informer = \"inf\", name = \"a\", set = { data = { v = \"1\" } } }\nexpect = { code = 409 }\n",
+        1,
+    );
+    let c = lane(&r, "c");
+    let by_title =
+        |t: &str| r.problems().find(|v| v.title.starts_with(t)).unwrap_or_else(|| panic!("{t}: {:#?}", r.violations));
+    let bar = |v: &sim::report::model::Violation, k: usize| match v.pointers[k].0 {
+        Pointer::Bar(b) => &r.bars[b],
+        ref p => panic!("{p:?}"),
+    };
+    let create = by_title("c/create: code 200");
+    assert!(bar(create, 0).label.starts_with("c create -> apiserver-1 create configmaps default/a -> 201"));
+    assert_eq!(bar(create, 0).lane, c);
+    let set = by_title("c/set: code 409");
+    assert!(bar(set, 0).label.contains("set attempt 1: update default/a read at rv="), "{}", bar(set, 0).label);
+    let watch = by_title("c/watch: watch_events");
+    assert!(bar(watch, 0).label.starts_with("c watch -> apiserver-1 watch configmaps default"));
+    let Pointer::Tick(t) = watch.pointers[1].0 else { panic!("{:?}", watch.pointers) };
+    assert_eq!((r.ticks[t].kind, r.ticks[t].lane), (TickKind::KubeEvent, c));
+    assert!(r.ticks[t].label.contains("ADDED a rv="), "{}", r.ticks[t].label);
+    for v in [create, set, watch] {
+        let Some((Pointer::Marker(m), _)) = v.pointers.last() else { panic!("{:?}", v.pointers) };
+        assert_eq!((r.markers[*m].kind, r.markers[*m].lane), (MarkerKind::Violation, c));
+    }
+}
+
 fn bare<'a>(trace: &'a [String], aborted: Option<&str>) -> RunData<'a> {
     RunData {
         title: "bare",
@@ -197,6 +355,7 @@ fn bare<'a>(trace: &'a [String], aborted: Option<&str>) -> RunData<'a> {
         seed: 1,
         trace,
         history: None,
+        kube: report::KubeData::default(),
         members: vec!["etcd-1".into()],
         clients: vec!["c1".into()],
         checks: Vec::new(),
@@ -335,6 +494,8 @@ fn the_perfetto_trace_keeps_the_trace_event_format() {
         ("scenarios/regressions/dropped-watch-response.toml", 1),
         ("scenarios/kubernetes-traffic-nemesis-five-members.toml", 1),
         ("scenarios/crash-restart-member-mid-write.toml", 1),
+        ("scenarios/control-plane-nemesis.toml", 1),
+        ("scenarios/controllers-retry-on-conflict.toml", 1),
     ] {
         let (r, _) = report_of(path, seed);
         let trace = report::perfetto::trace_events(&r);

@@ -5,7 +5,9 @@
 //! (`--dump-dom`). The regression's report is also saved as a screenshot, a 100,000-operation history's
 //! time to first paint is measured (the page writes it into `data-first-paint-ms`), and the Perfetto
 //! JSON is parsed in the browser by a small viewer-free page that counts its tracks and events.
-//! `sweep --html` is checked for its index and its failing seeds' reports.
+//! `sweep --html` is checked for its index and its failing seeds' reports. An apiserver scenario's report
+//! must show its Kubernetes requests, watch events and informer lanes, and the informer zoo entry's
+//! (its bug on) must locate its time travel.
 //!
 //! `KUBESIM_UPDATE_SCREENSHOT=1` also copies the regression's screenshot to `docs/report.png`, the one the
 //! README shows.
@@ -155,6 +157,67 @@ fn the_regression_report_renders_with_its_violation_and_its_perfetto_trace_parse
     assert!(tracks >= 4, "a track per node and client");
 }
 
+/// What the page's `#counts` line says: requests, watch events, informers.
+fn counts(dom: &str) -> (usize, usize, usize) {
+    let at = dom.find("id=\"counts\"").expect("the counts line");
+    let attr = |name: &str| -> usize {
+        let key = format!("data-{name}=\"");
+        let start = at + dom[at..].find(&key).unwrap() + key.len();
+        dom[start..start + dom[start..].find('"').unwrap()].parse().unwrap()
+    };
+    (attr("requests"), attr("watch-events"), attr("informers"))
+}
+
+/// An apiserver scenario's report shows what its Kubernetes clients did: the writer's requests, the
+/// informers' lanes with their lists and events. The informer zoo entry, its bug on, fails, and its
+/// report locates the time travel: `#v0` selects the violation, drawn as a marker, with the relist from
+/// the lagging apiserver as its evidence.
+#[test]
+fn an_apiserver_report_shows_its_kubernetes_clients_and_locates_an_informers_violation() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("informers.html");
+    let out = kubesim(&["run", "scenarios/informers-follow-writes.toml", "--quiet", "--html", html.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (dom, console) = open(&html, "", dir.path());
+    assert_rendered(&dom, &console, 10);
+    assert_eq!(dom.matches("class=\"lane-label informer\"").count(), 2);
+    assert_eq!(body_attr(&dom, "informers").as_deref(), Some("2"));
+    // Five requests of the writer; two informers, each told of the five changes after its first list.
+    assert_eq!(body_attr(&dom, "bars").as_deref(), Some("5"));
+    assert_eq!(body_attr(&dom, "drawn-bars").as_deref(), Some("5"));
+    let (requests, events, informers) = counts(&dom);
+    let kube_ticks: usize = body_attr(&dom, "kube-ticks").unwrap().parse().unwrap();
+    assert!(events >= 10 && informers == 2, "{:?}", counts(&dom));
+    assert_eq!(kube_ticks, events + (requests - 5), "every event and list is a tick");
+    let message = format!("{requests} requests, {events} watch events, 2 informers");
+    assert!(dom.contains(&message), "the summary line");
+    assert!(
+        text(&out.stderr).contains(&format!("{requests} requests, {events} watch events")),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let (html, json) = (dir.path().join("zoo.html"), dir.path().join("zoo.json"));
+    let file = "scenarios/zoo/informer-relist-from-lagging-apiserver.toml";
+    let (h, j) = (html.to_str().unwrap(), json.to_str().unwrap());
+    let out = kubesim(&["run", file, "--zoo", "--quiet", "--html", h, "--perfetto", j]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let (dom, console) = open(&html, "#v0", dir.path());
+    assert_rendered(&dom, &console, 10);
+    assert!(dom.contains("<li class=\"violation current\" data-violation=\"0\">"), "selected: {dom}");
+    assert!(dom.contains("InformerNeverTravelsBackInTime: controller/inf-2, broken"));
+    assert!(body_attr(&dom, "drawn-violation-markers").unwrap().parse::<u32>().unwrap() >= 1);
+    let detail = dom[dom.find("id=\"detail-title\"").unwrap()..].replace("&gt;", ">").replace("&lt;", "<");
+    assert!(detail.contains("InformerNeverTravelsBackInTime: tick on inf-2"), "the evidence's lane: {detail}");
+    assert!(detail.contains("went back in time: list rv=0 from apiserver-2: 1 items at rv=6"));
+    assert!(detail.contains("inf-2 list rv=0 from apiserver-2: 1 items at rv=6\n"), "its trace line");
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["cat"] == "informer-relist" && e["name"].as_str().unwrap().contains("inf-2")));
+    assert!(events.iter().any(|e| e["name"] == "thread_name" && e["args"]["name"] == "inf-2"));
+    assert!(events.iter().any(|e| e["cat"] == "violation"));
+}
+
 /// A history of 100,000 operations (8 clients, sequential puts, a watch seeing every one) with a
 /// violation on the last: the page must stay usable, so its first paint is measured and bounded.
 #[test]
@@ -192,6 +255,7 @@ fn a_100000_operation_history_paints_within_seconds() {
         seed: 1,
         trace: &trace,
         history: Some(&history),
+        kube: report::KubeData::default(),
         members: vec!["etcd-1".into()],
         clients: (1..=8).map(|c| format!("c{c}")).collect(),
         checks: vec![CheckInput { guarantee: "Linearizable".into(), must_hold: Some(true), verdict: &broken }],
@@ -228,6 +292,7 @@ fn bad_inputs_render_without_errors_and_markup_stays_text() {
             seed: 1,
             trace,
             history: None,
+            kube: report::KubeData::default(),
             members: vec!["etcd-1".into()],
             clients,
             checks: Vec::new(),

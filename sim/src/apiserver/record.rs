@@ -76,6 +76,7 @@ impl Recorder {
         request: impl Future<Output = Result<Answer, ClientError>>,
     ) -> ApiOutcome {
         let invoked = self.next_seq();
+        let invoked_at = Trace::now();
         let outcome = match tokio::time::timeout(self.timeout, request).await {
             Err(_) => ApiOutcome::Unknown,
             Ok(Err(e)) => classify(&e.to_status()),
@@ -91,7 +92,8 @@ impl Recorder {
         };
         let returned = self.next_seq();
         self.trace.event(client, format_args!("{call} -> {outcome}"));
-        let op = ApiOp { client: client.to_string(), invoked, returned, call, outcome: outcome.clone() };
+        let (client, returned_at) = (client.to_string(), Trace::now());
+        let op = ApiOp { client, invoked, returned, invoked_at, returned_at, call, outcome: outcome.clone() };
         self.lock().history.ops.push(op);
         outcome
     }
@@ -112,6 +114,8 @@ impl Recorder {
             from,
             events: Vec::new(),
             end: WatchEnd::Stopped,
+            opened_at: Trace::now(),
+            ended_at: Trace::now(),
         };
         match tokio::time::timeout(self.timeout, start).await {
             Err(_) => record.end = WatchEnd::Failed("no answer".into()),
@@ -141,10 +145,11 @@ impl Recorder {
                         _ => continue,
                     };
                     let key = configmap_key(str_at(&obj, "namespace"), str_at(&obj, "name"));
-                    record.events.push(WatchedEvent { kind, key, rv: resource_version(&obj) });
+                    record.events.push(WatchedEvent { kind, key, rv: resource_version(&obj), at: Trace::now() });
                 }
             }
         }
+        record.ended_at = Trace::now();
         self.trace.event(
             client,
             format_args!("watch {prefix} from rv={from} -> {} events, {:?}", record.events.len(), record.end),

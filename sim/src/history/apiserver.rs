@@ -3,11 +3,14 @@
 //! under the registry prefix that the checkers compare them with. Plain data; nothing here judges it.
 //!
 //! Real-time order is the recorder's sequence ([`ApiOp::invoked`], [`ApiOp::returned`]), as for the KV
-//! history: madsim often invokes the next request at the nanosecond the previous one returned.
+//! history: madsim often invokes the next request at the nanosecond the previous one returned. The
+//! simulated times beside it (`*_at`) are for the run's report only; no checker reads them.
 //! ResourceVersions are etcd revisions (`u64`); keys are full etcd keys (`/registry/configmaps/ns/name`).
 
 use std::collections::BTreeMap;
 use std::fmt;
+
+use super::Nanos;
 
 /// One change to a key under the registry prefix, as etcd recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,6 +122,9 @@ pub struct ApiOp {
     pub client: String,
     pub invoked: u64,
     pub returned: u64,
+    /// When it was sent and when it returned, in simulated time.
+    pub invoked_at: Nanos,
+    pub returned_at: Nanos,
     pub call: ApiCall,
     pub outcome: ApiOutcome,
 }
@@ -129,6 +135,8 @@ pub struct WatchedEvent {
     pub kind: WatchedKind,
     pub key: String,
     pub rv: u64,
+    /// When the client read it, in simulated time.
+    pub at: Nanos,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +167,9 @@ pub struct ApiWatch {
     pub from: u64,
     pub events: Vec<WatchedEvent>,
     pub end: WatchEnd,
+    /// When the client asked for it and when it ended, in simulated time.
+    pub opened_at: Nanos,
+    pub ended_at: Nanos,
 }
 
 /// Everything an apiserver run recorded.

@@ -1,12 +1,14 @@
-//! Builds a [`Report`] from a run's recorded data: lanes from the members, the clients and every other
-//! node the trace names; fault spans and markers from the trace's own lines; request bars and watch ticks
-//! from the history (or, for a run that stopped before handing its history back, from the trace alone);
-//! then the violations, which point into all of these. Pure: the same run always gives the same report.
+//! Builds a [`Report`] from a run's recorded data: lanes from the members, the clients (each followed by
+//! its informers' lanes) and every other node the trace names; fault spans and markers from the trace's
+//! own lines; request bars and watch ticks from the history (or, for a run that stopped before handing its
+//! history back, from the trace alone), and from what the Kubernetes clients recorded ([`kube`]); then the
+//! violations, which point into all of these. Pure: the same run always gives the same report.
 
 use std::collections::BTreeMap;
 
 use super::history::{self, Matched};
 use super::input::RunData;
+use super::kube;
 use super::model::{Lane, LaneKind, Marker, MarkerKind, Report, Span, SpanKind};
 use super::trace_line::{self, Fault, Kind, Line};
 use super::violations;
@@ -18,9 +20,13 @@ const CLUSTER_NODES: [&str; 4] = ["sim", "fault", "nemesis", "control"];
 pub fn build(data: &RunData<'_>) -> Report {
     let lines: Vec<(usize, Line<'_>)> =
         data.trace.iter().enumerate().filter_map(|(i, l)| trace_line::parse(l).map(|p| (i, p))).collect();
-    let lanes = lanes(data, &lines);
+    let aliases = kube::aliases(&data.kube);
+    let lanes = lanes(data, &lines, &aliases);
     let index: BTreeMap<&str, usize> = lanes.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect();
-    let lane_of = |node: &str| index.get(node).copied().unwrap_or(0);
+    let lane_of = |node: &str| {
+        let node = aliases.get(node).map_or(node, String::as_str);
+        index.get(node).copied().unwrap_or(0)
+    };
     let end = end_time(data, &lines);
 
     let mut report = Report {
@@ -34,10 +40,11 @@ pub fn build(data: &RunData<'_>) -> Report {
         ..Report::default()
     };
     // Requests and watches first, so that the lines they claim are not also drawn as notes.
-    let matched: Matched = match data.history {
+    let mut matched: Matched = match data.history {
         Some(h) => history::from_history(data, h, &lines, &lane_of, end, &mut report),
         None => history::from_trace(&lines, &lane_of, &mut report),
     };
+    let placed = kube::add(&data.kube, &lines, &lane_of, end, &mut matched.lines, &mut report);
     faults_and_markers(&lines, &lane_of, end, &matched, &mut report);
     for (count, message) in &data.panic_messages {
         let at = count.checked_sub(1).and_then(|i| lines.iter().rev().find(|(j, _)| *j <= i)).map_or(0, |(_, l)| l.at);
@@ -49,13 +56,14 @@ pub fn build(data: &RunData<'_>) -> Report {
         report.markers.push(Marker { lane: 0, kind: MarkerKind::Panic, at: end, label, line: None });
     }
     report.lanes = lanes;
-    violations::add(data, &mut report);
+    violations::add(data, &placed, &mut report);
     report
 }
 
-/// The cluster lane, the members, the clients (the members' own lease expiries get a `members` lane
-/// when there are any), then every other node the trace names, in order of appearance.
-fn lanes(data: &RunData<'_>, lines: &[(usize, Line<'_>)]) -> Vec<Lane> {
+/// The cluster lane, the members, the clients each followed by its informers (the members' own lease
+/// expiries get a `members` lane when there are any), then every other node the trace names, in order of
+/// appearance, but for the nodes that belong on another's lane (`aliases`).
+fn lanes(data: &RunData<'_>, lines: &[(usize, Line<'_>)], aliases: &BTreeMap<String, String>) -> Vec<Lane> {
     let mut lanes = vec![Lane { name: "cluster".into(), kind: LaneKind::Cluster }];
     let add = |lanes: &mut Vec<Lane>, name: &str, kind: LaneKind| {
         if !lanes.iter().any(|l| l.name == name) && !CLUSTER_NODES.contains(&name) {
@@ -67,11 +75,14 @@ fn lanes(data: &RunData<'_>, lines: &[(usize, Line<'_>)]) -> Vec<Lane> {
     }
     for c in &data.clients {
         add(&mut lanes, c, LaneKind::Client);
+        for informer in kube::informer_lanes(&data.kube, c) {
+            add(&mut lanes, informer, LaneKind::Informer);
+        }
     }
     if data.history.is_some_and(|h| h.ops.iter().any(|o| o.client.0 == 0)) {
         add(&mut lanes, &data.client_name(0), LaneKind::Client);
     }
-    for (_, l) in lines {
+    for (_, l) in lines.iter().filter(|(_, l)| !aliases.contains_key(l.node)) {
         let kind = if l.node.starts_with("etcd-") { LaneKind::Member } else { LaneKind::Server };
         add(&mut lanes, l.node, kind);
     }
@@ -80,7 +91,7 @@ fn lanes(data: &RunData<'_>, lines: &[(usize, Line<'_>)]) -> Vec<Lane> {
 
 /// The last time anything happened: the last trace line or history stamp.
 fn end_time(data: &RunData<'_>, lines: &[(usize, Line<'_>)]) -> u64 {
-    let mut end = lines.iter().map(|(_, l)| l.at).max().unwrap_or(0);
+    let mut end = lines.iter().map(|(_, l)| l.at).max().unwrap_or(0).max(kube::end_time(&data.kube));
     if let Some(h) = data.history {
         for op in &h.ops {
             end = end.max(op.invoked.time.0).max(op.returned.as_ref().map_or(0, |r| r.at.time.0));

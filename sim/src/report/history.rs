@@ -1,9 +1,10 @@
-//! Request bars and watch ticks. From the history when the run handed one back: each op is a bar from
-//! its invocation to its return, each watch response a tick (one per event), and each is matched to the
-//! trace line that the client wrote for it, so that a click shows that line. Matching is by client, time
-//! and order: a client writes one line per request at the instant the request returns, and one line per
-//! watch response part, in order. A run that stopped before handing its history back has only its trace,
-//! so then every request line is a bar of no length at its return, and every watch event line a tick.
+//! etcd's request bars and watch ticks (the Kubernetes clients' are [`super::kube`]'s). From the history
+//! when the run handed one back: each op is a bar from its invocation to its return, each watch response a
+//! tick (one per event), and each is matched to the trace line that the client wrote for it, so that a
+//! click shows that line. Matching is by client, time and order: a client writes one line per request at
+//! the instant the request returns, and one line per watch response part, in order. A run that stopped
+//! before handing its history back has only its trace, so then every request line is a bar of no length at
+//! its return, and every watch event line a tick.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

@@ -164,6 +164,7 @@ fn lane_kind(k: LaneKind) -> &'static str {
         LaneKind::Member => "member",
         LaneKind::Server => "server",
         LaneKind::Client => "client",
+        LaneKind::Informer => "informer",
     }
 }
 
@@ -191,6 +192,11 @@ pub fn marker_kind(k: MarkerKind) -> &'static str {
         MarkerKind::Lease => "lease",
         MarkerKind::Note => "note",
         MarkerKind::Violation => "violation",
+        MarkerKind::Tombstone => "tombstone",
+        MarkerKind::Expired => "expired",
+        MarkerKind::InformerRestart => "informer-restart",
+        MarkerKind::StoreMatches => "store-matches",
+        MarkerKind::StoreDiffers => "store-differs",
     }
 }
 
@@ -208,12 +214,34 @@ pub fn outcome_name(o: Outcome) -> &'static str {
     ["ok", "error", "unknown", "not-sent"][outcome(o) as usize]
 }
 
+/// The page's tick kinds: 0 to 3 an etcd watch's (event, created, progress, canceled), 4 and 5 a
+/// Kubernetes watch's event and ERROR, 6 and 7 an informer's first list and relists, 8 its events.
 fn tick_kind(k: TickKind) -> u8 {
     match k {
         TickKind::Event => 0,
         TickKind::Created => 1,
         TickKind::Progress => 2,
         TickKind::Canceled => 3,
+        TickKind::KubeEvent => 4,
+        TickKind::KubeError => 5,
+        TickKind::InformerList => 6,
+        TickKind::InformerRelist => 7,
+        TickKind::InformerEvent => 8,
+    }
+}
+
+/// A tick kind's name, as Perfetto's categories show it.
+pub fn tick_name(k: TickKind) -> &'static str {
+    match k {
+        TickKind::Event => "watch-event",
+        TickKind::Created => "watch-created",
+        TickKind::Progress => "watch-progress",
+        TickKind::Canceled => "watch-canceled",
+        TickKind::KubeEvent => "kube-watch-event",
+        TickKind::KubeError => "kube-watch-error",
+        TickKind::InformerList => "informer-list",
+        TickKind::InformerRelist => "informer-relist",
+        TickKind::InformerEvent => "informer-event",
     }
 }
 
@@ -228,6 +256,22 @@ pub fn page(r: &Report) -> String {
         r.seed,
         escape(&r.verdict),
         escape(&r.source)
+    ));
+    let counts = r.counts();
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut shown = vec![
+        plural(counts.requests, "request", "requests"),
+        plural(counts.watch_events, "watch event", "watch events"),
+    ];
+    if counts.informers > 0 {
+        shown.push(plural(counts.informers, "informer", "informers"));
+    }
+    summary.push_str(&format!(
+        "<p class=\"counts\" id=\"counts\" data-requests=\"{}\" data-watch-events=\"{}\" data-informers=\"{}\">{}</p>\n",
+        counts.requests,
+        counts.watch_events,
+        counts.informers,
+        escape(&shown.join(", "))
     ));
     if let Some(m) = &r.aborted {
         summary.push_str(&format!(

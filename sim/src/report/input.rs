@@ -1,10 +1,12 @@
 //! What a run hands to the report: the trace and the history it already recorded, the names behind the
-//! history's client ids, and how it was judged. Plain borrowed data, filled in by the command that ran
-//! the simulation (`report::scenario` for a scenario run); nothing here runs or records anything, so a
-//! report can never change a trace.
+//! history's client ids, what its Kubernetes clients did ([`KubeData`]), and how it was judged. Plain
+//! data, filled in by the command that ran the simulation (`report::scenario` for a scenario run);
+//! nothing here runs or records anything, so a report can never change a trace.
 
 use crate::checker::Verdict;
 use crate::history::{History, OpId, WatchId};
+
+pub use super::kube_input::KubeData;
 
 /// One finished (or interrupted) run, as recorded.
 pub struct RunData<'a> {
@@ -17,6 +19,9 @@ pub struct RunData<'a> {
     pub trace: &'a [String],
     /// The history of what clients asked and saw; `None` when the run did not hand one back (it panicked).
     pub history: Option<&'a History>,
+    /// What the Kubernetes clients (scripted steps and `apiserver` workloads) asked and saw; empty for a
+    /// run without apiservers, or one that panicked.
+    pub kube: KubeData<'a>,
     /// The member nodes, in order (`etcd-1`, ...).
     pub members: Vec<String>,
     /// The name of history client `i` is `clients[i - 1]` (client 0 is the members themselves).
@@ -45,8 +50,10 @@ pub struct CheckInput<'a> {
     pub verdict: &'a Verdict,
 }
 
-/// A failing expectation of a scripted step.
+/// A failing expectation of a scripted step, or a guarantee a step is judged by on its own.
 pub struct FindingInput {
+    /// `expectation`, or the guarantee's name (`InformerNeverTravelsBackInTime`).
+    pub kind: String,
     /// `client/step`.
     pub who: String,
     /// `file:line` of the step.
@@ -55,15 +62,27 @@ pub struct FindingInput {
     pub what: String,
     /// What was seen, with the diff for sequences.
     pub detail: String,
-    /// Where on the timeline the step is, when it sent something.
-    pub target: Option<Target>,
+    /// What on the timeline the finding is about, each with its role (`the step's request, op#3`, `went
+    /// back to rv=7`), the most telling first; empty when the step sent nothing.
+    pub targets: Vec<(Target, String)>,
 }
 
-/// Something in the history a finding is about.
+/// Something a finding is about: in the history, or among the Kubernetes clients' record ([`KubeData`],
+/// by index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     Op(OpId),
     Watch(WatchId),
+    /// A Kubernetes request or controller attempt: `kube.calls[i]`.
+    KubeCall(usize),
+    /// An event of a Kubernetes watch: `kube.events[i]`.
+    KubeEvent(usize),
+    /// Informer `i`'s belief `j`: `kube.informers[i].beliefs[j]`.
+    Belief(usize, usize),
+    /// Informer `i`'s store at the end of the run, against etcd's.
+    Store(usize),
+    /// The 410 Gone answers informer `i` got.
+    Expired(usize),
 }
 
 impl RunData<'_> {

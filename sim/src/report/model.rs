@@ -1,5 +1,7 @@
 //! The report's data: lanes on simulated time, and what is drawn on them (fault spans, markers, request
-//! bars, watch ticks), the violations with what each points at, and the trace. The HTML page and the
+//! bars, watch ticks; for Kubernetes clients also their HTTP requests and watch events, and a lane per
+//! informer with the lists and events it believed), the violations with what each points at, and the
+//! trace. The HTML page and the
 //! Perfetto trace are both written from this, and the tests read it directly, so that what a reader sees
 //! is checked without a browser.
 //!
@@ -39,8 +41,11 @@ pub enum LaneKind {
     Member,
     /// Any other server node seen in the trace (an apiserver).
     Server,
-    /// A client, scripted or generated; requests and watches live here.
+    /// A client, scripted or generated; requests and watches live here (etcd's and apiservers').
     Client,
+    /// An informer of a Kubernetes client: each list and watch event it believed, its relists, 410s,
+    /// tombstones and restarts, and its store at the end against etcd's.
+    Informer,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +96,19 @@ pub enum MarkerKind {
     Lease,
     /// Anything else a node wrote (a wait that held, a step not sent, the run's start and end).
     Note,
-    /// Where a violation's evidence is that no bar or tick shows (a missing watch event's place).
+    /// Where a violation's evidence is that no bar or tick shows (a missing watch event's place), or
+    /// where a failing Kubernetes step or informer guarantee points.
     Violation,
+    /// A relist announced a `DeletedFinalStateUnknown` tombstone: a DELETE the informer's watch missed.
+    Tombstone,
+    /// An informer's list or watch answered 410 Gone (or a watch's `ERROR 410`).
+    Expired,
+    /// An informer's process restarted: it forgot its store and its resourceVersion.
+    InformerRestart,
+    /// An informer's store at the end of the run, the same as etcd's objects.
+    StoreMatches,
+    /// An informer's store at the end of the run, not the same as etcd's objects (or etcd unread).
+    StoreDiffers,
 }
 
 /// A point in time on one lane.
@@ -136,25 +152,48 @@ pub struct Bar {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TickKind {
+    /// An etcd watch event, and etcd watch responses without events.
     Event,
     Created,
     Progress,
     Canceled,
+    /// An event of a Kubernetes watch (a `kube` step's or an `apiserver` workload's): ADDED, MODIFIED,
+    /// DELETED or BOOKMARK.
+    KubeEvent,
+    /// A Kubernetes watch's `ERROR` event (410 Gone, mostly).
+    KubeError,
+    /// An informer's first list: what it believed from then on.
+    InformerList,
+    /// A list after the first (after a 410, a failed watch, or a restart).
+    InformerRelist,
+    /// A watch event an informer applied to its store (a bookmark too).
+    InformerEvent,
 }
 
-/// One watch response's event (or a created, progress or cancel response) on the watching client's lane.
+impl TickKind {
+    /// Whether this is an etcd watch's, found by its history indices.
+    pub fn is_etcd(self) -> bool {
+        matches!(self, TickKind::Event | TickKind::Created | TickKind::Progress | TickKind::Canceled)
+    }
+}
+
+/// One watch response's event (or a created, progress or cancel response) on the watching client's lane;
+/// or a Kubernetes watch's event there; or a list or event on an informer's lane.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tick {
     pub lane: usize,
     pub at: u64,
     pub kind: TickKind,
-    /// The history's watch index (`watch#N`).
+    /// The history's watch index (`watch#N`); for a Kubernetes watch or an informer, its number among the
+    /// run's Kubernetes streams (which colours its ticks).
     pub watch: usize,
-    /// The event's revision (the header revision for a response without events).
+    /// The event's revision (the header revision for a response without events; a Kubernetes event's or
+    /// list's resourceVersion).
     pub revision: i64,
     pub label: String,
     pub line: Option<usize>,
-    /// Where it is in the history: response and event index (`None` for a response without events).
+    /// Where it is in the history: response and event index (`None` for a response without events). A
+    /// Kubernetes tick has response 0 and its index in its stream.
     pub response: usize,
     pub event: Option<usize>,
 }
@@ -203,4 +242,27 @@ impl Report {
     pub fn problems(&self) -> impl Iterator<Item = &Violation> {
         self.violations.iter().filter(|v| !v.expected)
     }
+
+    /// The requests (etcd's, apiservers', controllers' attempts and informers' lists) and the watch
+    /// events (etcd's, Kubernetes watches' and informers') the report shows.
+    pub fn counts(&self) -> Counts {
+        let lists =
+            self.ticks.iter().filter(|t| matches!(t.kind, TickKind::InformerList | TickKind::InformerRelist)).count();
+        let events = self.ticks.iter().filter(|t| {
+            matches!(t.kind, TickKind::Event | TickKind::KubeEvent | TickKind::KubeError | TickKind::InformerEvent)
+        });
+        Counts {
+            requests: self.bars.len() + lists,
+            watch_events: events.count(),
+            informers: self.lanes.iter().filter(|l| l.kind == LaneKind::Informer).count(),
+        }
+    }
+}
+
+/// What a report shows, counted (the summary line and `kubesim run --html`'s message).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub requests: usize,
+    pub watch_events: usize,
+    pub informers: usize,
 }

@@ -1,6 +1,9 @@
 // kubesim run report: draws the timeline from the JSON in #report-data on one canvas (lanes on simulated
 // time, zoom with the wheel or the buttons, pan by dragging), shows a hover tip and, on a click, the item's
 // full trace line, its detail and the trace around it. Text from the run is only ever set with textContent.
+// Tick kinds (see html.rs): 0-3 an etcd watch's event, created, progress and cancel; 4-5 a Kubernetes
+// watch's event and ERROR; 6-7 an informer's first list and relists (full height, with their
+// resourceVersion and apiserver); 8 an informer's event.
 "use strict";
 (function () {
   const body = document.body;
@@ -12,14 +15,19 @@
   const labels = document.getElementById("labels");
   const tip = document.getElementById("tip");
   const AXIS = 22;
-  const HEIGHT = { cluster: 26, member: 30, server: 30, client: 40 };
+  const HEIGHT = { cluster: 26, member: 30, server: 30, client: 40, informer: 34 };
   const OUTCOME = ["#2e9b4f", "#d32f2f", "#f0a020", "#9aa3af"];
   const OUTCOME_NAME = ["ok", "error", "unknown", "not sent"];
   const SPAN = { partition: "rgba(211,47,47,0.16)", clog: "rgba(240,160,32,0.22)", network: "rgba(240,160,32,0.12)",
     down: "rgba(40,40,40,0.22)", paused: "rgba(90,90,200,0.18)", failpoint: "rgba(156,39,176,0.10)" };
   const MARK = { leader: "#1f6feb", "stepped-down": "#7d8da8", compaction: "#00897b", snapshot: "#6a1b9a",
-    failpoint: "#9c27b0", fault: "#5a6475", panic: "#b71c1c", lease: "#8d6e63", note: "#b0b7c3", violation: "#d50000" };
-  const TICK = ["#3949ab", "#43a047", "#90a4ae", "#e65100"];
+    failpoint: "#9c27b0", fault: "#5a6475", panic: "#b71c1c", lease: "#8d6e63", note: "#b0b7c3", violation: "#d50000",
+    tombstone: "#4e342e", expired: "#e65100", "informer-restart": "#37474f", "store-matches": "#2e7d32",
+    "store-differs": "#c62828" };
+  const TICK = ["#3949ab", "#43a047", "#90a4ae", "#e65100", "#3949ab", "#e65100", "#00695c", "#ad1457", "#00897b"];
+  const TICK_NAME = { 6: "list", 7: "relist" };
+  // Kinds whose ticks take their watch's hue: etcd events, Kubernetes watch events, informer events.
+  const HUED = new Set([0, 4, 8]);
 
   // Lanes, stacked top to bottom under the time axis.
   const lanes = D.lanes.map(([name, kind], i) => ({ name, kind, i, h: HEIGHT[kind] || 30, y: 0 }));
@@ -166,18 +174,26 @@
     for (let k = lower(list, T.at, t0); k < list.length; k++) {
       const i = list[k];
       if (T.at[i] > t1) break;
-      const x = Math.floor(xOf(T.at[i])) + 0.5;
-      if (x === lastX && !hot.tick.has(i)) continue;
+      const x = Math.floor(xOf(T.at[i])) + 0.5, kind = T.kind[i], list6 = kind === 6 || kind === 7;
+      if (x === lastX && !hot.tick.has(i) && !list6) continue;
       lastX = x;
-      ctx.strokeStyle = hot.tick.has(i) ? "#d50000" : T.kind[i] === 0 ? `hsl(${(T.watch[i] * 67) % 360},60%,40%)` : TICK[T.kind[i]];
-      ctx.lineWidth = hot.tick.has(i) ? 3 : 1;
-      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + h); ctx.stroke();
+      ctx.strokeStyle = hot.tick.has(i) ? "#d50000" : HUED.has(kind) ? `hsl(${(T.watch[i] * 67) % 360},60%,40%)` : TICK[kind];
+      ctx.lineWidth = hot.tick.has(i) ? 3 : list6 ? 2 : 1;
+      // A list replaces what the informer believes: it spans the lane; events sit in its lower half.
+      const a = list6 ? l.y + 3 : top, b = list6 ? l.y + l.h - 3 : top + h;
+      ctx.beginPath(); ctx.moveTo(x, a); ctx.lineTo(x, b); ctx.stroke();
+      if (list6) { ctx.beginPath(); ctx.moveTo(x, a); ctx.lineTo(x + 4, a); ctx.moveTo(x, b); ctx.lineTo(x + 4, b); ctx.stroke(); }
       ctx.lineWidth = 1;
-      // Revisions beside the ticks when there is room.
-      if (x - lastText > 34 && T.kind[i] === 0) {
-        ctx.fillStyle = "#3a4252"; ctx.font = "10px sans-serif";
-        ctx.fillText("r" + T.rev[i], x + 2, top + h - 2);
-        lastText = x;
+      // Revisions beside the ticks when there is room; a list's apiserver too.
+      if (x - lastText > 34 && (HUED.has(kind) || list6)) {
+        ctx.fillStyle = list6 ? TICK[kind] : "#3a4252"; ctx.font = "10px sans-serif";
+        let text = "r" + T.rev[i];
+        if (list6) {
+          const from = /from (\S+?):/.exec(lineText(T, i));
+          text = TICK_NAME[kind] + " " + text + (from ? " " + from[1] : "");
+        }
+        ctx.fillText(text, x + 3, list6 ? l.y + 12 : top + h - 2);
+        lastText = x + (list6 ? ctx.measureText(text).width : 0);
       }
     }
   }
@@ -189,7 +205,7 @@
       const i = list[k];
       if (M.at[i] > t1) break;
       const x = xOf(M.at[i]), kind = M.kind[i];
-      const big = kind === "violation" || kind === "panic" || hot.marker.has(i);
+      const big = kind === "violation" || kind === "panic" || kind === "store-differs" || hot.marker.has(i);
       const r = big ? 6 : kind === "note" ? 2.5 : 4;
       const cy = l.y + (kind === "note" ? l.h - 5 : 7);
       ctx.fillStyle = MARK[kind] || "#888";
@@ -278,7 +294,7 @@
     };
     const m = near(marksBy[l.i], D.markers.at, "marker");
     if (m) return m;
-    if (l.kind === "client" && yy > l.y + l.h * 0.5) {
+    if ((l.kind === "client" && yy > l.y + l.h * 0.5) || l.kind === "informer") {
       const tk = near(ticksBy[l.i], D.ticks.at, "tick");
       if (tk) return tk;
     }
@@ -406,6 +422,11 @@
   OUTCOME.forEach((c, i) => swatch(c, OUTCOME_NAME[i]));
   for (const k of ["partition", "clog", "down", "paused", "failpoint"]) swatch(SPAN[k], k);
   for (const k of ["leader", "compaction", "snapshot", "violation"]) swatch(MARK[k], k);
+  // The Kubernetes marks, only where a run has informers.
+  if (lanes.some((l) => l.kind === "informer")) {
+    swatch(TICK[6], "list"); swatch(TICK[7], "relist");
+    for (const [k, text] of [["expired", "410"], ["tombstone", "tombstone"], ["store-matches", "store = etcd"], ["store-differs", "store \u2260 etcd"]]) swatch(MARK[k], text);
+  }
 
   window.addEventListener("resize", () => { resize(); draw(); });
   resize();
@@ -415,6 +436,8 @@
   body.dataset.lanes = String(lanes.length);
   body.dataset.bars = String(D.bars.lane.length);
   body.dataset.ticks = String(D.ticks.lane.length);
+  body.dataset.kubeTicks = String(D.ticks.kind.filter((k) => k >= 4).length);
+  body.dataset.informers = String(lanes.filter((l) => l.kind === "informer").length);
   body.dataset.violations = String(D.violations.length);
   body.dataset.rendered = "yes";
   body.dataset.renderedMs = performance.now().toFixed(1);

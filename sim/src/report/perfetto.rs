@@ -1,16 +1,18 @@
 //! Writes a [`Report`] in the Chrome trace-event JSON format (the "JSON Object Format" with a
 //! `traceEvents` array), which Perfetto and `chrome://tracing` open as it is: one process for the run,
 //! one thread track per node and client (named by `thread_name` metadata, ordered by
-//! `thread_sort_index`), requests as complete events (`X`) with the trace line and the detail in `args`,
-//! markers and watch events as thread-scoped instant events (`i`), fault spans as complete events on a
-//! second track per node (`etcd-2 faults`), and violations as global instant events.
+//! `thread_sort_index`; an informer's lane is a track too), requests as complete events (`X`) with the
+//! trace line and the detail in `args` (etcd's, the Kubernetes clients' and controllers' attempts alike),
+//! markers and watch events as thread-scoped instant events (`i`, categorised by kind: `watch-event`,
+//! `kube-watch-event`, `informer-list`, ...), fault spans and watch lives as complete events on a second
+//! track per node (`etcd-2 faults`), and violations as global instant events.
 //!
 //! Complete events on one track must nest, so events that overlap without nesting (a request that
 //! outlives the next one's start, rare) move to an extra track of the same lane (`c3 #2`).
 
 use serde_json::{json, Value};
 
-use super::html::{details, marker_kind, outcome_name, span_kind};
+use super::html::{details, marker_kind, outcome_name, span_kind, tick_name};
 use super::model::Report;
 
 /// Microseconds with nanosecond precision, the format's time unit.
@@ -100,7 +102,7 @@ pub fn trace_events(r: &Report) -> Value {
     }
     for t in &r.ticks {
         events.push(json!({
-            "name": t.label, "cat": "watch", "ph": "i", "s": "t", "ts": us(t.at), "pid": PID,
+            "name": t.label, "cat": tick_name(t.kind), "ph": "i", "s": "t", "ts": us(t.at), "pid": PID,
             "tid": 1000 * t.lane as u64 + 1, "args": { "watch": t.watch, "revision": t.revision, "trace": line(t.line) },
         }));
     }

@@ -1,12 +1,16 @@
-//! [`RunData`] from what a scenario run already holds: its trace and history, its judgement (each
-//! failing expectation placed at its step's request or watch), the members' and clients' names, and the
-//! member panics. Also from a generated traffic run (`kubesim traffic`), whose checks must all hold.
+//! [`RunData`] from what a scenario run already holds: its trace and history, what its Kubernetes steps
+//! and `apiserver` workloads recorded ([`scenario_kube`](super::scenario_kube)), its judgement (each
+//! failing expectation placed at its step's request, watch, attempts or informer beliefs), the members'
+//! and clients' names, and the member panics. Also from a generated traffic run (`kubesim traffic`), whose
+//! checks must all hold.
 
-use super::input::{CheckInput, FindingInput, RunData, Target};
+use super::input::{CheckInput, FindingInput, KubeData, RunData, Target};
+use super::scenario_kube::{self, KubeSteps};
 use crate::history::{ClientId, OpId};
 use crate::run::RunReport;
 use crate::scenario::execute::{Observed, ScenarioRun};
 use crate::scenario::judge::Judgement;
+use crate::scenario::steps::informer::guarantees::{MATCHES_ETCD, NEVER_BACK_IN_TIME};
 use crate::scenario::Scenario;
 
 /// Client names in the order the run numbered them: scripted clients in file order, then every
@@ -29,14 +33,16 @@ pub fn from_scenario<'a>(
         .iter()
         .map(|c| CheckInput { guarantee: c.guarantee.to_string(), must_hold: Some(c.must_hold), verdict: &c.verdict })
         .collect();
+    let kube = scenario_kube::collect(run);
     let findings = judgement
         .failures()
         .map(|f| FindingInput {
+            kind: finding_kind(f.key).to_string(),
             who: f.who.clone(),
             at: f.at.clone(),
             what: f.what.clone(),
             detail: f.detail.clone(),
-            target: target(scenario, run, &f.who),
+            targets: targets(scenario, run, &kube, &f.who, f.key),
         })
         .collect();
     RunData {
@@ -45,6 +51,7 @@ pub fn from_scenario<'a>(
         seed: run.seed,
         trace: &run.trace,
         history: Some(&run.history),
+        kube: kube.data,
         members: scenario.cluster.member_names(),
         clients: client_names(scenario),
         checks,
@@ -57,22 +64,39 @@ pub fn from_scenario<'a>(
     }
 }
 
-/// Where the step `who` (`client/label`) is on the timeline: its request (a client's KV steps and its
-/// history ops correspond one to one, in order) or its watch.
-fn target(scenario: &Scenario, run: &ScenarioRun, who: &str) -> Option<Target> {
-    let (c, record) = run.clients.iter().enumerate().find(|(_, r)| who.starts_with(&format!("{}/", r.name)))?;
+/// `expectation`, or for the informer guarantees every informer step is judged by, the guarantee.
+fn finding_kind(key: &str) -> &str {
+    match key {
+        NEVER_BACK_IN_TIME | MATCHES_ETCD => key,
+        _ => "expectation",
+    }
+}
+
+/// What the step `who` (`client/label`) is on the timeline, for a failing finding on `key`: its request (a
+/// client's KV steps and its history ops correspond one to one, in order), its watch, or what its
+/// Kubernetes step recorded.
+fn targets(
+    scenario: &Scenario,
+    run: &ScenarioRun,
+    kube: &KubeSteps<'_>,
+    who: &str,
+    key: &str,
+) -> Vec<(Target, String)> {
+    let found = run.clients.iter().enumerate().find(|(_, r)| who.starts_with(&format!("{}/", r.name)));
+    let Some((c, record)) = found else { return Vec::new() };
     let label = &who[record.name.len() + 1..];
-    let s = record.steps.iter().position(|st| st.label == label)?;
+    let Some(s) = record.steps.iter().position(|st| st.label == label) else { return Vec::new() };
     match &record.steps[s].observed {
-        Observed::Watch(Ok(id)) => Some(Target::Watch(*id)),
+        Observed::Watch(Ok(id)) => vec![(Target::Watch(*id), format!("{id}, the step's watch"))],
         Observed::Kv(_) => {
             let nth = record.steps[..s].iter().filter(|st| matches!(st.observed, Observed::Kv(_))).count();
             let client = ClientId(c as u32 + 1);
             debug_assert_eq!(client_names(scenario)[c], record.name);
-            let op = run.history.ops.iter().enumerate().filter(|(_, o)| o.client == client).nth(nth)?.0;
-            Some(Target::Op(OpId(op)))
+            let op = run.history.ops.iter().enumerate().filter(|(_, o)| o.client == client).nth(nth);
+            op.map(|(op, _)| (Target::Op(OpId(op)), format!("the step's request, {}", OpId(op)))).into_iter().collect()
         }
-        _ => None,
+        Observed::Kube(_) => kube.targets(run, c, s, key),
+        _ => Vec::new(),
     }
 }
 
@@ -90,6 +114,7 @@ pub fn from_traffic<'a>(report: &'a RunReport, members: usize, source: &'a str) 
         seed: report.run.seed,
         trace: &report.run.trace,
         history: Some(&report.run.history),
+        kube: KubeData::default(),
         members: (1..=members).map(|i| format!("etcd-{i}")).collect(),
         clients: Vec::new(),
         checks,

@@ -1,8 +1,9 @@
 //! Reads the trace's text back into timed events: `t=1.311s etcd-2 leader term=3` is a leader marker on
 //! etcd-2's lane at 1.311 s. The trace is the one record of what nodes did on their own (faults, leaders,
 //! compactions, snapshot installs, failpoints, panics), so the report reads those from it rather than
-//! asking the run to record them twice. Requests and watch events come from the history instead, which
-//! has their invocation times; their trace lines are matched to them for the full text.
+//! asking the run to record them twice. Requests and watch events come from the history and the
+//! Kubernetes steps' records instead, which have their start times; their trace lines are matched to them
+//! for the full text.
 
 /// One trace line, split.
 #[derive(Clone, Debug, PartialEq, Eq)]

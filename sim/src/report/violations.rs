@@ -2,21 +2,24 @@
 //! ops the linearizability search could not place, split into the last ops it placed and those that do
 //! not fit, as porcupine shows them; a watch's duplicated or out-of-order events; the response that
 //! should have carried a missing event, marked where the event belonged), failing expectations at their
-//! step's request or watch, member panics, the panic that stopped a run, and a run out of time.
+//! step's request or watch (a Kubernetes step's request, watch events or controller attempts; an
+//! informer's belief, 410s or store, with a violation marker where the finding points), member panics,
+//! the panic that stopped a run, and a run out of time.
 
 use std::collections::BTreeMap;
 
 use super::input::{RunData, Target};
+use super::kube::Placed;
 use super::model::{CheckLine, Marker, MarkerKind, Pointer, Report, SpanKind, Violation};
 use crate::checker::{Culprit, Verdict};
 
 /// Adds the checks' lines, the violations and the verdict to `report`, whose bars, ticks and markers
-/// are already built.
-pub fn add(data: &RunData<'_>, report: &mut Report) {
+/// are already built (`placed`: where the Kubernetes clients' items went).
+pub fn add(data: &RunData<'_>, placed: &Placed, report: &mut Report) {
     let bar_of: BTreeMap<usize, usize> =
         report.bars.iter().enumerate().filter_map(|(b, bar)| bar.op.map(|op| (op, b))).collect();
     let mut tick_of: BTreeMap<(usize, usize, Option<usize>), usize> = BTreeMap::new();
-    for (t, tick) in report.ticks.iter().enumerate() {
+    for (t, tick) in report.ticks.iter().enumerate().filter(|(_, t)| t.kind.is_etcd()) {
         tick_of.entry((tick.watch, tick.response, tick.event)).or_insert(t);
         tick_of.entry((tick.watch, tick.response, None)).or_insert(t);
     }
@@ -102,34 +105,55 @@ pub fn add(data: &RunData<'_>, report: &mut Report) {
     }
     for f in &data.findings {
         let mut pointers = Vec::new();
-        match f.target {
-            Some(Target::Op(op)) => {
-                if let Some(&b) = bar_of.get(&op.0) {
-                    pointers.push((Pointer::Bar(b), format!("the step's request, {op}")));
+        for (target, role) in &f.targets {
+            match *target {
+                Target::Op(op) => {
+                    if let Some(&b) = bar_of.get(&op.0) {
+                        pointers.push((Pointer::Bar(b), role.clone()));
+                    }
+                }
+                Target::Watch(w) => {
+                    if let Some(&t) = tick_of.get(&(w.0, 0, None)) {
+                        pointers.push((Pointer::Tick(t), role.clone()));
+                    } else if let Some(s) =
+                        report.spans.iter().find(|s| s.kind == SpanKind::Watch && s.label.starts_with(&format!("{w} ")))
+                    {
+                        let (lane, at) = (s.lane, s.start);
+                        let line = s.line;
+                        report.markers.push(Marker {
+                            lane,
+                            kind: MarkerKind::Violation,
+                            at,
+                            label: role.clone(),
+                            line,
+                        });
+                        pointers.push((Pointer::Marker(report.markers.len() - 1), role.clone()));
+                    }
+                }
+                kube => {
+                    for p in kube_pointers(placed, kube) {
+                        pointers.push((p, role.clone()));
+                    }
                 }
             }
-            Some(Target::Watch(w)) => {
-                if let Some(&t) = tick_of.get(&(w.0, 0, None)) {
-                    pointers.push((Pointer::Tick(t), format!("{w}, the step's watch")));
-                } else if let Some(s) =
-                    report.spans.iter().find(|s| s.kind == SpanKind::Watch && s.label.starts_with(&format!("{w} ")))
-                {
-                    let (lane, at) = (s.lane, s.start);
-                    report.markers.push(Marker {
-                        lane,
-                        kind: MarkerKind::Violation,
-                        at,
-                        label: format!("{w}, the step's watch"),
-                        line: s.line,
-                    });
-                    pointers.push((Pointer::Marker(report.markers.len() - 1), format!("{w}, the step's watch")));
-                }
-            }
-            None => {}
         }
+        // A Kubernetes finding's evidence gets a violation marker where it points first: a tick or a bar
+        // alone is easy to miss on a busy lane.
+        let kube = f.targets.iter().any(|(t, _)| !matches!(t, Target::Op(_) | Target::Watch(_)));
+        if let (true, Some((first, _))) = (kube, pointers.first()) {
+            let (lane, at) = place(report, first);
+            let label = format!("{}: {}", f.who, f.what);
+            report.markers.push(Marker { lane, kind: MarkerKind::Violation, at, label: label.clone(), line: None });
+            pointers.push((Pointer::Marker(report.markers.len() - 1), label));
+        }
+        // A guarantee a step is judged by on its own (an informer's) is the kind; its detail says how.
+        let title = match f.kind.as_str() {
+            "expectation" => format!("{}: {}", f.who, f.what),
+            _ => format!("{}, broken: {}", f.who, short(&f.detail)),
+        };
         out.push(Violation {
-            kind: "expectation".into(),
-            title: format!("{}: {}", f.who, f.what),
+            kind: f.kind.clone(),
+            title,
             detail: format!("{} ({})\n{}", f.who, f.at, f.detail),
             expected: false,
             pointers,
@@ -204,6 +228,19 @@ fn marker_pointers(report: &Report, kind: MarkerKind, lane: impl Fn(&str) -> boo
         .filter(|&m| report.markers[m].kind == kind && lane(&report.lanes[report.markers[m].lane].name))
         .map(|m| (Pointer::Marker(m), report.markers[m].label.clone()))
         .collect()
+}
+
+/// What a Kubernetes target is on the timeline.
+fn kube_pointers(placed: &Placed, target: Target) -> Vec<Pointer> {
+    let one = |p: Option<&Option<Pointer>>| p.cloned().flatten().into_iter().collect();
+    match target {
+        Target::KubeCall(i) => one(placed.calls.get(i)),
+        Target::KubeEvent(i) => one(placed.events.get(i)),
+        Target::Belief(i, j) => one(placed.beliefs.get(i).and_then(|b| b.get(j))),
+        Target::Store(i) => one(placed.stores.get(i)),
+        Target::Expired(i) => placed.expired.get(i).cloned().unwrap_or_default(),
+        Target::Op(_) | Target::Watch(_) => Vec::new(),
+    }
 }
 
 /// The lane and time of what `p` points at.

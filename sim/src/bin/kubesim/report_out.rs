@@ -131,14 +131,15 @@ pub fn write(args: &ReportArgs, data: &report::RunData<'_>) -> bool {
 fn save(path: &Path, text: &str, what: &str, took: std::time::Duration, r: &Report) -> bool {
     match std::fs::write(path, text) {
         Ok(()) => {
+            let counts = r.counts();
             eprintln!(
                 "kubesim: {what} written to {} ({} bytes; {} lanes, {} requests, {} watch events, {} violations; \
                  built in {:.1} ms)",
                 path.display(),
                 text.len(),
                 r.lanes.len(),
-                r.bars.len(),
-                r.ticks.len(),
+                counts.requests,
+                counts.watch_events,
                 r.violations.len(),
                 took.as_secs_f64() * 1e3
             );

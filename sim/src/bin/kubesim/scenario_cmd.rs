@@ -145,6 +145,7 @@ fn aborted(
         seed,
         trace: &captured.lines,
         history: None,
+        kube: sim::report::KubeData::default(),
         members: scenario.cluster.member_names(),
         clients,
         checks: Vec::new(),

@@ -6,6 +6,7 @@ use super::{cache_parity, consistent_read, watch_from_rv, ApiGuarantee};
 use crate::history::apiserver::{
     ApiCall, ApiHistory, ApiOp, ApiOutcome, ApiWatch, Change, ChangeKind, Refusal, WatchEnd, WatchedEvent, WatchedKind,
 };
+use crate::history::Nanos;
 
 const A: &str = "/registry/configmaps/ns/a";
 const B: &str = "/registry/configmaps/ns/b";
@@ -18,11 +19,11 @@ fn changes() -> Vec<Change> {
 }
 
 fn event(kind: WatchedKind, key: &str, rv: u64) -> WatchedEvent {
-    WatchedEvent { kind, key: key.into(), rv }
+    WatchedEvent { kind, key: key.into(), rv, at: Nanos(0) }
 }
 
 fn watch(from: u64, events: Vec<WatchedEvent>, end: WatchEnd) -> ApiWatch {
-    ApiWatch { client: "c1".into(), prefix: PREFIX.into(), from, events, end }
+    ApiWatch { client: "c1".into(), prefix: PREFIX.into(), from, events, end, opened_at: Nanos(0), ended_at: Nanos(0) }
 }
 
 fn history(ops: Vec<ApiOp>, watches: Vec<ApiWatch>) -> ApiHistory {
@@ -30,7 +31,8 @@ fn history(ops: Vec<ApiOp>, watches: Vec<ApiWatch>) -> ApiHistory {
 }
 
 fn op(invoked: u64, returned: u64, call: ApiCall, outcome: ApiOutcome) -> ApiOp {
-    ApiOp { client: "c1".into(), invoked, returned, call, outcome }
+    let (invoked_at, returned_at) = (Nanos(invoked), Nanos(returned));
+    ApiOp { client: "c1".into(), invoked, returned, invoked_at, returned_at, call, outcome }
 }
 
 #[test]
