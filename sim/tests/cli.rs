@@ -164,3 +164,23 @@ fn shrink_refuses_a_passing_seed() {
     assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
     assert!(text(&out.stderr).contains("passes"), "{}", shown(&out));
 }
+
+/// A zoo entry shrinks with its switch on (`--zoo`), into the author's file less what the failure did not
+/// need: its comments stay, and the replay command and the file's first line carry the switch.
+#[test]
+fn shrink_with_a_bug_switch_keeps_the_switch_and_the_authors_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let zoo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/zoo/crash-keeps-acknowledged-writes.toml");
+    let out_file = dir.path().join("crash.shrunk.toml");
+    let out =
+        kubesim(&["shrink", zoo.to_str().unwrap(), "--zoo", "--seed-tries", "0", "--out", out_file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    assert!(text(&out.stdout).contains("--seed 1 --zoo`"), "{}", shown(&out));
+    let shrunk = std::fs::read_to_string(&out_file).unwrap();
+    assert!(shrunk.lines().next().unwrap().ends_with("with --zoo)."), "{shrunk}");
+    assert!(shrunk.contains("\n# How: the apiserver's writes (a pod created and bound, a configmap)"), "{shrunk}");
+    let with = kubesim(&["run", out_file.to_str().unwrap(), "--zoo", "--json"]);
+    assert_eq!(with.status.code(), Some(1), "{}", shown(&with));
+    let without = kubesim(&["run", out_file.to_str().unwrap(), "--json"]);
+    assert_eq!(without.status.code(), Some(0), "{}", shown(&without));
+}
