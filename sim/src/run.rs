@@ -94,6 +94,7 @@ impl RunConfig {
             linearizable_skipped: None,
             fail: BTreeSet::new(),
             cache_parity: None,
+            writes_kept: None,
             zoo: None,
             notes: Vec::new(),
             relations: Vec::new(),

@@ -1,7 +1,8 @@
 //! The `kubesim` commands that drive other runs, tested as a user runs them: as processes, by exit code,
 //! output and the files they write. `sweep` (pass, fail, shards merged, invalid input), `check-determinism`
 //! and `shrink`, over the small scenarios in `tests/data/`: `put-then-get.toml` passes, and
-//! `injected-watch-drop.toml` fails Reliable through a failpoint that drops watch responses.
+//! `injected-watch-drop.toml` fails Reliable through a failpoint that drops watch responses. And the
+//! README's main job: `kubesim run` prints what the README shows it printing, down to the trace hash.
 #![cfg(madsim)]
 
 use std::path::{Path, PathBuf};
@@ -183,4 +184,37 @@ fn shrink_with_a_bug_switch_keeps_the_switch_and_the_authors_comments() {
     assert_eq!(with.status.code(), Some(1), "{}", shown(&with));
     let without = kubesim(&["run", out_file.to_str().unwrap(), "--json"]);
     assert_eq!(without.status.code(), Some(0), "{}", shown(&without));
+}
+
+/// The console block that shows the main job: the lines after its `$ cargo kubesim run` line.
+fn shown_in_readme(readme: &str) -> (String, Vec<String>) {
+    let start = "$ cargo kubesim run scenarios/";
+    let at = readme.find(start).expect("the README shows the main job");
+    let block = &readme[at..readme[at..].find("\n```").map_or(readme.len(), |end| at + end)];
+    let mut lines = block.lines();
+    let command = lines.next().expect("the command line").trim_start_matches("$ cargo kubesim run ").to_string();
+    (command, lines.map(str::to_string).collect())
+}
+
+#[test]
+fn the_readme_shows_what_the_main_job_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let (file, expected) = shown_in_readme(&readme);
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_kubesim")).current_dir(&root).args(["run", file.as_str()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    // Each line the README shows is printed, after the one before it; `...` skips any number of lines.
+    let mut from = 0;
+    for line in expected.iter().filter(|l| l.as_str() != "...") {
+        match printed[from..].iter().position(|p| p == line) {
+            Some(i) => from += i + 1,
+            None => panic!(
+                "README.md shows {line:?}, which `kubesim run {file}` does not print (after line {from}); the run \
+                 prints:\n{}",
+                printed.join("\n")
+            ),
+        }
+    }
 }

@@ -49,6 +49,8 @@ pub struct Scenario {
     /// `WriteOutcomesSameWithoutWatchCache`: must hold (`Some(true)`), must fail (`Some(false)`), or not
     /// asked (`None`, and the run has no twin without watch caches).
     pub cache_parity: Option<bool>,
+    /// `AcknowledgedWritesKept`: must hold, must fail, or not asked (and then its etcd reads are not made).
+    pub writes_kept: Option<bool>,
     /// The bug zoo entry this scenario is, if any.
     pub zoo: Option<ZooEntry>,
     /// Expectations about several steps at once.

@@ -122,6 +122,7 @@ const KUBE_BAD: &[(&str, &str, &str, &str)] = &[
     ("apiserver settings for a missing apiserver", "[[apiserver]]\nname = \"apiserver-5\"\nwatch_cache = false\n", "8:8", "no apiserver is named \"apiserver-5\"; expected one of"),
     ("apiserver workload without apiservers", "# etcd\n[[workload]]\nname = \"t\"\nkind = \"apiserver\"\nclients = 1\nops = 5\n", "6:8", "the cluster has none; set `[cluster] apiservers`"),
     ("unknown apiserver failpoint", "[[failpoint]]\nnode = \"apiserver-1\"\npoint = \"before-compact\"\naction = \"drop\"\n", "7:1", "no failpoint is named \"before-compact\""),
+    ("kept writes without writes", "[[client.step]]\nkube = { verb = \"list\", resource = \"configmaps\" }\n[checks]\nhold = [\"AcknowledgedWritesKept\"]\n", "10:9", "AcknowledgedWritesKept judges the scenario's `kube` writes, and it has none"),
     ("cache parity without writes", "[checks]\nhold = [\"WriteOutcomesSameWithoutWatchCache\"]\n", "8:9", "no writes to compare"),
     ("cache parity without a watch cache", "# etcd\n[checks]\nhold = [\"WriteOutcomesSameWithoutWatchCache\"]\n", "5:9", "no apiserver has a watch cache"),
     ("unknown check", "# etcd\n[checks]\nhold = [\"Linearisable\"]\n", "5:9", "unknown variant `Linearisable`, expected one of"),
@@ -547,4 +548,20 @@ fn relations_are_judged_across_steps() {
     );
     let before = findings(&format!("{a}{read}{b}"));
     assert_eq!(before[1], (false, "b at revision 3, read at revision 2".to_string()));
+}
+
+/// `AcknowledgedWritesKept` holds over the library's crash scenario, and names every acknowledged write a
+/// member that acknowledges before its disk syncs (`skip-sync`, etcd #14370) loses in the crash.
+#[test]
+fn acknowledged_writes_kept_catches_writes_a_crash_lost() {
+    let text = include_str!("../../../scenarios/apiserver-writes-survive-member-crash.toml");
+    let clean = parse("crash.toml", text).unwrap();
+    let j = judge::judge(&clean, &run(&clean, 1));
+    let kept = j.findings.iter().find(|f| f.what == "AcknowledgedWritesKept").unwrap();
+    assert!(kept.pass && kept.detail.starts_with("5 acknowledged writes found in etcd"), "{kept:?}");
+    let mut buggy = parse("crash.toml", text).unwrap();
+    buggy.turn_on("skip-sync").unwrap();
+    let j = judge::judge(&buggy, &run(&buggy, 1));
+    let kept = j.findings.iter().find(|f| f.what == "AcknowledgedWritesKept").unwrap();
+    assert!(!kept.pass && kept.detail.starts_with("5 acknowledged writes lost"), "{kept:?}");
 }

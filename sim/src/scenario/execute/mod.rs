@@ -13,6 +13,7 @@ pub mod api_workload;
 pub(crate) mod lifecycle;
 mod phases;
 mod script;
+pub mod writes_kept;
 
 pub use crate::scenario::steps::observed::{AuthOutcome, KubeEvent, KubeResult, Observed};
 
@@ -62,6 +63,9 @@ pub struct ScenarioRun {
     /// The same seed with every apiserver's watch cache off, when the scenario checks
     /// `WriteOutcomesSameWithoutWatchCache`.
     pub without_watch_cache: Option<Box<ScenarioRun>>,
+    /// The scripted clients' acknowledged writes as etcd holds them, when the scenario checks
+    /// `AcknowledgedWritesKept`.
+    pub writes_kept: Option<Vec<writes_kept::KeptWrite>>,
 }
 
 impl ScenarioRun {
@@ -136,6 +140,13 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     phases::stop_faults(scenario, &faults, &stop, nemesis, &scheduled).await;
     madsim::time::sleep(Duration::from_millis(scenario.settle_ms)).await;
     let informers = informer::close(&ctx, &cluster).await;
+    let writes_kept = match scenario.writes_kept {
+        Some(_) => {
+            let done = records.lock().expect("records lock").clone();
+            Some(writes_kept::read(scenario, &done, &cluster, ctx.request_timeout).await)
+        }
+        None => None,
+    };
     let watches = phases::close_watches(&ctx).await;
     let kube_events = phases::close_kube_watches(&ctx).await;
     let api_history = match api {
@@ -160,6 +171,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         sim_time: madsim::time::TimeHandle::current().elapsed(),
         api_history,
         without_watch_cache: None,
+        writes_kept,
     }
 }
 

@@ -28,16 +28,22 @@ pub enum CheckName {
     History(Guarantee),
     /// The same seed without watch caches gives the same write outcomes.
     WriteOutcomesSameWithoutWatchCache,
+    /// Every scripted `kube` write an apiserver acknowledged is in etcd's history at the resourceVersion it
+    /// was acknowledged with.
+    AcknowledgedWritesKept,
 }
 
 /// The name of the check that needs a second run.
 pub const CACHE_PARITY: &str = "WriteOutcomesSameWithoutWatchCache";
+/// The name of the check of scripted `kube` writes against etcd.
+pub const WRITES_KEPT: &str = "AcknowledgedWritesKept";
 
 impl CheckName {
     /// Every name a scenario may write, in the order errors list them.
     pub fn known() -> Vec<String> {
         let mut names: Vec<String> = Guarantee::ALL.iter().map(|g| format!("{g:?}")).collect();
         names.push(CACHE_PARITY.to_string());
+        names.push(WRITES_KEPT.to_string());
         names
     }
 }
@@ -47,6 +53,7 @@ impl std::fmt::Display for CheckName {
         match self {
             CheckName::History(g) => write!(f, "{g:?}"),
             CheckName::WriteOutcomesSameWithoutWatchCache => f.write_str(CACHE_PARITY),
+            CheckName::AcknowledgedWritesKept => f.write_str(WRITES_KEPT),
         }
     }
 }
@@ -59,6 +66,9 @@ impl std::str::FromStr for CheckName {
     fn from_str(name: &str) -> Result<CheckName, String> {
         if name == CACHE_PARITY {
             return Ok(CheckName::WriteOutcomesSameWithoutWatchCache);
+        }
+        if name == WRITES_KEPT {
+            return Ok(CheckName::AcknowledgedWritesKept);
         }
         match Guarantee::ALL.iter().find(|g| format!("{g:?}") == name) {
             Some(g) => Ok(CheckName::History(*g)),

@@ -19,6 +19,8 @@ pub(super) struct Wanted {
     pub fail: BTreeSet<Guarantee>,
     /// `WriteOutcomesSameWithoutWatchCache`: must hold (`Some(true)`), must fail, or not asked.
     pub cache_parity: Option<bool>,
+    /// `AcknowledgedWritesKept`: must hold, must fail, or not asked.
+    pub writes_kept: Option<bool>,
     pub hold_explicit: bool,
     /// Why `Linearizable` cannot judge the KV history, if it cannot.
     pub linearizable_skipped: Option<String>,
@@ -41,7 +43,7 @@ pub(super) fn checks(
         list.iter()
             .filter_map(|(c, _)| match c {
                 CheckName::History(g) => Some(*g),
-                CheckName::WriteOutcomesSameWithoutWatchCache => None,
+                CheckName::WriteOutcomesSameWithoutWatchCache | CheckName::AcknowledgedWritesKept => None,
             })
             .collect()
     };
@@ -72,10 +74,23 @@ pub(super) fn checks(
             }
         }
     }
+    let named: Vec<(&(CheckName, Range<usize>), bool)> =
+        held.iter().map(|c| (c, true)).chain(failed.iter().map(|c| (c, false))).collect();
+    let kube_writes = clients.iter().flat_map(|c| &c.steps).any(|s| matches!(&s.op, Op::Kube(k) if k.verb.is_write()));
+    let kept = CheckName::AcknowledgedWritesKept;
+    let writes_kept = match named.iter().find(|((c, _), _)| *c == kept) {
+        Some(((_, at), _)) if !kube_writes => {
+            return Err(src.err(
+                at.clone(),
+                format!("{kept} judges the scenario's `kube` writes, and it has none: expected `kube` write steps"),
+            ))
+        }
+        Some((_, must_hold)) => Some(*must_hold),
+        None => None,
+    };
     let parity = CheckName::WriteOutcomesSameWithoutWatchCache;
-    let named = held.iter().map(|c| (c, true)).chain(failed.iter().map(|c| (c, false)));
-    let Some(((_, at), must_hold)) = named.into_iter().find(|((c, _), _)| *c == parity) else {
-        return Ok(Wanted { hold, fail, cache_parity: None, hold_explicit, linearizable_skipped });
+    let Some(((_, at), must_hold)) = named.iter().find(|((c, _), _)| *c == parity).copied() else {
+        return Ok(Wanted { hold, fail, cache_parity: None, writes_kept, hold_explicit, linearizable_skipped });
     };
     if !spec.apiservers.iter().any(|a| a.watch_cache) {
         return Err(src.err(
@@ -84,7 +99,6 @@ pub(super) fn checks(
         ));
     }
     let script = workloads.iter().any(|w| w.script.is_some());
-    let kube_writes = clients.iter().flat_map(|c| &c.steps).any(|s| matches!(&s.op, Op::Kube(k) if k.verb.is_write()));
     if !script && !kube_writes {
         return Err(src.err(
             at.clone(),
@@ -94,7 +108,7 @@ pub(super) fn checks(
             ),
         ));
     }
-    Ok(Wanted { hold, fail, cache_parity: Some(must_hold), hold_explicit, linearizable_skipped })
+    Ok(Wanted { hold, fail, cache_parity: Some(must_hold), writes_kept, hold_explicit, linearizable_skipped })
 }
 
 /// Beside apiservers, the KV history holds only the etcd clients' requests, while the apiservers' writes take

@@ -81,6 +81,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         linearizable_skipped: wanted.linearizable_skipped,
         fail: wanted.fail,
         cache_parity: wanted.cache_parity,
+        writes_kept: wanted.writes_kept,
         zoo,
         notes,
         relations,
