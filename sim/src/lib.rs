@@ -31,7 +31,6 @@ pub mod client;
 #[cfg(madsim)]
 pub mod cluster;
 #[cfg(madsim)]
-#[cfg(madsim)]
 pub mod fault;
 #[cfg(madsim)]
 pub mod run;
