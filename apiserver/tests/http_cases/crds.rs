@@ -294,11 +294,12 @@ pub fn cases() -> Vec<Case> {
                 get(&format!("{CRDS}/widgets.g.example.com"))
                     .field("/status/conditions/2/reason", json!("InstanceDeletionInProgress"))
                     .eventually(),
-                post(&widgets("g.example.com"), &widget("late", json!({"size": 1}), "g.example.com")).status(
-                    405,
-                    "MethodNotAllowed",
-                    "create not allowed while custom resource definition is terminating",
-                ),
+                // The handler reads the CRD from its informer, as upstream's crdHandler reads its lister, so
+                // it may still take one create before it sees the CRD terminating; the cleanup deletes that
+                // object too (it lists again until nothing is left).
+                post(&widgets("g.example.com"), &widget("late", json!({"size": 1}), "g.example.com"))
+                    .status(405, "MethodNotAllowed", "create not allowed while custom resource definition is terminating")
+                    .eventually(),
                 patch(&format!("{}/held", widgets("g.example.com")), "application/merge-patch+json", r#"{"metadata":{"finalizers":null}}"#),
                 get(&format!("{CRDS}/widgets.g.example.com")).code(404).eventually(),
                 get(&widgets("g.example.com")).code(404).eventually(),
