@@ -7,11 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use etcd_proto::etcdserverpb::kv_client::KvClient;
-use etcd_proto::etcdserverpb::lease_client::LeaseClient;
-use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use etcd_proto::etcdserverpb::RangeRequest;
-use tonic::transport::Channel;
 
 use crate::apis::StoreFactory;
 use crate::apis::{Catalog, ResourceInfo};
@@ -24,7 +20,7 @@ use crate::registry::services::{self, ServiceRest};
 use crate::registry::{Clock, Resource, Store, SystemFields};
 use crate::storage::cacher::{Cacher, CacherConfig};
 use crate::storage::conversion::{Conversion, Converting};
-use crate::storage::etcd3::{Etcd3Config, Etcd3Store, LeaseManager, Ttl};
+use crate::storage::etcd3::{Etcd3Config, Etcd3Store, EtcdClient, LeaseManager, Ttl};
 use crate::storage::status::GroupResource;
 use crate::storage::Storage;
 
@@ -80,19 +76,19 @@ enum Backend {
     Direct(Box<Etcd3Store>),
 }
 
-/// Builds the server for `catalog` over the etcd behind `channel`. Names, uids and timestamps come from
+/// Builds the server for `catalog` over the etcd `client` reaches. Names, uids and timestamps come from
 /// `system`; the Age of table rows from `clock`.
 pub fn build(
     catalog: Catalog,
-    channel: Channel,
+    client: EtcdClient,
     options: ServerOptions,
     system: SystemFields,
     clock: Arc<dyn Clock>,
 ) -> Arc<ApiServer> {
     let prefix = format!("{}/", options.etcd_prefix.trim_end_matches('/'));
-    let leases = LeaseManager::new(LeaseClient::new(channel.clone()));
+    let leases = LeaseManager::new(client.clone());
     let backend_of = |resource: &Resource, expires: bool| -> Backend {
-        backend(&channel, &prefix, &options, &leases, resource, expires)
+        backend(&client, &prefix, &options, &leases, resource, expires)
     };
     let mut backends: BTreeMap<String, Backend> = BTreeMap::new();
     for info in catalog.all() {
@@ -120,11 +116,7 @@ pub fn build(
             // Allocations are read and written in etcd directly: every apiserver must see every other's.
             let direct = |key: &str| {
                 let config = Etcd3Config::new(&prefix, GroupResource::new("", key));
-                Backend::Direct(Box::new(Etcd3Store::new(
-                    KvClient::new(channel.clone()),
-                    WatchClient::new(channel.clone()),
-                    config,
-                )))
+                Backend::Direct(Box::new(Etcd3Store::new(client.clone(), config)))
             };
             let ips = RangeAllocator::new(
                 direct("serviceipallocations"),
@@ -150,17 +142,16 @@ pub fn build(
             Backend::Direct(_) => None,
         })
         .collect();
-    let channel_for_custom = channel.clone();
-    let health = Arc::new(Health { kv: KvClient::new(channel), key: format!("{prefix}health").into_bytes(), cachers });
+    let health = Arc::new(Health { client: client.clone(), key: format!("{prefix}health").into_bytes(), cachers });
     let failpoints = options.failpoints.clone();
-    let factory = custom_resource_stores(channel_for_custom, prefix, options.clone(), leases, system, namespaces);
+    let factory = custom_resource_stores(client, prefix, options.clone(), leases, system, namespaces);
     let server = ApiServer::new(catalog, registry, options.config, clock, health).with_failpoints(failpoints);
     Arc::new(server.with_custom_resources(factory))
 }
 
 /// The storage of one resource: a watch cache over an etcd3 store when the watch cache is on.
 fn backend(
-    channel: &Channel,
+    client: &EtcdClient,
     prefix: &str,
     options: &ServerOptions,
     leases: &LeaseManager,
@@ -173,7 +164,7 @@ fn backend(
     if expires {
         config.ttl = Some(Ttl { ttl_s: options.event_ttl_s, leases: leases.clone() });
     }
-    let store = Etcd3Store::new(KvClient::new(channel.clone()), WatchClient::new(channel.clone()), config);
+    let store = Etcd3Store::new(client.clone(), config);
     if !options.watch_cache {
         return Backend::Direct(Box::new(store));
     }
@@ -192,7 +183,7 @@ fn backend(
 /// served version, which stores objects as the storage version and serves them as its own (the `None`
 /// conversion: only `apiVersion` changes).
 fn custom_resource_stores(
-    channel: Channel,
+    client: EtcdClient,
     prefix: String,
     options: ServerOptions,
     leases: LeaseManager,
@@ -201,7 +192,7 @@ fn custom_resource_stores(
 ) -> StoreFactory {
     Arc::new(move |infos: &[ResourceInfo], storage_version: &str| {
         let Some(first) = infos.first() else { return Vec::new() };
-        let storage = backend(&channel, &prefix, &options, &leases, &first.resource, false);
+        let storage = backend(&client, &prefix, &options, &leases, &first.resource, false);
         infos
             .iter()
             .map(|info| {
@@ -223,7 +214,7 @@ fn custom_resource_stores(
 
 /// The etcd and cache checks.
 struct Health {
-    kv: KvClient<Channel>,
+    client: EtcdClient,
     /// The key the etcd check reads (`<prefix>/health`, which no object uses).
     key: Vec<u8>,
     cachers: Vec<Cacher>,
@@ -232,9 +223,8 @@ struct Health {
 impl HealthCheck for Health {
     fn etcd(&self) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
-            let mut kv = self.kv.clone();
             let request = RangeRequest { key: self.key.clone(), count_only: true, ..RangeRequest::default() };
-            match tokio::time::timeout(std::time::Duration::from_secs(2), kv.range(request)).await {
+            match tokio::time::timeout(std::time::Duration::from_secs(2), self.client.range(request)).await {
                 Ok(Ok(_)) => Ok(()),
                 Ok(Err(status)) => Err(status.message().to_string()),
                 Err(_) => Err("etcd did not answer within 2s".into()),

@@ -10,6 +10,7 @@
 
 #[path = "support/cases.rs"]
 mod cases;
+mod etcd_endpoints;
 #[path = "support/etcd_server.rs"]
 mod etcd_server;
 mod http_cases;

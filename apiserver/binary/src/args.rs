@@ -19,9 +19,14 @@ pub struct Args {
     #[arg(long, default_value_t = 6443)]
     pub secure_port: u16,
     /// etcd servers to connect with (scheme://ip:port, comma separated); without it, an embedded
-    /// single-member fake-etcd serves the apiserver.
+    /// single-member fake-etcd serves the apiserver. Requests are spread over every server; one that fails
+    /// is left until it recovers, reads are retried on the next.
     #[arg(long, value_delimiter = ',')]
     pub etcd_servers: Vec<String>,
+    /// kubesim's own: how long start-up waits for one of --etcd-servers to accept a connection before it
+    /// gives up, in seconds (kube-apiserver waits a minute).
+    #[arg(long = "etcd-connect-wait-seconds", default_value_t = 60)]
+    pub etcd_connect_wait_s: u64,
     /// The prefix to prepend to all resource paths in etcd.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,

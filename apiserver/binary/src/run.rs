@@ -11,9 +11,9 @@ use apiserver::endpoints::ServerConfig;
 use apiserver::registry::services::allocator::Range;
 use apiserver::registry::{Clock, SystemFields};
 use apiserver::server::{self, ServerOptions};
+use apiserver::storage::etcd3::EtcdClient;
 use clap::Parser;
 use rand::SeedableRng;
-use tonic::transport::{Channel, Endpoint};
 
 use crate::args::Args;
 use crate::embedded::Embedded;
@@ -49,16 +49,26 @@ pub fn main() -> std::process::ExitCode {
     }
 }
 
-fn channel(endpoints: &[String]) -> Result<Channel, String> {
-    let mut parsed = Vec::new();
+/// kube-apiserver's start-up wait for etcd: every second, a TCP dial of each endpoint (1 s timeout), until
+/// one answers; after a minute it gives up (`preflight.EtcdConnection`, `etcdRetryLimit` × `etcdRetryInterval`).
+async fn wait_for_etcd(endpoints: &[String], limit: Duration) -> Result<(), String> {
+    let mut addresses = Vec::new();
     for url in endpoints {
-        let endpoint = Endpoint::from_shared(url.clone()).map_err(|e| format!("--etcd-servers {url:?}: {e}"))?;
-        parsed.push(endpoint.connect_timeout(Duration::from_secs(5)).tcp_nodelay(true));
+        let (_, address) = apiserver::storage::etcd3::client::parse(url).map_err(|e| e.to_string())?;
+        addresses.push(address);
     }
-    match parsed.len() {
-        0 => Err("no etcd server".into()),
-        1 => Ok(parsed.remove(0).connect_lazy()),
-        _ => Ok(Channel::balance_list(parsed.into_iter())),
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        for address in &addresses {
+            let dial = tokio::net::TcpStream::connect(address.as_str());
+            if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(1), dial).await {
+                return Ok(());
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err("error waiting for etcd connection: timed out waiting for the condition".into());
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
@@ -72,7 +82,9 @@ async fn run(args: Args) -> Result<(), String> {
         Some(e) => vec![e.endpoint.clone()],
         None => args.etcd_servers.clone(),
     };
-    let channel = channel(&etcd_servers)?;
+    let seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let client = EtcdClient::new(&etcd_servers, seed).map_err(|e| e.to_string())?;
+    wait_for_etcd(&etcd_servers, Duration::from_secs(args.etcd_connect_wait_s)).await?;
 
     let listener = tokio::net::TcpListener::bind((args.bind_address.as_str(), args.secure_port))
         .await
@@ -85,8 +97,8 @@ async fn run(args: Args) -> Result<(), String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{addr}");
 
-    // Uids and generated names only need to differ between runs here: the wall clock seeds them.
-    let seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    // Uids, generated names and the etcd client's first endpoint only need to differ between runs here: the
+    // wall clock seeds them.
     let system = SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(seed)), Arc::new(WallClock));
     let config = ServerConfig {
         min_request_timeout: Duration::from_secs(args.min_request_timeout),
@@ -107,7 +119,7 @@ async fn run(args: Args) -> Result<(), String> {
             .map_err(|err| format!("--service-cluster-ip-range: {err}"))?,
         ..ServerOptions::default()
     };
-    let server = server::build(Catalog::builtin(), channel, options, system, Arc::new(WallClock));
+    let server = server::build(Catalog::builtin(), client, options, system, Arc::new(WallClock));
     let bootstrap = tokio::spawn(server::bootstrap(server.clone()));
 
     if let Some(path) = &args.write_kubeconfig {

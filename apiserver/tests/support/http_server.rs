@@ -14,7 +14,6 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use rand::SeedableRng;
 use serde_json::Value;
-use tonic::transport::Endpoint;
 
 use crate::cases::{assert_all_passed, run_case};
 use crate::etcd_server::{self, Running, Server};
@@ -44,12 +43,22 @@ impl TestServer {
 
     /// [`TestServer::start`] with the server's settings.
     pub async fn start_with(cache: Cache, config: apiserver::endpoints::ServerConfig) -> TestServer {
+        TestServer::start_beside(cache, config, &[]).await
+    }
+
+    /// [`TestServer::start_with`], its etcd client given `others` as endpoints before the live one.
+    pub async fn start_beside(
+        cache: Cache,
+        config: apiserver::endpoints::ServerConfig,
+        others: &[String],
+    ) -> TestServer {
         let etcd = etcd_server::start(Server::FakeEtcd, "http-tests").await;
-        let channel = Endpoint::from_shared(etcd.endpoint.clone()).unwrap().connect_lazy();
+        let endpoints: Vec<String> = others.iter().cloned().chain([etcd.endpoint.clone()]).collect();
+        let client = apiserver::storage::etcd3::EtcdClient::new(&endpoints, 7).unwrap();
         let options = ServerOptions { watch_cache: cache == Cache::On, config, ..ServerOptions::default() };
         let system =
             SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(7)), Arc::new(FixedClock(NOW_UNIX_S)));
-        let server = server::build(Catalog::builtin(), channel, options, system, Arc::new(FixedClock(NOW_UNIX_S)));
+        let server = server::build(Catalog::builtin(), client, options, system, Arc::new(FixedClock(NOW_UNIX_S)));
         server::bootstrap(server.clone()).await;
         assert!(server::wait_until_ready(&server, Duration::from_secs(10)).await, "the server never became ready");
         TestServer { server, etcd }

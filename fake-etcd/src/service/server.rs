@@ -121,7 +121,17 @@ fn spawn_tickers(member: Arc<Member>) -> Vec<tokio::task::JoinHandle<()>> {
             }
         }
     });
-    let mut tasks = vec![leases, progress];
+    // etcd's `monitorLeader`: every election timeout, count the checks in a row without a leader.
+    let monitor_member = member_for_raft.clone();
+    let monitor = tokio::spawn(async move {
+        let every = monitor_member.config().election_timeout;
+        let mut checks_without_leader = 0;
+        loop {
+            tokio::time::sleep(every).await;
+            monitor_member.check_leader(&mut checks_without_leader);
+        }
+    });
+    let mut tasks = vec![leases, progress, monitor];
     if let Some(queue) = member_for_raft.take_peer_queue() {
         tasks.push(tokio::spawn(peer::run(member_for_raft.clone(), queue)));
     }

@@ -323,11 +323,11 @@ fn http_dates_are_gos() {
 
 /// A server over the built-in catalog whose etcd is never dialled (OpenAPI requests do not reach it).
 fn server() -> Arc<ApiServer> {
-    let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy();
+    let client = crate::storage::etcd3::EtcdClient::new(&["http://127.0.0.1:1".to_string()], 0).expect("a valid URL");
     let options = ServerOptions { watch_cache: false, ..ServerOptions::default() };
     let clock = Arc::new(FixedClock(1_700_000_000));
     let system = SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(0)), clock.clone());
-    crate::server::build(Catalog::builtin(), channel, options, system, clock)
+    crate::server::build(Catalog::builtin(), client, options, system, clock)
 }
 
 use rand::SeedableRng;

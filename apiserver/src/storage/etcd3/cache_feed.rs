@@ -6,7 +6,7 @@
 //! store's path prefix (`/configmaps/ns/a`). The watch asks etcd for previous values and progress
 //! notifications, as the cacher's lister-watcher does.
 
-use etcd_proto::etcdserverpb::{watch_request, RangeRequest, WatchCreateRequest, WatchProgressRequest, WatchRequest};
+use etcd_proto::etcdserverpb::{RangeRequest, WatchCreateRequest};
 use etcd_proto::mvccpb::event::EventType;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -39,7 +39,7 @@ impl Etcd3Store {
             range_end: prefix_range_end(key_prefix.as_bytes()),
             ..RangeRequest::default()
         };
-        let response = self.kv.clone().range(request).await.map_err(|s| storage_error(s, &key_prefix))?.into_inner();
+        let response = self.client.range(request).await.map_err(|s| storage_error(s, &key_prefix))?;
         let mut items = Vec::with_capacity(response.kvs.len());
         for kv in &response.kvs {
             let etcd_key = String::from_utf8_lossy(&kv.key).into_owned();
@@ -81,8 +81,6 @@ impl Etcd3Store {
         mut progress: mpsc::UnboundedReceiver<()>,
         out: &mpsc::Sender<Result<FeedItem, StorageError>>,
     ) -> Result<(), StorageError> {
-        let (requests, outbound) = futures::channel::mpsc::unbounded();
-        let send = |r: watch_request::RequestUnion| requests.unbounded_send(WatchRequest { request_union: Some(r) });
         let create = WatchCreateRequest {
             key: key_prefix.as_bytes().to_vec(),
             range_end: prefix_range_end(key_prefix.as_bytes()),
@@ -91,27 +89,19 @@ impl Etcd3Store {
             prev_kv: true,
             ..WatchCreateRequest::default()
         };
-        let _ = send(watch_request::RequestUnion::CreateRequest(create));
-        let mut responses =
-            self.watch.clone().watch(outbound).await.map_err(|s| storage_error(s, key_prefix))?.into_inner();
+        let mut responses = self.client.watch(create).await.map_err(|s| storage_error(s, key_prefix))?;
         let mut progress_open = true;
         loop {
             tokio::select! {
                 biased;
                 () = out.closed() => return Ok(()),
                 asked = progress.recv(), if progress_open => match asked {
-                    Some(()) => {
-                        let _ = send(watch_request::RequestUnion::ProgressRequest(WatchProgressRequest {}));
-                    }
+                    Some(()) => responses.request_progress(),
                     None => progress_open = false,
                 },
                 message = responses.message() => {
                     let response = match message {
-                        Ok(Some(response)) => response,
-                        Ok(None) => return Err(StorageError::Unreachable {
-                            key: key_prefix.to_string(),
-                            message: "etcd closed the watch stream".into(),
-                        }),
+                        Ok(response) => response,
                         Err(status) => return Err(match EtcdFailure::from_status(&status, key_prefix) {
                             EtcdFailure::Compacted => StorageError::WatchExpired,
                             other => other.into_storage_error(),

@@ -1,6 +1,7 @@
 //! etcd's gRPC errors as the storage layer sees them. Compaction and future-revision errors are told apart
 //! by etcd's message texts (the same in etcd 3.4 and fake-etcd), because callers answer them differently
-//! (410 Expired, 504 Too large resource version).
+//! (410 Expired, 504 Too large resource version). Every other answer of etcd's keeps etcd's text; only a
+//! failure of the transport (after the client's retries) is the store being unreachable.
 
 use crate::storage::error::StorageError;
 
@@ -27,6 +28,10 @@ impl EtcdFailure {
         let key = key.to_string();
         let message = message.to_string();
         EtcdFailure::Other(match status.code() {
+            // etcd's own answers pass through with etcd's text, as clientv3's errors pass through
+            // kube-apiserver's etcd3 store ("etcdserver: no leader" is a 500 with that message).
+            _ if message.starts_with("etcdserver: ") => StorageError::Backend(message),
+            // The transport's: the store could not be reached ("please try again").
             tonic::Code::Unavailable => StorageError::Unreachable { key, message },
             tonic::Code::DeadlineExceeded => StorageError::Timeout { key, message },
             _ => StorageError::Backend(message),

@@ -10,11 +10,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use etcd_proto::etcdserverpb::lease_client::LeaseClient;
 use etcd_proto::etcdserverpb::LeaseGrantRequest;
 use tokio::time::Instant;
-use tonic::transport::Channel;
 
+use super::client::EtcdClient;
 use crate::storage::error::StorageError;
 
 /// At most this much longer than asked may a reused lease live (`leaseReuseDurationSeconds`).
@@ -25,7 +24,7 @@ const REUSE_PERCENT: f64 = 0.05;
 /// Grants and reuses the leases of one store.
 #[derive(Clone)]
 pub struct LeaseManager {
-    client: LeaseClient<Channel>,
+    client: EtcdClient,
     last: Arc<Mutex<Option<Granted>>>,
 }
 
@@ -37,7 +36,7 @@ struct Granted {
 }
 
 impl LeaseManager {
-    pub(crate) fn new(client: LeaseClient<Channel>) -> LeaseManager {
+    pub(crate) fn new(client: EtcdClient) -> LeaseManager {
         LeaseManager { client, last: Arc::new(Mutex::new(None)) }
     }
 
@@ -53,12 +52,11 @@ impl LeaseManager {
                 return Ok(last.id);
             }
         }
-        let mut client = self.client.clone();
-        let granted = client
+        let granted = self
+            .client
             .lease_grant(LeaseGrantRequest { ttl: ttl_s + reuse_s, id: 0 })
             .await
-            .map_err(|status| super::etcd_error::storage_error(status, ""))?
-            .into_inner();
+            .map_err(|status| super::etcd_error::storage_error(status, ""))?;
         let expires = now + Duration::from_secs((ttl_s + reuse_s).max(0) as u64);
         *self.last.lock().expect("the lease lock is never poisoned") = Some(Granted { id: granted.id, expires });
         Ok(granted.id)

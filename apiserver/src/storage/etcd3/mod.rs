@@ -4,9 +4,11 @@
 //! Files: `etcd_error` (etcd's gRPC errors as storage errors), `state` (decoding a key-value into an object
 //! with its resourceVersion), `read` (get, list with paging, count), `write` (create, guaranteed update,
 //! delete: the txn shapes of kube's etcd3 store), `watcher` (watch streams), `cache_feed` (the
-//! keyed list and watch the watch cache's reflector reads).
+//! keyed list and watch the watch cache's reflector reads), `client` (the one etcd client every store of a
+//! server shares: all endpoints, failover, retries, require-leader watches).
 
 mod cache_feed;
+pub mod client;
 mod etcd_error;
 mod leases;
 mod read;
@@ -14,12 +16,10 @@ mod state;
 mod watcher;
 mod write;
 
-use etcd_proto::etcdserverpb::kv_client::KvClient;
-use etcd_proto::etcdserverpb::watch_client::WatchClient;
 use serde_json::Value;
-use tonic::transport::Channel;
 
 pub(crate) use cache_feed::FeedItem;
+pub use client::{EndpointError, EtcdClient};
 pub(crate) use leases::LeaseManager;
 
 use crate::bug::Bugs;
@@ -74,14 +74,10 @@ impl Etcd3Config {
     }
 }
 
-/// The largest response the store accepts from etcd: clientv3's default receive limit, `math.MaxInt32`.
-const MAX_RECEIVE_BYTES: usize = i32::MAX as usize;
-
 /// The etcd3 storage backend.
 #[derive(Clone)]
 pub struct Etcd3Store {
-    kv: KvClient<Channel>,
-    watch: WatchClient<Channel>,
+    client: EtcdClient,
     path_prefix: String,
     resource: GroupResource,
     failpoints: Failpoints,
@@ -90,34 +86,20 @@ pub struct Etcd3Store {
 }
 
 impl Etcd3Store {
-    /// A store over already connected clients. Their receive limit is raised from gRPC's default 4 MiB to
-    /// clientv3's (`MaxCallRecvMsgSize(math.MaxInt32)`), which kube-apiserver keeps: a LIST of many large
-    /// objects, or a watch response carrying a txn's several large writes, is bigger than 4 MiB.
-    pub(crate) fn new(kv: KvClient<Channel>, watch: WatchClient<Channel>, config: Etcd3Config) -> Etcd3Store {
-        let kv = kv.max_decoding_message_size(MAX_RECEIVE_BYTES);
-        let watch = watch.max_decoding_message_size(MAX_RECEIVE_BYTES);
+    /// A store over `client`.
+    pub(crate) fn new(client: EtcdClient, config: Etcd3Config) -> Etcd3Store {
         let mut path_prefix = config.path_prefix;
         if !path_prefix.ends_with('/') {
             path_prefix.push('/');
         }
         Etcd3Store {
-            kv,
-            watch,
+            client,
             path_prefix,
             resource: config.resource,
             failpoints: config.failpoints,
             ttl: config.ttl,
             bugs: config.bugs,
         }
-    }
-
-    /// Connects to the etcd endpoint `endpoint` (`http://host:port`).
-    pub async fn connect(endpoint: &str, config: Etcd3Config) -> Result<Etcd3Store, StorageError> {
-        let unreachable =
-            |e: tonic::transport::Error| StorageError::Unreachable { key: String::new(), message: e.to_string() };
-        let kv = KvClient::connect(endpoint.to_string()).await.map_err(unreachable)?;
-        let watch = WatchClient::connect(endpoint.to_string()).await.map_err(unreachable)?;
-        Ok(Etcd3Store::new(kv, watch, config))
     }
 
     /// The etcd key of `key`: the path prefix, then `key` without its leading '/'.

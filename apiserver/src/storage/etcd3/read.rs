@@ -21,7 +21,7 @@ impl Etcd3Store {
     pub(super) async fn get_object(&self, key: &str, opts: &GetOptions) -> Result<Value, StorageError> {
         let etcd_key = self.etcd_key(key);
         let request = RangeRequest { key: etcd_key.clone().into_bytes(), ..RangeRequest::default() };
-        let response = self.kv.clone().range(request).await.map_err(|s| storage_error(s, &etcd_key))?.into_inner();
+        let response = self.client.range(request).await.map_err(|s| storage_error(s, &etcd_key))?;
         let revision = response.header.map_or(0, |h| h.revision);
         // A get always reads the latest state; a resourceVersion only sets a floor on it.
         validate_minimum_resource_version(&opts.resource_version, revision)?;
@@ -51,8 +51,8 @@ impl Etcd3Store {
                 revision: with_rev,
                 ..RangeRequest::default()
             };
-            let response = match self.kv.clone().range(request).await {
-                Ok(r) => r.into_inner(),
+            let response = match self.client.range(request).await {
+                Ok(r) => r,
                 Err(status) => {
                     return Err(match EtcdFailure::from_status(&status, &key_prefix) {
                         EtcdFailure::FutureRevision => {
@@ -127,8 +127,8 @@ impl Etcd3Store {
             count_only: true,
             ..RangeRequest::default()
         };
-        let response = self.kv.clone().range(request).await.map_err(|s| storage_error(s, &key_prefix))?;
-        Ok(response.into_inner().count)
+        let response = self.client.range(request).await.map_err(|s| storage_error(s, &key_prefix))?;
+        Ok(response.count)
     }
 
     pub(super) async fn current_revision(&self) -> Result<ResourceVersion, StorageError> {
@@ -139,8 +139,8 @@ impl Etcd3Store {
             count_only: true,
             ..RangeRequest::default()
         };
-        let response = self.kv.clone().range(request).await.map_err(|s| storage_error(s, &prefix))?;
-        Ok(ResourceVersion::from_revision(response.into_inner().header.map_or(0, |h| h.revision)))
+        let response = self.client.range(request).await.map_err(|s| storage_error(s, &prefix))?;
+        Ok(ResourceVersion::from_revision(response.header.map_or(0, |h| h.revision)))
     }
 }
 

@@ -12,16 +12,13 @@
 //! matching. A compacted start revision ends the watch with one ERROR event (410 Expired). Progress
 //! notifications (periodic or requested) become bookmarks when the watch asked for them.
 
-use etcd_proto::etcdserverpb::watch_client::WatchClient;
-use etcd_proto::etcdserverpb::{
-    watch_request, RangeRequest, WatchCreateRequest, WatchProgressRequest, WatchRequest, WatchResponse,
-};
+use etcd_proto::etcdserverpb::{RangeRequest, WatchCreateRequest, WatchResponse};
 use etcd_proto::mvccpb::event::EventType;
 use etcd_proto::mvccpb::Event;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tonic::transport::Channel;
 
+use super::client::EtcdClient;
 use super::etcd_error::{storage_error, EtcdFailure};
 use super::state::decode;
 use super::{prefix_range_end, Etcd3Store};
@@ -36,8 +33,7 @@ const EVENT_BUFFER: usize = 100;
 
 /// Everything the watch task needs, moved into it.
 struct WatchTask {
-    kv: etcd_proto::etcdserverpb::kv_client::KvClient<Channel>,
-    watch: WatchClient<Channel>,
+    client: EtcdClient,
     key_prefix: String,
     start: ResourceVersion,
     predicate: SelectionPredicate,
@@ -60,8 +56,7 @@ impl Etcd3Store {
         let (out, events) = mpsc::channel(EVENT_BUFFER);
         let (progress_tx, progress_rx) = mpsc::unbounded_channel();
         let task = WatchTask {
-            kv: self.kv.clone(),
-            watch: self.watch.clone(),
+            client: self.client.clone(),
             key_prefix: self.etcd_prefix(key),
             start,
             predicate: opts.predicate.clone(),
@@ -97,7 +92,6 @@ impl WatchTask {
 
     async fn stream(&self, mut progress: mpsc::UnboundedReceiver<()>) -> Result<(), Stop> {
         let start_revision = self.start_revision().await? + 1;
-        let (requests, outbound) = futures::channel::mpsc::unbounded();
         let create = WatchCreateRequest {
             key: self.key_prefix.clone().into_bytes(),
             range_end: prefix_range_end(self.key_prefix.as_bytes()),
@@ -106,23 +100,14 @@ impl WatchTask {
             prev_kv: true,
             ..WatchCreateRequest::default()
         };
-        let send = |r: watch_request::RequestUnion| requests.unbounded_send(WatchRequest { request_union: Some(r) });
-        let _ = send(watch_request::RequestUnion::CreateRequest(create));
-        let mut responses = self
-            .watch
-            .clone()
-            .watch(outbound)
-            .await
-            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?
-            .into_inner();
+        let mut responses =
+            self.client.watch(create).await.map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?;
         let mut progress_open = true;
         loop {
             tokio::select! {
                 biased;
                 asked = progress.recv(), if progress_open => match asked {
-                    Some(()) => {
-                        let _ = send(watch_request::RequestUnion::ProgressRequest(WatchProgressRequest {}));
-                    }
+                    Some(()) => responses.request_progress(),
                     // The consumer dropped its watcher: stop watching.
                     None => {
                         progress_open = false;
@@ -132,11 +117,7 @@ impl WatchTask {
                     }
                 },
                 message = responses.message() => match message {
-                    Ok(Some(response)) => self.deliver(response).await?,
-                    Ok(None) => return Err(Stop::Failed(StorageError::Unreachable {
-                        key: self.key_prefix.clone(),
-                        message: "etcd closed the watch stream".into(),
-                    })),
+                    Ok(response) => self.deliver(response).await?,
                     Err(status) => return Err(Stop::Failed(match EtcdFailure::from_status(&status, &self.key_prefix) {
                         EtcdFailure::Compacted => StorageError::WatchExpired,
                         other => other.into_storage_error(),
@@ -183,13 +164,8 @@ impl WatchTask {
             count_only: true,
             ..RangeRequest::default()
         };
-        let response = self
-            .kv
-            .clone()
-            .range(request)
-            .await
-            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?
-            .into_inner();
+        let response =
+            self.client.range(request).await.map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?;
         Ok(response.header.map_or(0, |h| h.revision))
     }
 
@@ -200,13 +176,8 @@ impl WatchTask {
             range_end: prefix_range_end(self.key_prefix.as_bytes()),
             ..RangeRequest::default()
         };
-        let response = self
-            .kv
-            .clone()
-            .range(request)
-            .await
-            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?
-            .into_inner();
+        let response =
+            self.client.range(request).await.map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?;
         for kv in &response.kvs {
             let obj = decode(&String::from_utf8_lossy(&kv.key), &kv.value, kv.mod_revision).map_err(Stop::Failed)?;
             if self.predicate.matches(&obj) {

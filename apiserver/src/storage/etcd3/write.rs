@@ -217,7 +217,7 @@ impl Etcd3Store {
     /// The current state of `etcd_key` by a fresh (linearizable) read.
     async fn read_state(&self, etcd_key: &str, ignore_not_found: bool) -> Result<ObjState, StorageError> {
         let request = RangeRequest { key: etcd_key.as_bytes().to_vec(), ..RangeRequest::default() };
-        let response = self.kv.clone().range(request).await.map_err(|s| storage_error(s, etcd_key))?.into_inner();
+        let response = self.client.range(request).await.map_err(|s| storage_error(s, etcd_key))?;
         from_kv(etcd_key, response.kvs.first(), ignore_not_found)
     }
 
@@ -229,7 +229,7 @@ impl Etcd3Store {
         failure: Vec<RequestOp>,
     ) -> Result<TxnResponse, StorageError> {
         let request = TxnRequest { compare: vec![compare], success, failure };
-        Ok(self.kv.clone().txn(request).await.map_err(|s| storage_error(s, etcd_key))?.into_inner())
+        Ok(self.client.txn(request).await.map_err(|s| storage_error(s, etcd_key))?)
     }
 }
 

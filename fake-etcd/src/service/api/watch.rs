@@ -1,18 +1,23 @@
 //! The Watch service: one task per gRPC stream feeds client requests to the member's watch hub and
-//! resumes a stalled stream once its client has drained it.
+//! resumes a stalled stream once its client has drained it. A stream that requires a leader is refused
+//! without one, and ended when the member has been without one too long (`member::require_leader`).
 
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use etcd_proto::etcdserverpb::watch_server::Watch;
-use std::pin::Pin;
 
 use etcd_proto::etcdserverpb::{WatchRequest, WatchResponse};
 use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 
+use super::status::to_status;
 use super::token::token_of;
+use crate::error::EtcdError;
 use crate::failpoint::{Failpoints, Injected, Point};
 use crate::service::member::outbox::OutboundStream;
+use crate::service::member::require_leader::{HAS_LEADER, REQUIRE_LEADER_KEY};
 use crate::service::member::Member;
 
 #[derive(Clone)]
@@ -27,6 +32,12 @@ impl Watch for WatchService {
     async fn watch(&self, req: Request<Streaming<WatchRequest>>) -> Result<Response<Self::WatchStream>, Status> {
         // etcd resolves the stream's token at every watch it creates, so it is kept as sent.
         let token = token_of(&req);
+        let requires_leader =
+            req.metadata().get(REQUIRE_LEADER_KEY).is_some_and(|v| v.as_bytes() == HAS_LEADER.as_bytes());
+        if requires_leader && !self.member.has_leader() {
+            return Err(to_status(&EtcdError::NoLeader));
+        }
+        let cancel = requires_leader.then(|| self.member.leaderless_cancel());
         let mut inbound = req.into_inner();
         let (stream, outbound, drained) = self.member.open_watch_stream();
         let member = self.member.clone();
@@ -44,8 +55,32 @@ impl Watch for WatchService {
             }
             member.close_watch_stream(stream);
         });
-        Ok(Response::new(with_send_failpoint(outbound, self.member.failpoints().clone())))
+        let outbound = with_send_failpoint(outbound, self.member.failpoints().clone());
+        Ok(Response::new(match cancel {
+            Some(cancel) => ended_without_leader(outbound, cancel),
+            None => outbound,
+        }))
     }
+}
+
+/// The stream, ended with `etcdserver: no leader` once `cancel` resolves (etcd's watch server reports the
+/// monitor's cancellation so, and the stream is over).
+fn ended_without_leader(
+    outbound: <WatchService as Watch>::WatchStream,
+    cancel: impl std::future::Future<Output = ()> + Send + 'static,
+) -> <WatchService as Watch>::WatchStream {
+    let canceled = Arc::new(AtomicBool::new(false));
+    let flag = canceled.clone();
+    let until = async move {
+        cancel.await;
+        flag.store(true, Ordering::SeqCst);
+    };
+    let last =
+        futures::stream::once(
+            async move { canceled.load(Ordering::SeqCst).then(|| Err(to_status(&EtcdError::NoLeader))) },
+        )
+        .filter_map(std::future::ready);
+    Box::pin(outbound.take_until(until).chain(last))
 }
 
 /// Passes every response through [`Point::BeforeWatchResponseSend`] on its way to gRPC.

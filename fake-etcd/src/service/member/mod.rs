@@ -11,6 +11,7 @@
 //! - `replica`: the Raft side (the node, the ids of this life's proposals) and the drive loop that turns
 //!   each Ready into effects on the other parts;
 //! - `election_start`: etcd's initial election tick advance, once the peers are reachable;
+//! - `require_leader`: refusing and canceling the streams that require a leader when there is none;
 //! - `peer_link`: what the peer transport may do to the member, and nothing more;
 //! - `auth`: simple tokens, who a request's token names, password hashing and logins;
 //! - `internal`: the shell's own log records; `config`, `identity` and `data_dir`: what the member is
@@ -32,6 +33,7 @@ pub(super) mod outbox;
 mod peer_link;
 mod read;
 mod replica;
+pub mod require_leader;
 mod watch;
 mod write;
 
@@ -73,6 +75,8 @@ pub struct Member {
     active_peers: Mutex<BTreeSet<MemberId>>,
     /// Wakes the Ready loop task (see [`Member::run_ready_loop`]) after proposals were handed to Raft.
     ready: Notify,
+    /// The require-leader streams' cancellations (`require_leader`).
+    require_leader: require_leader::RequireLeader,
 }
 
 /// What the lock guards: the cores, and one part per job. Each part keeps its own fields private; only the
@@ -132,6 +136,7 @@ impl Member {
             tasks_started: AtomicBool::new(false),
             active_peers: Mutex::new(BTreeSet::new()),
             ready: Notify::new(),
+            require_leader: require_leader::RequireLeader::new(),
         });
         {
             let mut st = member.lock();

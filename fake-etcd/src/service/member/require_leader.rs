@@ -1,0 +1,68 @@
+//! etcd's require-leader option on streams (`v3rpc/interceptor.go`): a stream opened with `hasleader: true`
+//! in its metadata is refused with `etcdserver: no leader` when the member knows no leader, and a member
+//! that has known none for three election timeouts in a row cancels every such stream with the same error
+//! (`monitorLeader`, `maxNoLeaderCnt`). It exists so that a client watching through a member cut off from
+//! the rest hears of it instead of waiting on a stream that will never carry an event: kube-apiserver opens
+//! all its watches this way.
+//!
+//! The member keeps a count of cancellation rounds; each stream remembers the round it was opened in, and
+//! ends once the count moves past it.
+
+use tokio::sync::watch;
+
+use super::Member;
+
+/// The metadata key and value a client sends to require a leader (`rpctypes.MetadataRequireLeaderKey`,
+/// `rpctypes.MetadataHasLeader`).
+pub const REQUIRE_LEADER_KEY: &str = "hasleader";
+pub const HAS_LEADER: &str = "true";
+
+/// Election timeouts in a row without a leader before require-leader streams are canceled
+/// (`maxNoLeaderCnt`).
+const MAX_NO_LEADER_CHECKS: u32 = 3;
+
+/// The cancellation rounds and the monitor's count.
+pub(super) struct RequireLeader {
+    rounds: watch::Sender<u64>,
+}
+
+impl RequireLeader {
+    pub(super) fn new() -> RequireLeader {
+        RequireLeader { rounds: watch::Sender::new(0) }
+    }
+}
+
+impl Member {
+    /// Whether the member knows a leader now.
+    pub fn has_leader(&self) -> bool {
+        self.lock().raft.leader().is_some()
+    }
+
+    /// A handle that resolves once the member cancels the require-leader streams open now.
+    pub fn leaderless_cancel(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rounds = self.require_leader.rounds.subscribe();
+        let opened_in = *rounds.borrow_and_update();
+        async move {
+            while rounds.changed().await.is_ok() {
+                if *rounds.borrow_and_update() != opened_in {
+                    return;
+                }
+            }
+            // The member is gone; its streams end with it.
+            std::future::pending::<()>().await
+        }
+    }
+
+    /// One check of the monitor, run every election timeout: `checks_without_leader` counts the checks in a
+    /// row that found no leader; at the third the open require-leader streams are canceled.
+    pub fn check_leader(&self, checks_without_leader: &mut u32) {
+        if self.has_leader() {
+            *checks_without_leader = 0;
+            return;
+        }
+        *checks_without_leader += 1;
+        if *checks_without_leader >= MAX_NO_LEADER_CHECKS {
+            self.require_leader.rounds.send_modify(|round| *round += 1);
+        }
+    }
+}
