@@ -1,6 +1,7 @@
 //! Apiserver nodes: kubesim's apiserver (`apiserver::server::build`, the same HTTP server the real binary
 //! runs) on nodes of their own, `apiserver-1..N` at `10.0.2.i:6443`, each with its own watch cache (or
-//! none) and its own etcd endpoint, so that a scenario can run HA apiservers whose caches lag differently.
+//! none) and its own etcd client over every member (or the one a scenario pins), whose first endpoint the
+//! seed draws, so that HA apiservers' caches lag behind different members.
 //!
 //! A node's init builds the server and serves until the node is killed; a restart re-runs the init, so the
 //! caches rebuild from a relist, as a restarted kube-apiserver's do. What must survive a restart lives here,
@@ -18,6 +19,7 @@ use apiserver::endpoints::serve::serve;
 use apiserver::failpoint::Failpoints;
 use apiserver::registry::{Clock, SystemFields};
 use apiserver::server::{self, ServerOptions};
+use apiserver::storage::etcd3::EtcdClient;
 use madsim::runtime::{Handle, NodeHandle};
 use madsim::task::NodeId;
 use rand::RngCore;
@@ -34,8 +36,9 @@ pub const APISERVER_PORT: u16 = 6443;
 pub struct ApiserverSpec {
     /// Whether reads and watches go through a watch cache (kube-apiserver's `--watch-cache`).
     pub watch_cache: bool,
-    /// The member (1-based) it talks to, as a kube-apiserver given one `--etcd-servers` endpoint.
-    pub member: usize,
+    /// The members (1-based) its etcd client uses, as kube-apiserver's `--etcd-servers`: every member
+    /// unless a scenario pins one.
+    pub members: Vec<usize>,
     /// The events each watch cache's history keeps (`--default-watch-cache-size`; upstream's 100 unset).
     pub watch_cache_size: Option<usize>,
 }
@@ -137,7 +140,10 @@ pub fn build_apiserver(
     let ip = apiserver_ip(i);
     let addr = SocketAddr::new(ip, APISERVER_PORT);
     let api = spec.apiservers[i - 1].clone();
-    let endpoint = format!("http://{}:{CLIENT_PORT}", super::member_ip(api.member));
+    let endpoints: Vec<String> =
+        api.members.iter().map(|&m| format!("http://{}:{CLIENT_PORT}", super::member_ip(m))).collect();
+    // The client's first endpoint is drawn from the seed, as a real one's is from chance.
+    let etcd_seeds = Arc::new(Mutex::new(seeds.rng(&format!("{name}/etcd-client"))));
     let failpoints = Failpoints::new();
     let (fp_trace, fp_name) = (trace.clone(), name.clone());
     failpoints.set_observer(move |point, action| fp_trace.event(&fp_name, format_args!("failpoint {point} {action}")));
@@ -165,18 +171,19 @@ pub fn build_apiserver(
                 ..ServerOptions::default()
             };
             let system = SystemFields::new(Box::new(SharedRng(rng.clone())), Arc::new(SimClock));
-            let (catalog, endpoint, trace, node_name, ready) =
-                (catalog.clone(), endpoint.clone(), trace.clone(), node_name.clone(), init_ready.clone());
+            let (catalog, endpoints, trace, node_name, ready) =
+                (catalog.clone(), endpoints.clone(), trace.clone(), node_name.clone(), init_ready.clone());
+            let client_seed = etcd_seeds.lock().expect("the generator lock is never poisoned").next_u64();
             async move {
                 // The first start waits for its member to be healthy (a linearizable read answered), as a
                 // control-plane bootstrap (kubeadm) starts kube-apiserver against a healthy etcd; otherwise its
                 // first reads could wait out etcd's request timeout. A restart does not wait: a kube-apiserver
                 // restarted during an etcd outage comes up and stays unready.
                 if first {
-                    super::member_healthy(&endpoint).await;
+                    super::member_healthy(&endpoints[0]).await;
                 }
-                let server =
-                    server::build(catalog, crate::client::channel(&endpoint), options, system, Arc::new(SimClock));
+                let client = EtcdClient::new(&endpoints, client_seed).expect("the harness builds valid endpoint URLs");
+                let server = server::build(catalog, client, options, system, Arc::new(SimClock));
                 tokio::spawn(server::bootstrap(server.clone()));
                 let listener = match tokio::net::TcpListener::bind(("0.0.0.0", APISERVER_PORT)).await {
                     Ok(listener) => listener,

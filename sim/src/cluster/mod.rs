@@ -98,10 +98,14 @@ impl ClusterSpec {
                 allowed: "one name per client".into(),
             });
         }
-        if let Some(api) = self.apiservers.iter().find(|a| a.member == 0 || a.member > self.members) {
+        if let Some(api) = self
+            .apiservers
+            .iter()
+            .find(|a| a.members.is_empty() || a.members.iter().any(|&m| m == 0 || m > self.members))
+        {
             return Err(SimError::OutOfRange {
-                what: "an apiserver's etcd member".into(),
-                value: api.member.to_string(),
+                what: "an apiserver's etcd members".into(),
+                value: format!("{:?}", api.members),
                 allowed: format!("1 to {}", self.members),
             });
         }

@@ -1,6 +1,7 @@
 //! Faults aimed at roles: a scenario's fault may name a node by what it is when the fault applies, not by
 //! name: `leader` (the member that leads then, by etcd's Status), `follower` (a member that does not, drawn
-//! from the seed), and, for an isolation, `rest` (every node not on the other side). [`resolve`] turns them
+//! from the seed), and, for an isolation, `rest` (every node not on the other side), for a cut from peers,
+//! `peers` (every member not on the other side). [`resolve`] turns them
 //! into names at that instant; [`undo`] is what ends a fault given a duration (`for_ms`).
 
 use rand::Rng;
@@ -15,6 +16,8 @@ pub const LEADER: &str = "leader";
 pub const FOLLOWER: &str = "follower";
 /// Every node not named on the other side of a partition (an isolation's other side).
 pub const REST: &str = "rest";
+/// Every member not named on the other side (the other side of a cut from peers).
+pub const PEERS: &str = "peers";
 /// The roles a fault may name.
 pub const ROLES: [&str; 2] = [LEADER, FOLLOWER];
 
@@ -40,7 +43,7 @@ impl Fault {
 
     /// Whether the fault names a role rather than nodes.
     pub fn names_a_role(&self) -> bool {
-        self.nodes().iter().any(|n| ROLES.contains(n) || *n == REST)
+        self.nodes().iter().any(|n| ROLES.contains(n) || *n == REST || *n == PEERS)
     }
 
     /// Whether it names the leader's role (and so may change the leader).
@@ -86,6 +89,10 @@ pub async fn resolve(fault: &Fault, cluster: &Cluster, rng: &mut ChaCha8Rng) -> 
         Fault::Partition { left, right } if right.iter().any(|n| n == REST) => {
             let rest = all.into_iter().filter(|n| !left.contains(n)).collect();
             Fault::Partition { left, right: rest }
+        }
+        Fault::Partition { left, right } if right.iter().any(|n| n == PEERS) => {
+            let peers = cluster.member_names().into_iter().filter(|n| !left.contains(n)).collect();
+            Fault::Partition { left, right: peers }
         }
         other => other,
     })

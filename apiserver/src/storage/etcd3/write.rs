@@ -229,7 +229,7 @@ impl Etcd3Store {
         failure: Vec<RequestOp>,
     ) -> Result<TxnResponse, StorageError> {
         let request = TxnRequest { compare: vec![compare], success, failure };
-        Ok(self.client.txn(request).await.map_err(|s| storage_error(s, etcd_key))?)
+        self.client.txn(request).await.map_err(|s| storage_error(s, etcd_key))
     }
 }
 

@@ -136,7 +136,7 @@ impl Member {
             tasks_started: AtomicBool::new(false),
             active_peers: Mutex::new(BTreeSet::new()),
             ready: Notify::new(),
-            require_leader: require_leader::RequireLeader::new(),
+            require_leader: require_leader::RequireLeader::default(),
         });
         {
             let mut st = member.lock();

@@ -8,7 +8,10 @@
 //! The member keeps a count of cancellation rounds; each stream remembers the round it was opened in, and
 //! ends once the count moves past it.
 
-use tokio::sync::watch;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::Notify;
 
 use super::Member;
 
@@ -21,15 +24,13 @@ pub const HAS_LEADER: &str = "true";
 /// (`maxNoLeaderCnt`).
 const MAX_NO_LEADER_CHECKS: u32 = 3;
 
-/// The cancellation rounds and the monitor's count.
+/// The cancellation rounds. A `Notify`, not a `watch` channel: tokio's watch channel registers each waiter
+/// on one of several notifiers picked at random, which would make the order streams end in differ between
+/// runs of one seed.
+#[derive(Default)]
 pub(super) struct RequireLeader {
-    rounds: watch::Sender<u64>,
-}
-
-impl RequireLeader {
-    pub(super) fn new() -> RequireLeader {
-        RequireLeader { rounds: watch::Sender::new(0) }
-    }
+    round: Arc<AtomicU64>,
+    canceled: Arc<Notify>,
 }
 
 impl Member {
@@ -40,16 +41,17 @@ impl Member {
 
     /// A handle that resolves once the member cancels the require-leader streams open now.
     pub fn leaderless_cancel(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let mut rounds = self.require_leader.rounds.subscribe();
-        let opened_in = *rounds.borrow_and_update();
+        let opened_in = self.require_leader.round.load(Ordering::SeqCst);
+        let canceled = self.require_leader.canceled.clone();
+        let round = self.require_leader.round.clone();
         async move {
-            while rounds.changed().await.is_ok() {
-                if *rounds.borrow_and_update() != opened_in {
+            loop {
+                let notified = canceled.notified();
+                if round.load(Ordering::SeqCst) != opened_in {
                     return;
                 }
+                notified.await;
             }
-            // The member is gone; its streams end with it.
-            std::future::pending::<()>().await
         }
     }
 
@@ -62,7 +64,8 @@ impl Member {
         }
         *checks_without_leader += 1;
         if *checks_without_leader >= MAX_NO_LEADER_CHECKS {
-            self.require_leader.rounds.send_modify(|round| *round += 1);
+            self.require_leader.round.fetch_add(1, Ordering::SeqCst);
+            self.require_leader.canceled.notify_waiters();
         }
     }
 }

@@ -126,6 +126,11 @@ impl Member {
     pub fn watch_request(&self, stream: StreamId, req: WatchRequest, token: Option<&str>) {
         let mut st = self.lock();
         let st = &mut *st;
+        if !st.watches.outboxes.contains_key(&stream) {
+            // Its response side is gone (the client stopped reading, or the stream was ended for want of a
+            // leader): nothing more is answered on it, and it is closed once its requests end.
+            return;
+        }
         if let Some(RequestUnion::CreateRequest(create)) = &req.request_union {
             if !st.watch_permitted(create, token, self.now()) {
                 // etcd answers a watch on keys the user may not read with a created-and-canceled response

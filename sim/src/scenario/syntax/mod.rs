@@ -187,7 +187,7 @@ pub struct Workload {
 
 /// `[[fault]]`: one fault, at a fixed time or after a step; exactly one action key. A node may be named by
 /// its role when the fault applies: `leader` (the member that leads then) or `follower` (a member that
-/// does not, drawn from the seed), in `kill`, `pause`, `clog`, `isolate` and partition sides.
+/// does not, drawn from the seed), in `kill`, `pause`, `clog`, `isolate`, `cut_from_peers` and partition sides.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
@@ -208,6 +208,10 @@ pub struct Fault {
     /// Cuts one node off from every other node (a partition of it against the rest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolate: Option<String>,
+    /// Cuts one member off from the other members only: it keeps serving its clients and apiservers, with
+    /// no leader once it has noticed (what etcd's require-leader option exists for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_from_peers: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_one_way: Option<OneWay>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,7 +335,7 @@ pub struct Apiserver {
     /// makes a watch from a slightly old resourceVersion get 410 Gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch_cache_size: Option<Spanned<usize>>,
-    /// The etcd member it talks to (default: members in turn, `apiserver-i` to `etcd-((i-1) mod N + 1)`).
+    /// The one etcd member it talks to (default: every member, the first drawn from the seed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Spanned<String>>,
 }

@@ -60,7 +60,9 @@ pub(super) fn faults(
         for n in fault.nodes() {
             if roles::ROLES.contains(&n) {
                 check_role(src, f, &fault, n, spec)?;
-            } else if !(n == roles::REST && f.get_ref().isolate.is_some()) {
+            } else if !(n == roles::REST && f.get_ref().isolate.is_some()
+                || n == roles::PEERS && f.get_ref().cut_from_peers.is_some())
+            {
                 nodes.check(src, n, f.span(), "the fault")?;
             }
         }
@@ -70,7 +72,7 @@ pub(super) fn faults(
         // The numbers are checked with any member standing in for a role.
         let first = spec.member_names().remove(0);
         let named = fault.map_nodes(&mut |n| {
-            if roles::ROLES.contains(&n) || n == roles::REST {
+            if roles::ROLES.contains(&n) || n == roles::REST || n == roles::PEERS {
                 vec![first.clone()]
             } else {
                 vec![n.to_string()]
@@ -200,6 +202,9 @@ fn fault_of(src: &Source, f: &Spanned<syntax::Fault>) -> Result<Fault> {
     }
     if let Some(n) = &r.isolate {
         found.push(Fault::Partition { left: vec![n.clone()], right: vec![roles::REST.to_string()] });
+    }
+    if let Some(n) = &r.cut_from_peers {
+        found.push(Fault::Partition { left: vec![n.clone()], right: vec![roles::PEERS.to_string()] });
     }
     if let Some(p) = &r.partition_one_way {
         found.push(Fault::PartitionOneWay { from: p.from.clone(), to: p.to.clone() });

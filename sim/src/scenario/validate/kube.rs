@@ -27,9 +27,9 @@ pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSp
             return Err(src.err(n.span(), format!("`apiservers` is {count}; expected 0 to {MAX_APISERVERS}")));
         }
     }
-    // Apiserver i talks to the members in turn, so that HA apiservers lag behind different members.
+    // Every apiserver's etcd client uses every member, as real deployments list them all.
     spec.apiservers = (1..=count)
-        .map(|i| ApiserverSpec { watch_cache: true, member: (i - 1) % spec.members + 1, watch_cache_size: None })
+        .map(|_| ApiserverSpec { watch_cache: true, members: (1..=spec.members).collect(), watch_cache_size: None })
         .collect();
     let names = spec.apiserver_names();
     let mut seen = BTreeSet::new();
@@ -66,7 +66,7 @@ pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSp
                 let msg = format!("no member is named {:?}; expected one of {}", m.get_ref(), members.join(", "));
                 return Err(src.err(m.span(), msg));
             };
-            spec.apiservers[i].member = j + 1;
+            spec.apiservers[i].members = vec![j + 1];
         }
     }
     Ok(())

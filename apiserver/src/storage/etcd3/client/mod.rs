@@ -127,7 +127,7 @@ impl EtcdClient {
 
     pub(crate) async fn lease_grant(&self, request: LeaseGrantRequest) -> Result<LeaseGrantResponse, tonic::Status> {
         self.unary(Policy::Repeatable, |c| {
-            let (mut lease, request) = (c.lease.clone(), request.clone());
+            let mut lease = c.lease.clone();
             async move { lease.lease_grant(request).await.map(tonic::Response::into_inner) }
         })
         .await
@@ -227,10 +227,9 @@ pub fn parse(url: &str) -> Result<(http::Uri, String), EndpointError> {
         return Err(malformed(&format!("invalid character {:?} in host name", c.to_string())));
     }
     let scheme_end = url.find("://");
-    if scheme_end.is_none() && url.split('/').next().is_some_and(|first| first.contains(':')) {
-        if url.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err(malformed("first path segment in URL cannot contain colon"));
-        }
+    let colon_in_first_segment = url.split('/').next().is_some_and(|first| first.contains(':'));
+    if scheme_end.is_none() && colon_in_first_segment && url.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(malformed("first path segment in URL cannot contain colon"));
     }
     let uri: http::Uri = url.parse().map_err(|_| malformed("invalid URL escape or character"))?;
     match uri.scheme_str() {
