@@ -62,6 +62,12 @@ kubesim_failpoints::bugs! {
             "kubernetes #82303",
             "a write judged against the watch cache's stale copy gets a spurious 409 or precondition failure"
         ),
+        /// The etcd3 store opens its etcd watches without etcd's require-leader option.
+        WatchWithoutRequireLeader => (
+            "watch-without-require-leader",
+            "kubernetes #89488, PR #89881",
+            "the apiserver's etcd watches are opened without etcd's require-leader option, so a watch on a member cut off from the others stays open and silent: the watch cache, and every watch it serves, misses every change made meanwhile"
+        ),
         /// The registry store drops a DELETE's `preconditions.resourceVersion` before it checks anything, as
         /// kube-apiserver did before `metav1.Preconditions` had the field: only a uid precondition is kept.
         DeleteIgnoresRvPrecondition => (

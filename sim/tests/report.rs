@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use sim::report::model::{LaneKind, MarkerKind, Outcome, Pointer, Report, SpanKind, TickKind};
+use sim::report::model::{LaneKind, Marker, MarkerKind, Outcome, Pointer, Report, SpanKind, TickKind};
 use sim::report::{self, RunData};
 use sim::scenario::{self, judge};
 
@@ -196,12 +196,19 @@ fn html_in_keys_and_values_never_becomes_markup() {
 /// A Kubernetes trace line left as a note: a request, attempt, watch event or belief that no bar or tick
 /// claimed.
 fn stray_kube_notes(r: &Report) -> Vec<&String> {
-    let kube_lanes = |l: usize| matches!(r.lanes[l].kind, LaneKind::Client | LaneKind::Informer);
+    // An informer's refused or unanswered lists and watches are notes on its lane by design; its beliefs
+    // (`from apiserver-`) are not.
+    let stray = |m: &Marker, l: &str| match r.lanes[m.lane].kind {
+        LaneKind::Client => l.contains(" -> apiserver-") || l.contains(" attempt ") || l.contains(" from apiserver-"),
+        LaneKind::Informer => l.contains(" from apiserver-"),
+        _ => false,
+    };
     r.markers
         .iter()
-        .filter(|m| m.kind == MarkerKind::Note && kube_lanes(m.lane))
-        .filter_map(|m| m.line.map(|l| &r.trace[l]))
-        .filter(|l| l.contains(" -> apiserver-") || l.contains(" attempt ") || l.contains(" from apiserver-"))
+        .filter(|m| m.kind == MarkerKind::Note)
+        .filter_map(|m| m.line.map(|l| (m, &r.trace[l])))
+        .filter(|(m, l)| stray(m, l))
+        .map(|(_, l)| l)
         .collect()
 }
 
@@ -234,8 +241,15 @@ fn kubernetes_requests_attempts_watch_events_and_informers_are_drawn() {
     let (r, _) = report_of("scenarios/controllers-retry-on-conflict.toml", 1);
     let names: Vec<&str> = r.lanes.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names[4..9], ["setup", "scaler", "scaler-informer", "labeler", "labeler-informer"]);
-    let labeler = lane(&r, "labeler");
-    let attempts: Vec<_> = r.bars.iter().filter(|b| b.lane == labeler).collect();
+    // One controller loses the race (which one, the seed decides): its first attempt gets 409, its second
+    // succeeds; the other's one attempt succeeds.
+    let attempts_on = |l: usize| r.bars.iter().filter(move |b| b.lane == l && b.label.contains(" attempt "));
+    let retried = ["scaler", "labeler"]
+        .into_iter()
+        .map(|n| lane(&r, n))
+        .find(|&l| attempts_on(l).count() == 2)
+        .expect("one controller retried");
+    let attempts: Vec<_> = attempts_on(retried).collect();
     assert_eq!(attempts.len(), 2, "{attempts:#?}");
     assert_eq!((attempts[0].outcome, attempts[1].outcome), (Outcome::Error, Outcome::Ok));
     assert!(attempts[0].label.contains("attempt 1: update default/settings read at rv=6"), "{}", attempts[0].label);
@@ -299,13 +313,12 @@ fn an_informer_that_travels_back_in_time_is_marked_at_the_belief() {
     let (back, newer) = (&r.ticks[back], &r.ticks[newer]);
     assert_eq!((back.lane, back.kind, back.revision), (inf, TickKind::InformerRelist, 6));
     assert!(back.label.contains("from apiserver-2"), "the lagging apiserver: {}", back.label);
-    assert_eq!((newer.lane, newer.revision), (inf, 8));
+    assert_eq!((newer.lane, newer.revision), (inf, 9));
     assert!(newer.at < back.at);
     let Pointer::Marker(m) = v.pointers[2].0 else { panic!("{:?}", v.pointers) };
     assert_eq!((r.markers[m].kind, r.markers[m].lane, r.markers[m].at), (MarkerKind::Violation, inf, back.at));
     assert_eq!(v.at, Some((inf, newer.at)), "the link jumps to the earliest evidence");
     assert!(r.markers.iter().any(|m| m.kind == MarkerKind::InformerRestart && m.lane == inf));
-    assert!(r.markers.iter().any(|m| m.kind == MarkerKind::Expired), "inf-1's watch got a 410");
 }
 
 /// Wrong expectations of a kube request, a watch and a controller each point at what they judged.

@@ -109,7 +109,7 @@ fn the_regression_report_renders_with_its_violation_and_its_perfetto_trace_parse
     assert!(dom.contains("<li class=\"violation expected current\" data-violation=\"0\">"), "selected: {dom}");
     assert!(body_attr(&dom, "drawn-violation-markers").unwrap().parse::<u32>().unwrap() >= 1);
     let detail = dom[dom.find("id=\"detail-text\"").unwrap()..].replace("&gt;", ">").replace("&lt;", "<");
-    assert!(detail.contains("t=0.066s writer put /registry/pods/default/a=2 -> ok rev=3"), "the evidence's trace line");
+    assert!(detail.contains("t=0.063s writer put /registry/pods/default/a=2 -> ok rev=3"), "the evidence's trace line");
     assert!(detail.contains("put /registry/pods/default/a rev=3 belonged before this response of watch#0"));
 
     // The screenshot, kept as the README's when asked.

@@ -89,7 +89,8 @@ impl Etcd3Store {
             prev_kv: true,
             ..WatchCreateRequest::default()
         };
-        let mut responses = self.client.watch(create).await.map_err(|s| storage_error(s, key_prefix))?;
+        let mut responses =
+            self.client.watch(create, self.require_leader()).await.map_err(|s| storage_error(s, key_prefix))?;
         let mut progress_open = true;
         loop {
             tokio::select! {

@@ -102,6 +102,11 @@ impl Etcd3Store {
         }
     }
 
+    /// Whether its etcd watches require a leader (always, unless the bug switch says otherwise).
+    fn require_leader(&self) -> bool {
+        !self.bugs.has(crate::bug::Bug::WatchWithoutRequireLeader)
+    }
+
     /// The etcd key of `key`: the path prefix, then `key` without its leading '/'.
     pub(crate) fn etcd_key(&self, key: &str) -> String {
         format!("{}{}", self.path_prefix, key.strip_prefix('/').unwrap_or(key))

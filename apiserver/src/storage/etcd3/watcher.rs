@@ -34,6 +34,7 @@ const EVENT_BUFFER: usize = 100;
 /// Everything the watch task needs, moved into it.
 struct WatchTask {
     client: EtcdClient,
+    require_leader: bool,
     key_prefix: String,
     start: ResourceVersion,
     predicate: SelectionPredicate,
@@ -57,6 +58,7 @@ impl Etcd3Store {
         let (progress_tx, progress_rx) = mpsc::unbounded_channel();
         let task = WatchTask {
             client: self.client.clone(),
+            require_leader: self.require_leader(),
             key_prefix: self.etcd_prefix(key),
             start,
             predicate: opts.predicate.clone(),
@@ -100,8 +102,11 @@ impl WatchTask {
             prev_kv: true,
             ..WatchCreateRequest::default()
         };
-        let mut responses =
-            self.client.watch(create).await.map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?;
+        let mut responses = self
+            .client
+            .watch(create, self.require_leader)
+            .await
+            .map_err(|s| Stop::Failed(storage_error(s, &self.key_prefix)))?;
         let mut progress_open = true;
         loop {
             tokio::select! {

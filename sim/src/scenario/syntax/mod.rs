@@ -338,6 +338,9 @@ pub struct Apiserver {
     /// The one etcd member it talks to (default: every member, the first drawn from the seed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<Spanned<String>>,
+    /// The etcd members its client uses, as `--etcd-servers` lists them (default: every member).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<Spanned<Vec<String>>>,
 }
 
 /// A time in milliseconds, written as a number or as digits in a string (what a `for_each` copy of a

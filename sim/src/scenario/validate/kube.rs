@@ -60,13 +60,36 @@ pub(super) fn apiservers(src: &Source, file: &syntax::File, spec: &mut ClusterSp
             }
             spec.apiservers[i].watch_cache_size = Some(*size.get_ref());
         }
-        if let Some(m) = &a.member {
-            let members = spec.member_names();
-            let Some(j) = members.iter().position(|n| n == m.get_ref()) else {
-                let msg = format!("no member is named {:?}; expected one of {}", m.get_ref(), members.join(", "));
-                return Err(src.err(m.span(), msg));
-            };
-            spec.apiservers[i].members = vec![j + 1];
+        let members = spec.member_names();
+        let index = |name: &str, span: std::ops::Range<usize>| -> Result<usize> {
+            match members.iter().position(|n| n == name) {
+                Some(j) => Ok(j + 1),
+                None => {
+                    let msg = format!("no member is named {name:?}; expected one of {}", members.join(", "));
+                    Err(src.err(span, msg))
+                }
+            }
+        };
+        match (&a.member, &a.members) {
+            (Some(m), Some(_)) => {
+                return Err(src.err(m.span(), "`member` pins one member and `members` lists several: give one"));
+            }
+            (Some(m), None) => spec.apiservers[i].members = vec![index(m.get_ref(), m.span())?],
+            (None, Some(list)) => {
+                if list.get_ref().is_empty() {
+                    return Err(src.err(list.span(), "`members` is empty; list at least one member"));
+                }
+                let mut chosen = Vec::new();
+                for name in list.get_ref() {
+                    let j = index(name, list.span())?;
+                    if chosen.contains(&j) {
+                        return Err(src.err(list.span(), format!("`members` lists {name:?} twice")));
+                    }
+                    chosen.push(j);
+                }
+                spec.apiservers[i].members = chosen;
+            }
+            (None, None) => {}
         }
     }
     Ok(())

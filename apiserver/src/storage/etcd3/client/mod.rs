@@ -162,12 +162,14 @@ impl EtcdClient {
         }
     }
 
-    /// Opens a watch with `create`, require-leader, on a picked endpoint (see [`EtcdWatch`]).
+    /// Opens a watch with `create` on a picked endpoint, with etcd's require-leader option unless
+    /// `require_leader` is off (only the bug switch turns it off; see [`EtcdWatch`]).
     pub(crate) async fn watch(
         &self,
         create: etcd_proto::etcdserverpb::WatchCreateRequest,
+        require_leader: bool,
     ) -> Result<EtcdWatch, tonic::Status> {
-        EtcdWatch::open(self.clone(), create).await
+        EtcdWatch::open(self.clone(), create, require_leader).await
     }
 
     fn pick(&self) -> usize {

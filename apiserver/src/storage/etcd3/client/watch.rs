@@ -30,14 +30,19 @@ pub(crate) struct EtcdWatch {
     next_revision: i64,
     /// Whether the consumer has had the `created` response (a reopened stream's is not passed on).
     created: bool,
+    require_leader: bool,
 }
 
 impl EtcdWatch {
     /// Opens the watch `create` on the first endpoint that takes it.
-    pub(super) async fn open(client: EtcdClient, create: WatchCreateRequest) -> Result<EtcdWatch, tonic::Status> {
+    pub(super) async fn open(
+        client: EtcdClient,
+        create: WatchCreateRequest,
+        require_leader: bool,
+    ) -> Result<EtcdWatch, tonic::Status> {
         let next_revision = create.start_revision;
-        let (endpoint, requests, responses) = stream(&client, &create).await?;
-        Ok(EtcdWatch { client, create, endpoint, requests, responses, next_revision, created: false })
+        let (endpoint, requests, responses) = stream(&client, &create, require_leader).await?;
+        Ok(EtcdWatch { client, create, endpoint, requests, responses, next_revision, created: false, require_leader })
     }
 
     /// Asks the member for a progress notification.
@@ -73,7 +78,7 @@ impl EtcdWatch {
             tokio::time::sleep(RETRY_WAIT).await;
             let mut create = self.create.clone();
             create.start_revision = self.next_revision;
-            let (endpoint, requests, responses) = stream(&self.client, &create).await?;
+            let (endpoint, requests, responses) = stream(&self.client, &create, self.require_leader).await?;
             (self.endpoint, self.requests, self.responses) = (endpoint, requests, responses);
         }
     }
@@ -93,6 +98,7 @@ impl EtcdWatch {
 async fn stream(
     client: &EtcdClient,
     create: &WatchCreateRequest,
+    require_leader: bool,
 ) -> Result<(usize, mpsc::UnboundedSender<WatchRequest>, tonic::Streaming<WatchResponse>), tonic::Status> {
     let mut attempt = 0;
     loop {
@@ -103,7 +109,9 @@ async fn stream(
         let first = watch_request::RequestUnion::CreateRequest(create.clone());
         let _ = requests.unbounded_send(WatchRequest { request_union: Some(first) });
         let mut request = tonic::Request::new(outbound);
-        request.metadata_mut().insert(REQUIRE_LEADER_KEY, tonic::metadata::MetadataValue::from_static(HAS_LEADER));
+        if require_leader {
+            request.metadata_mut().insert(REQUIRE_LEADER_KEY, tonic::metadata::MetadataValue::from_static(HAS_LEADER));
+        }
         let status = match conn.watch.clone().watch(request).await {
             Ok(responses) => {
                 client.succeeded(i);
