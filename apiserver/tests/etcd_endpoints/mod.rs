@@ -7,7 +7,7 @@
 //! `apiserver/binary/tests/etcd_failover.rs`; the simulated one in the scenarios. (Part of the `http`
 //! suite, whose support modules it shares.)
 
-use crate::http_server::{self, request, Cache, TestServer};
+use crate::http_server::{request, Cache, TestServer};
 
 /// An endpoint nothing listens on: a port bound and released.
 fn dead_endpoint() -> String {

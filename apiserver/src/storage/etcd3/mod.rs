@@ -102,6 +102,13 @@ impl Etcd3Store {
         }
     }
 
+    /// A store over one etcd endpoint (`http://host:port`), connecting on first use.
+    pub async fn connect(endpoint: &str, config: Etcd3Config) -> Result<Etcd3Store, StorageError> {
+        let client = EtcdClient::new(&[endpoint.to_string()], 0)
+            .map_err(|e| StorageError::Unreachable { key: String::new(), message: e.to_string() })?;
+        Ok(Etcd3Store::new(client, config))
+    }
+
     /// Whether its etcd watches require a leader (always, unless the bug switch says otherwise).
     fn require_leader(&self) -> bool {
         !self.bugs.has(crate::bug::Bug::WatchWithoutRequireLeader)

@@ -57,6 +57,16 @@ pub(super) fn faults(
     let mut notes = Vec::new();
     for f in &file.faults {
         let fault = fault_of(src, f)?;
+        if let Some(n) = &f.get_ref().cut_from_peers {
+            if !roles::ROLES.contains(&n.as_str()) && !nodes.members.contains(n) {
+                let msg = format!(
+                    "`cut_from_peers` cuts a member off from the other members, and {n:?} is not a member; expected one of {}, or a role ({})",
+                    nodes.members.join(", "),
+                    roles::ROLES.join(", ")
+                );
+                return Err(src.err(f.span(), msg));
+            }
+        }
         for n in fault.nodes() {
             if roles::ROLES.contains(&n) {
                 check_role(src, f, &fault, n, spec)?;

@@ -261,7 +261,7 @@ mod tests {
         let conn = conn(&url).unwrap();
         let status = conn.kv.clone().range(RangeRequest::default()).await.expect_err("nothing listens");
         assert_eq!(Failure::of(&status), Failure::NotSent, "{status:?}");
-        let client = EtcdClient::new(&[url.clone()], 0).unwrap();
+        let client = EtcdClient::new(std::slice::from_ref(&url), 0).unwrap();
         let status = client.txn(TxnRequest::default()).await.expect_err("nothing listens");
         let address = url.trim_start_matches("http://");
         assert_eq!(
