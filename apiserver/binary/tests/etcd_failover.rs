@@ -13,6 +13,9 @@
 //! member as the only endpoint) are the README's.
 #![cfg(not(madsim))]
 
+#[path = "support/spawn.rs"]
+mod spawn;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -123,17 +126,9 @@ impl Cluster {
 
 /// The apiserver binary over `endpoints`; its address.
 fn apiserver(endpoints: &[String]) -> (Proc, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
-        .args(["--secure-port", "0", "--log-level", "error", "--etcd-connect-wait-seconds", "30"])
-        .args(["--etcd-servers", &endpoints.join(",")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut first = String::new();
-    stdout.read_line(&mut first).expect("a start-up line");
-    let url = first.split_whitespace().find(|w| w.starts_with("http")).expect("a URL in the start-up line");
+    let servers = endpoints.join(",");
+    let spawn::Spawned { child, url, mut stdout } =
+        spawn::spawn(&["--etcd-connect-wait-seconds", "30", "--etcd-servers", servers.as_str()]);
     let addr = url.trim_start_matches("http://").to_string();
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     let deadline = Instant::now() + Duration::from_secs(60);

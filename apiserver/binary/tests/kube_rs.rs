@@ -9,6 +9,8 @@
 #![cfg(not(madsim))]
 
 mod real_clients;
+#[path = "support/spawn.rs"]
+mod spawn;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -3,9 +3,12 @@
 //! across a restart.
 #![cfg(not(madsim))]
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "support/spawn.rs"]
+mod spawn;
+
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 /// A running binary, killed on drop if still alive.
@@ -23,17 +26,7 @@ impl Drop for Running {
 }
 
 fn start(args: &[&str]) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
-        .args(["--secure-port", "0", "--log-level", "error"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut first = String::new();
-    stdout.read_line(&mut first).expect("a start-up line");
-    let url = first.split_whitespace().find(|w| w.starts_with("http")).expect("a URL in the start-up line");
+    let spawn::Spawned { child, url, stdout } = spawn::spawn(args);
     let addr = url.trim_start_matches("http://").trim_start_matches("https://").to_string();
     let running = Running { child, addr, _stdout: stdout };
     for _ in 0..500 {

@@ -3,9 +3,9 @@
 //! and a deadline for waits that must never hang a test.
 #![cfg(not(madsim))]
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout};
 use std::time::{Duration, Instant};
 
 /// A running binary on an in-memory embedded etcd, killed on drop; its kubeconfig lives in a temporary
@@ -46,22 +46,9 @@ impl Server {
 
     fn spawn(dir: tempfile::TempDir, args: &[&std::ffi::OsStr]) -> Server {
         let kubeconfig = dir.path().join("kubeconfig");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
-            .args(["--secure-port", "0", "--log-level", "error", "--write-kubeconfig"])
-            .arg(&kubeconfig)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut first = String::new();
-        stdout.read_line(&mut first).expect("a start-up line");
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http"))
-            .unwrap_or_else(|| panic!("no URL in the start-up line {first:?}"))
-            .to_string();
+        let mut all: Vec<&std::ffi::OsStr> = vec!["--write-kubeconfig".as_ref(), kubeconfig.as_os_str()];
+        all.extend_from_slice(args);
+        let super::spawn::Spawned { child, url, stdout } = super::spawn::spawn(&all);
         assert!(kubeconfig.exists(), "--write-kubeconfig wrote no file at {}", kubeconfig.display());
         Server { child, url, kubeconfig, _dir: dir, _stdout: stdout }
     }
