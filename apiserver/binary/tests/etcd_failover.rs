@@ -141,15 +141,7 @@ fn apiserver(endpoints: &[String]) -> (Proc, String) {
 
 /// One request with `Connection: close`: status and body (status 0 when nothing answered).
 fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
-    let Ok(mut stream) = TcpStream::connect(addr) else { return (0, String::new()) };
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
+    let answer = spawn::request(addr, method, path, body);
     let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     let body = answer.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string());
     (status, body)

@@ -11,6 +11,8 @@ use std::net::TcpStream;
 use std::process::Child;
 use std::time::Duration;
 
+use spawn::request;
+
 /// A running binary, killed on drop if still alive.
 struct Running {
     child: Child,
@@ -36,20 +38,6 @@ fn start(args: &[&str]) -> Running {
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("the binary never became ready");
-}
-
-/// One plain-HTTP request with `Connection: close`; the whole answer, or "" if the server is not there.
-fn request(addr: &str, method: &str, path: &str, body: &str) -> String {
-    let Ok(mut stream) = TcpStream::connect(addr) else { return String::new() };
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    answer
 }
 
 fn sigterm(child: &Child) {

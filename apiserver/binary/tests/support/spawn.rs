@@ -1,8 +1,9 @@
-//! Starting the `kubesim-apiserver` binary the way the tests of this package do: a free port, quiet logs,
-//! the caller's flags, and the URL it prints on its start-up line.
+//! Starting the `kubesim-apiserver` binary the way the tests of this package do (a free port, quiet logs,
+//! the caller's flags, and the URL it prints on its start-up line), and the plain request they send it.
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
 /// The started process, the URL of its start-up line and the rest of its standard output (kept open, so
@@ -31,4 +32,19 @@ pub fn spawn<S: AsRef<OsStr>>(args: &[S]) -> Spawned {
         .unwrap_or_else(|| panic!("no URL in the start-up line {first:?}"))
         .to_string();
     Spawned { child, url, stdout }
+}
+
+/// One plain-HTTP request with `Connection: close`; the whole answer, or "" if the server is not there.
+#[allow(dead_code)] // Not every test file sends requests this way.
+pub fn request(addr: &str, method: &str, path: &str, body: &str) -> String {
+    let Ok(mut stream) = TcpStream::connect(addr) else { return String::new() };
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
 }
