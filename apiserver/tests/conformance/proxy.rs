@@ -1,7 +1,9 @@
 //! [`Proxy`]: a loopback TCP proxy in front of the etcd server whose connections a case can cut, to break a
 //! client's streams (the Cacher's etcd watch) while the server keeps running. New connections keep working,
-//! so a client that reconnects gets through again.
+//! so a client that reconnects gets through again, unless the case closes the proxy (`close`) until it
+//! opens it again (`open`): meanwhile every new connection is dropped at once, as a server that is down.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::net::{TcpListener, TcpStream};
@@ -12,6 +14,7 @@ pub struct Proxy {
     pub endpoint: String,
     connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
+    closed: Arc<AtomicBool>,
 }
 
 impl Proxy {
@@ -22,8 +25,14 @@ impl Proxy {
         let target = target.trim_start_matches("http://").to_string();
         let connections = Arc::new(Mutex::new(Vec::new()));
         let live = connections.clone();
+        let closed = Arc::new(AtomicBool::new(false));
+        let refusing = closed.clone();
         let accept = tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
+                if refusing.load(Ordering::SeqCst) {
+                    drop(inbound);
+                    continue;
+                }
                 let target = target.clone();
                 let forward = tokio::spawn(async move {
                     if let Ok(mut outbound) = TcpStream::connect(&target).await {
@@ -33,7 +42,18 @@ impl Proxy {
                 live.lock().unwrap().push(forward);
             }
         });
-        Proxy { endpoint, connections, accept }
+        Proxy { endpoint, connections, accept, closed }
+    }
+
+    /// Cuts every open connection and drops every new one until [`Proxy::open`].
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.cut();
+    }
+
+    /// Forwards new connections again.
+    pub fn open(&self) {
+        self.closed.store(false, Ordering::SeqCst);
     }
 
     /// Closes every open connection.
