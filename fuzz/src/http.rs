@@ -50,14 +50,14 @@ impl Apiserver {
                 MemberConfig::single("fuzz", vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], "fuzz");
             let member = Member::new(config, 0).expect("a fresh member opens");
             tokio::spawn(serve_listener(member, listener, std::future::pending()));
-            let channel = tonic::transport::Endpoint::from_shared(endpoint).expect("a valid endpoint").connect_lazy();
+            let client = apiserver::storage::etcd3::EtcdClient::new(&[endpoint], 7).expect("a valid endpoint");
             let system = SystemFields::new(
                 Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(7)),
                 Arc::new(FixedClock(1_700_000_000)),
             );
             let server = server::build(
                 Catalog::builtin(),
-                channel,
+                client,
                 ServerOptions::default(),
                 system,
                 Arc::new(FixedClock(1_700_000_000)),
