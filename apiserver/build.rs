@@ -9,8 +9,11 @@
 //! (the build-dependency enables no Kubernetes version, so it compiles to an empty library); the set is
 //! derived from the dependency on every build and never committed.
 //!
-//! The simulation build has no protobuf (simulated clients speak JSON), so under `cfg(madsim)` this does
-//! nothing.
+//! The simulation build has no protobuf (simulated clients speak JSON), so under `cfg(madsim)` it skips
+//! that part.
+//!
+//! Both builds also get the list of `src/go_json`'s fixtures (the key order of kube's JSON), so that a
+//! fixture dropped into `upstream/` or `ours/` is compiled in with no other change.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +24,7 @@ const MARKER: &str = "static file_descriptor_proto_data: &'static [u8] = ";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    list_go_json_fixtures();
     if std::env::var_os("CARGO_CFG_MADSIM").is_some() {
         return;
     }
@@ -47,6 +51,33 @@ fn main() {
     assert!(!set.is_empty(), "no descriptors found under {}", root.display());
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("k8s-descriptors.pb");
     std::fs::write(&out, set).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
+}
+
+/// Writes `go_json_fixtures.rs`: an array of (file stem, `include_str!` of the file) for every fixture of
+/// `src/go_json/upstream` and `src/go_json/ours`, sorted by stem.
+fn list_go_json_fixtures() {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let mut fixtures = Vec::new();
+    for dir in ["upstream", "ours"] {
+        let dir = manifest_dir.join("src/go_json").join(dir);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let stem = path.file_stem().expect("a file has a name").to_string_lossy().into_owned();
+                fixtures.push((stem, path));
+            }
+        }
+    }
+    fixtures.sort();
+    let mut out = String::from("&[\n");
+    for (stem, path) in &fixtures {
+        out.push_str(&format!("    ({stem:?}, include_str!({:?})),\n", path.display().to_string()));
+    }
+    out.push_str("]\n");
+    let target = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("go_json_fixtures.rs");
+    std::fs::write(&target, out).unwrap_or_else(|e| panic!("writing {}: {e}", target.display()));
 }
 
 /// The unpacked sources of the `k8s-rs-pb` package this workspace locked, as `cargo metadata` reports them

@@ -4,7 +4,8 @@
 //!
 //! Layers, bottom up. Each depends only on the layers below it, never on one above or beside it in this
 //! list (ARCHITECTURE.md states it; `sim/tests/tidy.rs` finds any cycle between folders):
-//! - [`go_text`] (Go's formatting of values, for byte-identical error texts), [`failpoint`] (the
+//! - [`go_text`] (Go's formatting of values, for byte-identical error texts), [`go_json`] (Go's JSON of
+//!   kube's types: their key order, its escapes), [`failpoint`] (the
 //!   apiserver's failpoints, which a test harness arms through the stores' configuration) and [`bug`] (its
 //!   bug switches, historical bugs a simulation can put back): leaves, depending on nothing of the crate.
 //! - [`storage`]: the storage interface, the etcd3 store and the watch cache (Cacher).
@@ -42,6 +43,7 @@ pub mod apis;
 pub mod bug;
 pub mod endpoints;
 pub mod failpoint;
+pub(crate) mod go_json;
 pub(crate) mod go_text;
 pub mod registry;
 pub mod server;

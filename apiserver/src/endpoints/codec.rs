@@ -163,11 +163,8 @@ pub(crate) fn encode(obj: &Value, format: Format, pretty: bool) -> Result<Bytes,
     match format {
         Format::Protobuf => encode_protobuf(obj),
         Format::Json => {
-            let mut out = if pretty {
-                serde_json::to_vec_pretty(obj).map_err(|e| ApiError::Internal(e.to_string()))?
-            } else {
-                serde_json::to_vec(obj).map_err(|e| ApiError::Internal(e.to_string()))?
-            };
+            // Go's key order and escapes, as kube's encoder writes them.
+            let mut out = if pretty { crate::go_json::to_vec_pretty(obj) } else { crate::go_json::to_vec(obj) };
             out.push(b'\n');
             Ok(Bytes::from(out))
         }

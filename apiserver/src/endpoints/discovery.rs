@@ -200,7 +200,7 @@ fn aggregated(version: &str, items: Vec<Value>, headers: &HeaderMap) -> Response
         "metadata": {},
         "items": items,
     });
-    let mut bytes = serde_json::to_vec(&doc).expect("discovery serializes");
+    let mut bytes = crate::go_json::to_vec(&doc);
     let etag = format!("\"{}\"", hex_upper(&Sha512::digest(&bytes)));
     let builder =
         Response::builder().header("ETag", etag.clone()).header("Vary", "Accept").header("Cache-Control", "public");
@@ -220,7 +220,7 @@ fn hex_upper(bytes: &[u8]) -> String {
 }
 
 fn json_response(doc: &Value) -> Response<Body> {
-    let mut bytes = serde_json::to_vec(doc).expect("discovery serializes");
+    let mut bytes = crate::go_json::to_vec(doc);
     bytes.push(b'\n');
     Response::builder()
         .status(StatusCode::OK)

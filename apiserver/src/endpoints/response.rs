@@ -96,7 +96,10 @@ impl Responder {
             let bytes = json_list(kind, api_version, items, meta, custom);
             return Ok(self.bytes(StatusCode::OK, content_type(Format::Json), bytes));
         }
-        let values: Vec<Value> = items.iter().map(|obj| list_item(obj.value().clone(), custom)).collect();
+        // A Table row's object keeps its type fields (upstream converts each row's object to the request's
+        // version, which sets them); a list's items lose them.
+        let keep_type = custom || n.conversion == Some(Conversion::Table);
+        let values: Vec<Value> = items.iter().map(|obj| list_item(obj.value().clone(), keep_type)).collect();
         let out = match &self.negotiated.conversion {
             None => {
                 let mut list = Map::new();
@@ -170,25 +173,56 @@ fn list_meta_value(meta: &ListMeta) -> Value {
     Value::Object(list_meta)
 }
 
-/// A JSON list assembled from its items' shared encodings, byte for byte what serializing the list as a
-/// JSON value would give (keys in order: apiVersion, items, kind, metadata), with the trailing newline.
+/// A JSON list assembled from its items' shared encodings, byte for byte what writing the list as a value
+/// would give, with the trailing newline. A typed list is a Go struct (`kind`, `apiVersion`, `metadata`,
+/// `items`); a custom resource's is unstructured, a Go map, whose keys come sorted (`apiVersion`, `items`,
+/// `kind`, `metadata`).
 fn json_list(kind: &str, api_version: &str, items: &[SharedObject], meta: &ListMeta, custom: bool) -> Bytes {
     let encoded: Vec<Bytes> = items.iter().map(|obj| if custom { obj.json() } else { obj.list_item_json() }).collect();
     let size: usize = encoded.iter().map(|b| b.len() + 1).sum();
     let mut out = Vec::with_capacity(size + 256);
-    out.extend_from_slice(b"{\"apiVersion\":");
-    serde_json::to_writer(&mut out, api_version).expect("strings serialize");
-    out.extend_from_slice(b",\"items\":[");
-    for (i, item) in encoded.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+    let items = |out: &mut Vec<u8>| {
+        out.extend_from_slice(b"\"items\":[");
+        for (i, item) in encoded.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
         }
-        out.extend_from_slice(item);
+        out.push(b']');
+    };
+    let list_meta = list_meta_value(meta);
+    if custom {
+        out.extend_from_slice(b"{\"apiVersion\":");
+        crate::go_json::append_str(&mut out, api_version);
+        out.push(b',');
+        items(&mut out);
+        out.extend_from_slice(b",\"kind\":");
+        crate::go_json::append_str(&mut out, kind);
+        out.extend_from_slice(b",\"metadata\":");
+        crate::go_json::append(&mut out, &list_meta);
+    } else {
+        out.extend_from_slice(b"{\"kind\":");
+        crate::go_json::append_str(&mut out, kind);
+        out.extend_from_slice(b",\"apiVersion\":");
+        crate::go_json::append_str(&mut out, api_version);
+        // `ListMeta`'s order: resourceVersion, continue, remainingItemCount.
+        out.extend_from_slice(b",\"metadata\":{");
+        let mut first = true;
+        for key in ["resourceVersion", "continue", "remainingItemCount"] {
+            if let Some(value) = list_meta.get(key) {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                crate::go_json::append_str(&mut out, key);
+                out.push(b':');
+                crate::go_json::append(&mut out, value);
+            }
+        }
+        out.extend_from_slice(b"},");
+        items(&mut out);
     }
-    out.extend_from_slice(b"],\"kind\":");
-    serde_json::to_writer(&mut out, kind).expect("strings serialize");
-    out.extend_from_slice(b",\"metadata\":");
-    serde_json::to_writer(&mut out, &list_meta_value(meta)).expect("values serialize");
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
 }

@@ -9,30 +9,50 @@
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
-use serde_json::json;
 
 use crate::endpoints::query::Query;
 use crate::endpoints::response::full;
 use crate::endpoints::{ApiServer, Body};
 
+/// `version.Info`, its fields in Go's order.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionInfo<'a> {
+    major: &'a str,
+    minor: &'a str,
+    emulation_major: &'a str,
+    emulation_minor: &'a str,
+    min_compatibility_major: &'a str,
+    min_compatibility_minor: &'a str,
+    git_version: &'a str,
+    git_commit: &'a str,
+    git_tree_state: &'a str,
+    build_date: &'a str,
+    go_version: &'a str,
+    compiler: &'a str,
+    platform: &'a str,
+}
+
 /// `/version`.
 pub(crate) fn version(server: &ApiServer) -> Response<Body> {
     let v = &server.config.version;
-    let doc = json!({
-        "major": v.major,
-        "minor": v.minor,
-        "emulationMajor": v.major,
-        "emulationMinor": v.minor,
-        "minCompatibilityMajor": v.major,
-        "minCompatibilityMinor": format!("{}", v.minor.parse::<u32>().map_or(0, |m| m.saturating_sub(1))),
-        "gitVersion": v.git_version,
-        "gitCommit": "kubesim",
-        "gitTreeState": "clean",
-        "buildDate": "1970-01-01T00:00:00Z",
-        "goVersion": "none (kubesim is written in Rust)",
-        "compiler": "rustc",
-        "platform": format!("{}/{}", std::env::consts::OS, go_arch(std::env::consts::ARCH)),
-    });
+    let minor_before = format!("{}", v.minor.parse::<u32>().map_or(0, |m| m.saturating_sub(1)));
+    let platform = format!("{}/{}", std::env::consts::OS, go_arch(std::env::consts::ARCH));
+    let doc = VersionInfo {
+        major: &v.major,
+        minor: &v.minor,
+        emulation_major: &v.major,
+        emulation_minor: &v.minor,
+        min_compatibility_major: &v.major,
+        min_compatibility_minor: &minor_before,
+        git_version: &v.git_version,
+        git_commit: "kubesim",
+        git_tree_state: "clean",
+        build_date: "1970-01-01T00:00:00Z",
+        go_version: "none (kubesim is written in Rust)",
+        compiler: "rustc",
+        platform: &platform,
+    };
     let body = serde_json::to_vec_pretty(&doc).expect("version serializes");
     Response::builder()
         .status(StatusCode::OK)

@@ -40,6 +40,7 @@ pub mod options;
 pub(crate) mod resource;
 pub(crate) mod rest;
 pub mod schema;
+pub(crate) mod label_selector;
 pub(crate) mod selector;
 pub mod services;
 pub(crate) mod store;

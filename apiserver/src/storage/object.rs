@@ -106,35 +106,16 @@ impl SharedObject {
         }
     }
 
-    /// The object's JSON (serde_json's, keys in order, no trailing newline).
+    /// The object's JSON as kube writes it (Go's key order and escapes, no trailing newline).
     pub(crate) fn json(&self) -> Bytes {
-        self.0
-            .json
-            .get_or_init(|| Bytes::from(serde_json::to_vec(&self.0.value).expect("JSON values serialize")))
-            .clone()
+        self.0.json.get_or_init(|| Bytes::from(crate::go_json::to_vec(&self.0.value))).clone()
     }
 
     /// The object's JSON as a typed list carries it: without `kind` and `apiVersion`.
     pub(crate) fn list_item_json(&self) -> Bytes {
         self.0
             .list_item_json
-            .get_or_init(|| {
-                let Value::Object(map) = &self.0.value else { return self.json() };
-                let mut out = Vec::with_capacity(self.0.value.to_string().len());
-                out.push(b'{');
-                let mut first = true;
-                for (key, value) in map.iter().filter(|(k, _)| *k != "kind" && *k != "apiVersion") {
-                    if !first {
-                        out.push(b',');
-                    }
-                    first = false;
-                    serde_json::to_writer(&mut out, key).expect("JSON keys serialize");
-                    out.push(b':');
-                    serde_json::to_writer(&mut out, value).expect("JSON values serialize");
-                }
-                out.push(b'}');
-                Bytes::from(out)
-            })
+            .get_or_init(|| Bytes::from(crate::go_json::to_vec_list_item(&self.0.value)))
             .clone()
     }
 
@@ -220,9 +201,9 @@ mod tests {
         );
         assert_eq!(
             obj.json(),
-            Bytes::from_static(br#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"name":"a"}}"#)
+            Bytes::from_static(br#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"},"data":{"k":"v"}}"#)
         );
-        assert_eq!(obj.list_item_json(), Bytes::from_static(br#"{"data":{"k":"v"},"metadata":{"name":"a"}}"#));
+        assert_eq!(obj.list_item_json(), Bytes::from_static(br#"{"metadata":{"name":"a"},"data":{"k":"v"}}"#));
         // The second call hands out the same bytes, not a new encoding.
         assert_eq!(obj.json().as_ptr(), obj.json().as_ptr());
         let copy = obj.clone();

@@ -69,6 +69,39 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "a Table with whole objects keeps their type fields, for kubectl get --sort-by",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                get(&format!("{CMS}?includeObject=Object"))
+                    .header("Accept", TABLE)
+                    .field("/rows/0/object/kind", json!("ConfigMap"))
+                    .field("/rows/0/object/apiVersion", json!("v1"))
+                    .field("/rows/0/object/metadata/name", json!("a")),
+            ],
+        ),
+        case(
+            "label selectors as upstream's parser reads them",
+            vec![
+                post(CMS, r#"{"metadata":{"name":"a","labels":{"n":"3"}}}"#),
+                post(CMS, r#"{"metadata":{"name":"b","labels":{"n":"12"}}}"#),
+                get(&format!("{CMS}?labelSelector=n%3E5")).field("/items/0/metadata/name", json!("b")).field("/items/1", serde_json::Value::Null),
+                get(&format!("{CMS}?labelSelector=a%3D%28b"))
+                    .status(400, "BadRequest", "unable to parse requirement: found '(', expected: identifier"),
+                get(&format!("{CMS}?labelSelector=a%3D-b")).code(400).contains(r#"values[0][a]: Invalid value: \"-b\": a valid label must be"#),
+            ],
+        ),
+        case(
+            "bodies in Go's key order",
+            vec![
+                post(CMS, &configmap("a", "{}")),
+                post(CMS, &configmap("a", "{}")).code(409).contains(
+                    r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"a\" already exists","reason":"AlreadyExists","details":{"name":"a","kind":"configmaps"},"code":409}"#,
+                ),
+                get(CMS).contains(r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"#).contains(r#""items":[{"metadata":{"name":"a","namespace":"#),
+                get(&format!("{CMS}/a")).contains(r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"#),
+            ],
+        ),
+        case(
             "a Table of one object",
             vec![
                 post(CMS, &configmap("a", "{}")),

@@ -195,13 +195,8 @@ impl EventEncoder {
         };
         if self.negotiated.conversion.is_none() && self.negotiated.format == Format::Json {
             // Every watcher of this change shares the object's encoding; only the envelope is new.
-            let encoded = object.json();
-            let mut line = Vec::with_capacity(encoded.len() + 32);
-            line.extend_from_slice(b"{\"object\":");
-            line.extend_from_slice(&encoded);
-            line.extend_from_slice(b",\"type\":\"");
-            line.extend_from_slice(kind.as_bytes());
-            line.extend_from_slice(b"\"}\n");
+            let mut line = crate::go_json::watch_event(kind, &object.json());
+            line.push(b'\n');
             return Bytes::from(line);
         }
         let converted = self.convert(object.value(), now_unix_s);
@@ -216,9 +211,9 @@ impl EventEncoder {
         }
     }
 
-    /// One event line, `{"object":...,"type":"..."}` and a newline.
+    /// One event line, `{"type":"...","object":...}` and a newline.
     fn line(kind: &str, object: Value) -> Bytes {
-        let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).expect("events serialize");
+        let mut line = crate::go_json::watch_event(kind, &crate::go_json::to_vec(&object));
         line.push(b'\n');
         Bytes::from(line)
     }
