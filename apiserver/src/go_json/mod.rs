@@ -76,7 +76,9 @@ fn write(value: &Value, pretty: bool, without_type: bool) -> Vec<u8> {
         let formatter = GoFormatter(PrettyFormatter::with_indent(b"  "));
         ordered.serialize(&mut serde_json::Serializer::with_formatter(&mut out, formatter)).expect(WRITES);
     } else {
-        ordered.serialize(&mut serde_json::Serializer::with_formatter(&mut out, GoFormatter(CompactFormatter))).expect(WRITES);
+        ordered
+            .serialize(&mut serde_json::Serializer::with_formatter(&mut out, GoFormatter(CompactFormatter)))
+            .expect(WRITES);
     }
     out
 }
@@ -141,7 +143,11 @@ impl Serialize for Ordered<'_> {
 struct GoFormatter<F>(F);
 
 impl<F: Formatter> Formatter for GoFormatter<F> {
-    fn write_string_fragment<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, fragment: &str) -> std::io::Result<()> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             let escape: &[u8] = match c {

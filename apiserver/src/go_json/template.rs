@@ -87,7 +87,8 @@ fn templates() -> &'static BTreeMap<(String, String), Fields> {
 
 /// `ListMeta`'s tree, from the `Status` fixture's `metadata`.
 fn list_meta() -> Node {
-    let (_, status) = FIXTURES.iter().find(|(stem, _)| *stem == "core.v1.Status").expect("the Status fixture is built in");
+    let (_, status) =
+        FIXTURES.iter().find(|(stem, _)| *stem == "core.v1.Status").expect("the Status fixture is built in");
     let Node::Object(mut fields) = parse(status) else { panic!("the Status fixture is not an object") };
     let at = fields.index["metadata"];
     fields.order.swap_remove(at).1

@@ -112,7 +112,8 @@ fn strings_escape_as_go_escapes_them() {
 
 #[test]
 fn pretty_is_go_marshal_indent() {
-    let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": {"causes": []}});
+    let status =
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": {"causes": []}});
     assert_eq!(
         String::from_utf8(to_vec_pretty(&status)).unwrap(),
         "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Success\",\n  \"details\": {\n    \"causes\": []\n  }\n}"

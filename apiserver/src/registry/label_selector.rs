@@ -351,7 +351,8 @@ fn new_requirement(key: String, operator: Operator, mut values: Vec<String>) -> 
     if !errs_key.is_empty() {
         errs.push(FieldError::invalid("key", &key, &errs_key.join("; ")));
     }
-    let shown = || format!("[]string{{{}}}", values.iter().map(|v| crate::go_text::quote(v)).collect::<Vec<_>>().join(", "));
+    let shown =
+        || format!("[]string{{{}}}", values.iter().map(|v| crate::go_text::quote(v)).collect::<Vec<_>>().join(", "));
     match operator {
         Operator::In | Operator::NotIn if values.is_empty() => {
             errs.push(invalid_list("values", shown(), "for 'in', 'notin' operators, values set can't be empty"));

@@ -113,10 +113,7 @@ impl SharedObject {
 
     /// The object's JSON as a typed list carries it: without `kind` and `apiVersion`.
     pub(crate) fn list_item_json(&self) -> Bytes {
-        self.0
-            .list_item_json
-            .get_or_init(|| Bytes::from(crate::go_json::to_vec_list_item(&self.0.value)))
-            .clone()
+        self.0.list_item_json.get_or_init(|| Bytes::from(crate::go_json::to_vec_list_item(&self.0.value))).clone()
     }
 
     /// Whether two handles share one object (the watch cache hands out the same one to everyone): what the

@@ -75,6 +75,24 @@ pub fn cases() -> Vec<Case> {
             ],
         ),
         case(
+            "a delete answers the object where upstream's store returns the deleted object",
+            vec![
+                post("/api/v1/namespaces/{ns}/serviceaccounts", r#"{"metadata":{"name":"sa"}}"#),
+                delete("/api/v1/namespaces/{ns}/serviceaccounts/sa")
+                    .field("/kind", json!("ServiceAccount"))
+                    .field("/metadata/name", json!("sa")),
+                post("/api/v1/namespaces/{ns}/resourcequotas", r#"{"metadata":{"name":"q"},"spec":{"hard":{"pods":"3"}}}"#),
+                delete("/api/v1/namespaces/{ns}/resourcequotas/q").field("/kind", json!("ResourceQuota")),
+                post(
+                    "/api/v1/namespaces/{ns}/persistentvolumeclaims",
+                    r#"{"metadata":{"name":"c"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}"#,
+                ),
+                delete("/api/v1/namespaces/{ns}/persistentvolumeclaims/c").field("/kind", json!("PersistentVolumeClaim")),
+                post("/api/v1/namespaces/{ns}/services", r#"{"metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}}"#),
+                delete("/api/v1/namespaces/{ns}/services/s").field("/kind", json!("Service")).field("/spec/ports/0/port", json!(80)),
+            ],
+        ),
+        case(
             "delete with a stale precondition",
             vec![
                 post(CMS, &configmap("a", "{}")),

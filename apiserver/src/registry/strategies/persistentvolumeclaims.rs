@@ -109,4 +109,9 @@ impl Strategy for PersistentVolumeClaims {
     }
 }
 
-impl crate::registry::strategy::DeleteStrategy for PersistentVolumeClaims {}
+/// The persistentvolumeclaims store answers a delete with the deleted object (`ReturnDeletedObject`).
+impl crate::registry::strategy::DeleteStrategy for PersistentVolumeClaims {
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+}

@@ -58,7 +58,12 @@ impl Strategy for ResourceQuotas {
     }
 }
 
-impl crate::registry::strategy::DeleteStrategy for ResourceQuotas {}
+/// The resourcequotas store answers a delete with the deleted object (`ReturnDeletedObject`).
+impl crate::registry::strategy::DeleteStrategy for ResourceQuotas {
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+}
 
 impl Strategy for LimitRanges {
     fn namespace_scoped(&self) -> bool {

@@ -31,4 +31,9 @@ impl Strategy for ServiceAccounts {
     }
 }
 
-impl crate::registry::strategy::DeleteStrategy for ServiceAccounts {}
+/// The serviceaccounts store answers a delete with the deleted object (`ReturnDeletedObject`).
+impl crate::registry::strategy::DeleteStrategy for ServiceAccounts {
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+}

@@ -285,7 +285,12 @@ impl Strategy for Services {
     }
 }
 
-impl crate::registry::strategy::DeleteStrategy for Services {}
+/// The services store answers a delete with the deleted object (`ReturnDeletedObject`).
+impl crate::registry::strategy::DeleteStrategy for Services {
+    fn return_deleted_object(&self) -> bool {
+        true
+    }
+}
 
 #[cfg(test)]
 mod tests {
