@@ -274,6 +274,42 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
     futures::future::join_all(SYSTEM_NAMESPACES.map(ensure)).await;
     bootstrap_kubernetes_service(&server).await;
     server.mark_system_namespaces_ready();
+    bootstrap_objects(&server).await;
+}
+
+/// The objects the catalog's kinds ask for at start (`ResourceInfo::bootstrap`: the system priority
+/// classes, ...), each created unless it exists, as kube-apiserver's post-start hooks ensure them. An
+/// object a user changed since is left as it is.
+async fn bootstrap_objects(server: &ApiServer) {
+    let served = server.served();
+    for info in served.catalog.all() {
+        let objects = (info.bootstrap)();
+        if objects.is_empty() {
+            continue;
+        }
+        let Some(rest) = server.rest(&info.resource.group, &info.resource.version, &info.resource.plural) else {
+            continue;
+        };
+        for obj in objects {
+            let name = obj.pointer("/metadata/name").and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+            let namespace =
+                obj.pointer("/metadata/namespace").and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+            // Retried while the store is not ready (etcd still electing), as the hooks retry.
+            loop {
+                if rest.get(&namespace, &name, &crate::storage::GetOptions::default()).await.is_ok() {
+                    break;
+                }
+                match rest.create(&namespace, obj.clone(), &crate::registry::CreateOptions::default()).await {
+                    Ok(_) => break,
+                    Err(err) if err.to_status().code == Some(409) => break,
+                    Err(err) if err.to_status().code == Some(422) => {
+                        panic!("bootstrap object {name} of {:?} is invalid: {err}", info.resource)
+                    }
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
+            }
+        }
+    }
 }
 
 /// The `default/kubernetes` service that points clients inside a cluster at the apiserver, on the first IP

@@ -3,8 +3,12 @@
 //! table. One table, [`Catalog`], read by the router, discovery, OpenAPI and the Table conversion, so
 //! that a resource is declared once.
 //!
-//! Files: one per API group with its resources' entries ([`core`], [`apps`], [`events`], [`batch`],
-//! [`apiextensions`], [`coordination`]), and [`printers`] (the printer columns of `kubectl get`, per resource).
+//! A kind is one module, `apis/<group>/<resource>.rs` (`scheduling/priorityclasses.rs`): its discovery
+//! facts, strategy (defaults, validation with upstream's messages), printer and the objects kube-apiserver
+//! creates at start, with its tests; and one line of [`KINDS`]. The kinds served before that layout are
+//! still spread over a group file here ([`core`], [`apps`], [`events`], [`batch`], [`apiextensions`],
+//! [`coordination`]), a strategy in `registry::strategies` and a printer in [`printers`]; they move as they
+//! are touched.
 //! The [`Verb`]s a resource serves are declared here, where discovery's facts are; the HTTP layer above
 //! reads a request's verb into the same type.
 
@@ -15,6 +19,7 @@ pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod events;
 pub(crate) mod printers;
+pub(crate) mod scheduling;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -109,6 +114,9 @@ pub struct ResourceInfo {
     /// How objects are stored when they are stored in another group's shape (`events.k8s.io` events
     /// are core events in etcd); `None` when they are stored as served.
     pub conversion: Option<Conversion>,
+    /// The objects kube-apiserver's post-start hooks create when they are missing (the system priority
+    /// classes, the bootstrap RBAC policy), each a full object with `kind` and `apiVersion`.
+    pub bootstrap: fn() -> Vec<serde_json::Value>,
 }
 
 impl ResourceInfo {
@@ -135,6 +143,7 @@ impl ResourceInfo {
             terminating: false,
             schema: None,
             conversion: None,
+            bootstrap: Vec::new,
         }
     }
 
@@ -218,10 +227,14 @@ impl Catalog {
         self.resources.iter().filter(move |((gv, _), _)| gv.group == group && gv.version == version).map(|(_, r)| r)
     }
 
-    /// The named groups, in `/apis` order, each with its versions (preferred first).
+    /// The named groups, in `/apis` order (kube-apiserver's priorities for the built-in groups, then the
+    /// others as they were added), each with its versions (preferred first).
     pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
-        self.group_order
-            .iter()
+        let mut order: Vec<&String> = self.group_order.iter().collect();
+        let rank = |g: &String| GROUP_PRIORITY.iter().position(|p| p == g).unwrap_or(GROUP_PRIORITY.len());
+        order.sort_by_key(|g| rank(g));
+        order
+            .into_iter()
             .map(|group| {
                 let mut versions: Vec<String> = self
                     .resources
@@ -247,6 +260,33 @@ impl Catalog {
         self.resources.values()
     }
 }
+
+/// The built-in groups in the order kube-apiserver 1.32's `/apis` lists them (their APIService priorities).
+const GROUP_PRIORITY: &[&str] = &[
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
+/// Every kind written as one module: its `info`, the entry of the catalog. A new kind is its module and
+/// one line here.
+const KINDS: &[fn() -> ResourceInfo] = &[scheduling::priorityclasses::info];
 
 /// The verbs of a `/status` subresource.
 pub(crate) const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];
@@ -277,5 +317,6 @@ fn builtin_resources() -> Vec<ResourceInfo> {
     all.extend(batch::resources());
     all.extend(apiextensions::resources());
     all.extend(coordination::resources());
+    all.extend(KINDS.iter().map(|info| info()));
     all
 }

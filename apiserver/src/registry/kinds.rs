@@ -2,12 +2,16 @@
 //! feature) says what their JSON is: the decoder's type checks and unknown fields ([`super::schema`]) and
 //! `/openapi/v3` read it. A kind not in this table is a custom resource's.
 //!
-//! The table covers the group versions kubesim serves (core, apps, batch, coordination, events, and the
-//! kinds their subresources carry: autoscaling's `Scale`, policy's `Eviction`, authentication's
-//! `TokenRequest`), every kind of each, so that a body of a sibling kind is recognised as one.
+//! The table covers every stable group version of kube-apiserver 1.32 (and the kinds subresources carry:
+//! autoscaling's `Scale`, policy's `Eviction`, authentication's `TokenRequest`), every kind of each, so that
+//! a body of a sibling kind is recognised as one and a new kind's module needs no line here.
 
-use k8s_openapi::api::{apps, authentication, autoscaling, batch, coordination, core, events, policy};
+use k8s_openapi::api::{
+    admissionregistration, apps, authentication, authorization, autoscaling, batch, certificates, coordination, core,
+    discovery, events, flowcontrol, networking, node, policy, rbac, scheduling, storage,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use k8s_openapi::schemars::{JsonSchema, Schema, SchemaGenerator};
 use k8s_openapi::Resource;
 
@@ -58,6 +62,34 @@ static BUILTIN: &[BuiltinKind] = &[
     kind::<apps::v1::ReplicaSet>(),
     kind::<apps::v1::StatefulSet>(),
     kind::<CustomResourceDefinition>(),
+    kind::<APIService>(),
+    kind::<admissionregistration::v1::MutatingWebhookConfiguration>(),
+    kind::<admissionregistration::v1::ValidatingAdmissionPolicy>(),
+    kind::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>(),
+    kind::<admissionregistration::v1::ValidatingWebhookConfiguration>(),
+    kind::<authorization::v1::LocalSubjectAccessReview>(),
+    kind::<authorization::v1::SelfSubjectAccessReview>(),
+    kind::<authorization::v1::SelfSubjectRulesReview>(),
+    kind::<authorization::v1::SubjectAccessReview>(),
+    kind::<autoscaling::v2::HorizontalPodAutoscaler>(),
+    kind::<certificates::v1::CertificateSigningRequest>(),
+    kind::<discovery::v1::EndpointSlice>(),
+    kind::<flowcontrol::v1::FlowSchema>(),
+    kind::<flowcontrol::v1::PriorityLevelConfiguration>(),
+    kind::<networking::v1::Ingress>(),
+    kind::<networking::v1::IngressClass>(),
+    kind::<networking::v1::NetworkPolicy>(),
+    kind::<node::v1::RuntimeClass>(),
+    kind::<rbac::v1::ClusterRole>(),
+    kind::<rbac::v1::ClusterRoleBinding>(),
+    kind::<rbac::v1::Role>(),
+    kind::<rbac::v1::RoleBinding>(),
+    kind::<scheduling::v1::PriorityClass>(),
+    kind::<storage::v1::CSIDriver>(),
+    kind::<storage::v1::CSINode>(),
+    kind::<storage::v1::CSIStorageCapacity>(),
+    kind::<storage::v1::StorageClass>(),
+    kind::<storage::v1::VolumeAttachment>(),
     kind::<authentication::v1::SelfSubjectReview>(),
     kind::<authentication::v1::TokenRequest>(),
     kind::<authentication::v1::TokenReview>(),

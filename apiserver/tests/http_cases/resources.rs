@@ -20,8 +20,37 @@ fn deployment(name: &str, replicas: i64) -> String {
     )
 }
 
+const PCS: &str = "/apis/scheduling.k8s.io/v1/priorityclasses";
+
 pub fn cases() -> Vec<Case> {
     vec![
+        case(
+            "priority classes: the system classes exist and stay; a user's is defaulted, checked and deleted",
+            vec![
+                get(&format!("{PCS}/system-node-critical"))
+                    .field("/value", json!(2000001000))
+                    .field("/preemptionPolicy", json!("PreemptLowerPriority")),
+                delete(&format!("{PCS}/system-node-critical")).status(
+                    403,
+                    "Forbidden",
+                    r#"priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted"#,
+                ),
+                post(PCS, r#"{"metadata":{"name":"pc-high"},"value":1000}"#)
+                    .code(201)
+                    .field("/preemptionPolicy", json!("PreemptLowerPriority")),
+                post(PCS, r#"{"metadata":{"name":"pc-huge"},"value":1000000001}"#).status(
+                    422,
+                    "Invalid",
+                    r#"PriorityClass.scheduling.k8s.io "pc-huge" is invalid: value: Forbidden: maximum allowed value of a user defined priority is 1000000000"#,
+                ),
+                put(&format!("{PCS}/pc-high"), r#"{"metadata":{"name":"pc-high"},"value":7}"#).status(
+                    422,
+                    "Invalid",
+                    r#"PriorityClass.scheduling.k8s.io "pc-high" is invalid: value: Forbidden: may not be changed in an update."#,
+                ),
+                delete(&format!("{PCS}/pc-high")).field("/kind", json!("Status")),
+            ],
+        ),
         case(
             "a service gets v1's defaults and the cluster IP it asks for; a second asking for it is refused until the first is deleted",
             vec![

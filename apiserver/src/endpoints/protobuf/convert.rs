@@ -49,11 +49,20 @@ pub(crate) const INLINE: &[(&str, &str)] = &[
     ("api.core.v1.SecretEnvSource", "localObjectReference"),
     ("api.core.v1.SecretKeySelector", "localObjectReference"),
     ("api.core.v1.SecretProjection", "localObjectReference"),
+    ("api.admissionregistration.v1.NamedRuleWithOperations", "ruleWithOperations"),
+    ("api.admissionregistration.v1.RuleWithOperations", "rule"),
+    ("api.networking.v1.IngressRule", "ingressRuleValue"),
 ];
 
 /// Fields whose JSON name is not their `.proto` name (go-to-protobuf took the Go field name).
 pub(crate) const RENAMED: &[(&str, &str, &str)] = &[
     ("api.authentication.v1.BoundObjectReference", "uID", "uid"),
+    ("api.admissionregistration.v1.MutatingWebhookConfiguration", "Webhooks", "webhooks"),
+    ("api.admissionregistration.v1.ValidatingWebhookConfiguration", "Webhooks", "webhooks"),
+    ("api.admissionregistration.v1.Validation", "Expression", "expression"),
+    ("api.admissionregistration.v1.Variable", "Name", "name"),
+    ("api.admissionregistration.v1.Variable", "Expression", "expression"),
+    ("api.networking.v1.IngressClassParametersReference", "aPIGroup", "apiGroup"),
     (SCHEMA_PROPS, "ref", "$ref"),
     (SCHEMA_PROPS, "schema", "$schema"),
     (SCHEMA_PROPS, "xKubernetesPreserveUnknownFields", "x-kubernetes-preserve-unknown-fields"),

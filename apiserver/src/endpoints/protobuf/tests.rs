@@ -112,7 +112,30 @@ const NEWER_THAN_1_32: &[(&str, &str)] = &[
     ("api.core.v1.NodeSystemInfo", "swap"),
     ("api.core.v1.PodCondition", "observedGeneration"),
     ("api.core.v1.PodStatus", "observedGeneration"),
+    ("api.autoscaling.v2.HPAScalingRules", "tolerance"),
+    ("api.discovery.v1.EndpointHints", "forNodes"),
+    ("api.storage.v1.CSIDriverSpec", "nodeAllocatableUpdatePeriodSeconds"),
+    ("api.storage.v1.VolumeError", "errorCode"),
 ];
+
+/// The JSON properties an inline field brings into its message: its message's fields, and theirs where they
+/// are inline too (an admission webhook's rule inlines a rule with operations, which inlines a rule).
+fn flattened(desc: &protobuf::reflect::MessageDescriptor, field: &protobuf::reflect::FieldDescriptor) -> Vec<String> {
+    let protobuf::reflect::RuntimeFieldType::Singular(protobuf::reflect::RuntimeType::Message(inner)) =
+        field.runtime_field_type()
+    else {
+        panic!("{}.{} is inline but not a message", desc.full_name(), field.name());
+    };
+    let mut names = Vec::new();
+    for f in inner.fields() {
+        if convert::INLINE.iter().any(|(m, n)| *m == inner.full_name() && *n == f.name()) {
+            names.extend(flattened(&inner, &f));
+        } else {
+            names.push(convert::json_name(&inner, f.name()).to_string());
+        }
+    }
+    names
+}
 
 /// Every message of a built-in kind in the OpenAPI table, and every message those reach, against the
 /// kind's JSON schema (k8s-openapi's, from the Go types): each field is a JSON property of the same name,
@@ -140,12 +163,7 @@ fn inline_fields_are_the_ones_json_flattens() {
         for field in desc.fields() {
             let is_inline = convert::INLINE.iter().any(|(m, f)| *m == desc.full_name() && *f == field.name());
             let names: Vec<String> = if is_inline {
-                let protobuf::reflect::RuntimeFieldType::Singular(protobuf::reflect::RuntimeType::Message(inner)) =
-                    field.runtime_field_type()
-                else {
-                    panic!("{}.{} is inline but not a message", desc.full_name(), field.name());
-                };
-                inner.fields().map(|f| f.name().to_string()).collect()
+                flattened(&desc, &field)
             } else {
                 vec![convert::json_name(&desc, field.name()).to_string()]
             };

@@ -1,0 +1,3 @@
+//! `scheduling.k8s.io`: priority classes.
+
+pub(crate) mod priorityclasses;
