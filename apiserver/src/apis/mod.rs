@@ -13,6 +13,7 @@
 //! reads a request's verb into the same type.
 
 pub(crate) mod apiextensions;
+pub(crate) mod apiregistration;
 pub(crate) mod apps;
 pub(crate) mod batch;
 pub(crate) mod coordination;
@@ -286,7 +287,10 @@ const GROUP_PRIORITY: &[&str] = &[
 
 /// Every kind written as one module: its `info`, the entry of the catalog. A new kind is its module and
 /// one line here.
-const KINDS: &[fn() -> ResourceInfo] = &[scheduling::priorityclasses::info];
+const KINDS: &[fn() -> ResourceInfo] = &[
+    apiregistration::apiservices::info,
+    scheduling::priorityclasses::info,
+];
 
 /// The verbs of a `/status` subresource.
 pub(crate) const STATUS_VERBS: &[Verb] = &[Verb::Get, Verb::Patch, Verb::Update];

@@ -21,9 +21,33 @@ fn deployment(name: &str, replicas: i64) -> String {
 }
 
 const PCS: &str = "/apis/scheduling.k8s.io/v1/priorityclasses";
+const APISVCS: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
 
 pub fn cases() -> Vec<Case> {
     vec![
+        case(
+            "api services: named version.group, defaulted, checked, refused twice, deleted",
+            vec![
+                post(
+                    APISVCS,
+                    r#"{"metadata":{"name":"v1alpha1.wardle.example.com"},"spec":{"group":"wardle.example.com","version":"v1alpha1","groupPriorityMinimum":1000,"versionPriority":15,"service":{"namespace":"wardle","name":"api"}}}"#,
+                )
+                .code(201)
+                .field("/spec/service/port", json!(443))
+                .field("/status", json!({})),
+                post(
+                    APISVCS,
+                    r#"{"metadata":{"name":"v1alpha1.wardle.example.com"},"spec":{"group":"wardle.example.com","version":"v1alpha1","groupPriorityMinimum":1000,"versionPriority":15}}"#,
+                )
+                .status(409, "AlreadyExists", r#"apiservices.apiregistration.k8s.io "v1alpha1.wardle.example.com" already exists"#),
+                post(APISVCS, r#"{"metadata":{"name":"v1.wrong"},"spec":{"group":"right.io","version":"v1","groupPriorityMinimum":1,"versionPriority":1}}"#).status(
+                    422,
+                    "Invalid",
+                    r#"APIService.apiregistration.k8s.io "v1.wrong" is invalid: metadata.name: Invalid value: "v1.wrong": must be `spec.version+"."+spec.group`: "v1.right.io""#,
+                ),
+                delete(&format!("{APISVCS}/v1alpha1.wardle.example.com")).field("/kind", json!("Status")),
+            ],
+        ),
         case(
             "priority classes: the system classes exist and stay; a user's is defaulted, checked and deleted",
             vec![

@@ -1,0 +1,3 @@
+//! `apiregistration.k8s.io`: the APIServices the aggregator routes by.
+
+pub(crate) mod apiservices;
