@@ -18,7 +18,11 @@ pub(crate) mod apps;
 pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod core;
+pub(crate) mod discovery;
 pub(crate) mod events;
+pub(crate) mod networking;
+pub(crate) mod node;
+pub(crate) mod policy;
 pub(crate) mod printers;
 pub(crate) mod scheduling;
 
@@ -289,7 +293,13 @@ const GROUP_PRIORITY: &[&str] = &[
 /// one line here.
 const KINDS: &[fn() -> ResourceInfo] = &[
     apiregistration::apiservices::info,
+    networking::ingressclasses::info,
+    networking::ingresses::info,
+    networking::networkpolicies::info,
+    policy::poddisruptionbudgets::info,
     scheduling::priorityclasses::info,
+    node::runtimeclasses::info,
+    discovery::endpointslices::info,
 ];
 
 /// The verbs of a `/status` subresource.

@@ -13,6 +13,7 @@ mod bad_input;
 mod crds;
 mod crud;
 mod discovery;
+mod networking;
 mod protobuf;
 mod reads;
 mod resources;
@@ -237,6 +238,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(watch::cases());
     cases.extend(protobuf::cases());
     cases.extend(resources::cases());
+    cases.extend(networking::cases());
     cases
 }
 

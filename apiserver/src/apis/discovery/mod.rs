@@ -1,0 +1,3 @@
+//! `discovery.k8s.io`: endpoint slices.
+
+pub(crate) mod endpointslices;

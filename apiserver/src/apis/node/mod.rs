@@ -1,0 +1,3 @@
+//! `node.k8s.io`: runtime classes.
+
+pub(crate) mod runtimeclasses;

@@ -1,0 +1,3 @@
+//! `policy`: pod disruption budgets.
+
+pub(crate) mod poddisruptionbudgets;
