@@ -25,6 +25,7 @@ pub(crate) mod node;
 pub(crate) mod policy;
 pub(crate) mod printers;
 pub(crate) mod scheduling;
+pub(crate) mod storage;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -292,11 +293,15 @@ const GROUP_PRIORITY: &[&str] = &[
 /// Every kind written as one module: its `info`, the entry of the catalog. A new kind is its module and
 /// one line here.
 const KINDS: &[fn() -> ResourceInfo] = &[
+    core::persistentvolumes::info,
+    core::podtemplates::info,
+    core::replicationcontrollers::info,
     apiregistration::apiservices::info,
     networking::ingressclasses::info,
     networking::ingresses::info,
     networking::networkpolicies::info,
     policy::poddisruptionbudgets::info,
+    storage::storageclasses::info,
     scheduling::priorityclasses::info,
     node::runtimeclasses::info,
     discovery::endpointslices::info,

@@ -10,6 +10,7 @@
 
 mod apply;
 mod bad_input;
+mod core_more;
 mod crds;
 mod crud;
 mod discovery;
@@ -17,6 +18,7 @@ mod networking;
 mod protobuf;
 mod reads;
 mod resources;
+mod storage;
 mod watch;
 
 use serde_json::Value;
@@ -239,6 +241,8 @@ pub fn all() -> Vec<Case> {
     cases.extend(protobuf::cases());
     cases.extend(resources::cases());
     cases.extend(networking::cases());
+    cases.extend(core_more::cases());
+    cases.extend(storage::cases());
     cases
 }
 

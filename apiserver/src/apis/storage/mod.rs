@@ -1,0 +1,3 @@
+//! `storage.k8s.io`: storage classes.
+
+pub(crate) mod storageclasses;
