@@ -24,6 +24,7 @@ pub(crate) mod networking;
 pub(crate) mod node;
 pub(crate) mod policy;
 pub(crate) mod printers;
+pub(crate) mod rbac;
 pub(crate) mod scheduling;
 pub(crate) mod storage;
 
@@ -301,6 +302,10 @@ const KINDS: &[fn() -> ResourceInfo] = &[
     networking::ingresses::info,
     networking::networkpolicies::info,
     policy::poddisruptionbudgets::info,
+    rbac::clusterrolebindings::info,
+    rbac::clusterroles::info,
+    rbac::rolebindings::info,
+    rbac::roles::info,
     storage::storageclasses::info,
     scheduling::priorityclasses::info,
     node::runtimeclasses::info,

@@ -16,6 +16,7 @@ mod crud;
 mod discovery;
 mod networking;
 mod protobuf;
+mod rbac;
 mod reads;
 mod resources;
 mod storage;
@@ -240,6 +241,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(watch::cases());
     cases.extend(protobuf::cases());
     cases.extend(resources::cases());
+    cases.extend(rbac::cases());
     cases.extend(networking::cases());
     cases.extend(core_more::cases());
     cases.extend(storage::cases());
