@@ -123,27 +123,25 @@ async fn define_widgets(server: &Arc<ApiServer>) {
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "BREW"];
 
-/// (group/version prefix, resource, namespaced, kind).
-const RESOURCES: &[(&str, &str, bool, &str)] = &[
-    ("api/v1", "namespaces", false, "Namespace"),
-    ("api/v1", "pods", true, "Pod"),
-    ("api/v1", "configmaps", true, "ConfigMap"),
-    ("api/v1", "secrets", true, "Secret"),
-    ("api/v1", "services", true, "Service"),
-    ("api/v1", "nodes", false, "Node"),
-    ("api/v1", "events", true, "Event"),
-    ("api/v1", "endpoints", true, "Endpoints"),
-    ("api/v1", "resourcequotas", true, "ResourceQuota"),
-    ("api/v1", "persistentvolumeclaims", true, "PersistentVolumeClaim"),
-    ("apis/apps/v1", "deployments", true, "Deployment"),
-    ("apis/apps/v1", "replicasets", true, "ReplicaSet"),
-    ("apis/apps/v1", "statefulsets", true, "StatefulSet"),
-    ("apis/batch/v1", "jobs", true, "Job"),
-    ("apis/coordination.k8s.io/v1", "leases", true, "Lease"),
-    ("apis/events.k8s.io/v1", "events", true, "Event"),
-    // A custom resource (the CRD `define_widgets` creates).
-    ("apis/fuzz.example.com/v1", "widgets", true, "Widget"),
-];
+/// (group/version prefix, resource, namespaced, kind): every resource of the built-in catalog, the
+/// catalog's own order, so that a kind added there is fuzzed with no line here; then the custom resource
+/// `define_widgets` creates.
+fn resources() -> &'static [(String, String, bool, String)] {
+    static RESOURCES: OnceLock<Vec<(String, String, bool, String)>> = OnceLock::new();
+    RESOURCES.get_or_init(|| {
+        let mut all: Vec<(String, String, bool, String)> = Catalog::builtin()
+            .all()
+            .map(|info| {
+                let r = &info.resource;
+                let prefix =
+                    if r.group.is_empty() { format!("api/{}", r.version) } else { format!("apis/{}/{}", r.group, r.version) };
+                (prefix, r.plural.clone(), info.namespaced, r.kind.clone())
+            })
+            .collect();
+        all.push(("apis/fuzz.example.com/v1".into(), "widgets".into(), true, "Widget".into()));
+        all
+    })
+}
 
 const OTHER_PATHS: &[&str] = &[
     "/",
@@ -380,7 +378,9 @@ impl FuzzRequest {
     pub fn request(&self) -> Option<http::Request<Full<Bytes>>> {
         let (mut path, kind) = match &self.path {
             Path::Resource { resource, namespace, name, subresource, watch_prefix } => {
-                let (prefix, plural, namespaced, kind) = RESOURCES[usize::from(*resource) % RESOURCES.len()];
+                let all = resources();
+                let (prefix, plural, namespaced, kind) = &all[usize::from(*resource) % all.len()];
+                let (prefix, plural, namespaced, kind) = (prefix.as_str(), plural.as_str(), *namespaced, kind.as_str());
                 let mut p = format!("/{prefix}");
                 if *watch_prefix {
                     p.push_str("/watch");
@@ -452,8 +452,9 @@ impl Body {
             Body::Object { kind, name, namespace, resource_version, extra } => {
                 let (api_version, kind) = match kind {
                     Some(k) => {
-                        let (prefix, _, _, kind) = RESOURCES[usize::from(*k) % RESOURCES.len()];
-                        (prefix.trim_start_matches("api/").trim_start_matches("apis/"), kind)
+                        let all = resources();
+                        let (prefix, _, _, kind) = &all[usize::from(*k) % all.len()];
+                        (prefix.trim_start_matches("api/").trim_start_matches("apis/"), kind.as_str())
                     }
                     None => ("v1", path_kind.unwrap_or("Pod")),
                 };

@@ -39,8 +39,7 @@ impl Selector {
         field_selector: &str,
         strategy: &dyn Strategy,
     ) -> Result<Selector, RegistryError> {
-        let mut selector = Selector::default();
-        selector.labels = label_selector::parse(label_selector).map_err(bad)?;
+        let mut selector = Selector { labels: label_selector::parse(label_selector).map_err(bad)?, fields: Vec::new() };
         if !field_selector.trim().is_empty() {
             for part in field_selector.split(',') {
                 let (key, value, equal) = if let Some((k, v)) = part.split_once("!=") {
