@@ -189,3 +189,9 @@ mod tests {
         assert_eq!(FieldError::invalid_int("metadata.resourceVersion", 0, "x").body(), "Invalid value: 0: x");
     }
 }
+
+/// Each error as kube prints it (`field: Type: detail`): what the validation tests compare.
+#[cfg(test)]
+pub(crate) fn messages(errs: Vec<FieldError>) -> Vec<String> {
+    errs.iter().map(ToString::to_string).collect()
+}

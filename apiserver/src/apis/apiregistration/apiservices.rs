@@ -233,16 +233,13 @@ fn printer() -> Printer {
 
 #[cfg(test)]
 mod tests {
+    use crate::registry::field_error::messages;
     use serde_json::json;
 
     use super::*;
 
     fn api_service(name: &str, spec: Value) -> Value {
         json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name}, "spec": spec})
-    }
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
     }
 
     #[test]

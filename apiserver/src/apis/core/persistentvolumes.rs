@@ -480,6 +480,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::field_error::messages;
 
     fn pv(spec: Value) -> Value {
         json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"}, "spec": spec})
@@ -489,10 +490,6 @@ mod tests {
         let mut obj = pv(spec);
         PersistentVolumes.prepare_for_create(&mut obj);
         obj
-    }
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
     }
 
     fn host_path() -> Value {

@@ -122,14 +122,11 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::field_error::messages;
 
     fn pt(template: Value) -> Value {
         json!({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "tpl", "namespace": "default"},
             "template": template})
-    }
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
     }
 
     fn created(template: Value) -> Value {

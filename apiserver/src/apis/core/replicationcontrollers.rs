@@ -225,6 +225,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::field_error::messages;
 
     fn rc(body: Value) -> Value {
         let mut obj = json!({"apiVersion": "v1", "kind": "ReplicationController",
@@ -241,10 +242,6 @@ mod tests {
         let mut obj = rc(body);
         ReplicationControllers.prepare_for_create(&mut obj);
         obj
-    }
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
     }
 
     #[test]

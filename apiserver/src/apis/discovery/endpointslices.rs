@@ -326,10 +326,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
+    use crate::registry::field_error::messages;
 
     fn slice(address_type: &str, endpoints: Value, ports: Value) -> Value {
         let mut obj = json!({"metadata": {"name": "web-abc", "namespace": "ns", "labels": {"kubernetes.io/service-name": "web"}},

@@ -193,10 +193,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
+    use crate::registry::field_error::messages;
 
     fn class(spec: Value) -> Value {
         json!({"metadata": {"name": "nginx"}, "spec": spec})

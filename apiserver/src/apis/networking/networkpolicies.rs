@@ -335,10 +335,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
+    use crate::registry::field_error::messages;
 
     fn np(spec: Value) -> Value {
         json!({"metadata": {"name": "deny", "namespace": "ns"}, "spec": spec})

@@ -81,10 +81,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
+    use crate::registry::field_error::messages;
 
     fn rc(handler: &str) -> Value {
         json!({"metadata": {"name": "gvisor"}, "handler": handler})

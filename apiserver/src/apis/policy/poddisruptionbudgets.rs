@@ -234,10 +234,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
+    use crate::registry::field_error::messages;
 
     fn pdb(spec: Value) -> Value {
         json!({"metadata": {"name": "web", "namespace": "ns"}, "spec": spec})

@@ -146,7 +146,7 @@ mod tests {
     use super::*;
     use crate::apis::rbac::clusterrolebindings::ClusterRoleBindings;
     use crate::apis::rbac::clusterroles::ClusterRoles;
-    use crate::apis::rbac::tests::messages;
+    use crate::registry::field_error::messages;
     use crate::registry::strategy::Strategy;
 
     fn find<'a>(objects: &'a [Value], name: &str) -> &'a Value {

@@ -78,7 +78,7 @@ impl DeleteStrategy for ClusterRoleBindings {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apis::rbac::tests::messages;
+    use crate::registry::field_error::messages;
     use serde_json::json;
 
     #[test]

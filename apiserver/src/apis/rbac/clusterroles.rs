@@ -74,7 +74,7 @@ impl DeleteStrategy for ClusterRoles {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apis::rbac::tests::messages;
+    use crate::registry::field_error::messages;
     use serde_json::json;
 
     #[test]

@@ -403,13 +403,10 @@ fn binding_printer(what: &'static str) -> Printer {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::registry::field_error::messages;
     use serde_json::json;
-
-    pub(crate) fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
 
     #[test]
     fn policy_rules_are_checked_as_upstream_checks_them() {

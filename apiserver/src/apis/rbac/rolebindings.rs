@@ -73,7 +73,7 @@ impl DeleteStrategy for RoleBindings {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apis::rbac::tests::messages;
+    use crate::registry::field_error::messages;
     use serde_json::json;
 
     fn binding(kind: &str, name: &str) -> Value {

@@ -174,13 +174,10 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::field_error::messages;
 
     fn pc(name: &str, value: i64) -> Value {
         json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
-    }
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
     }
 
     #[test]

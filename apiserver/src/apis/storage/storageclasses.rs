@@ -195,6 +195,7 @@ fn printer() -> Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::field_error::messages;
 
     fn sc(name: &str, provisioner: &str) -> Value {
         json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
@@ -204,10 +205,6 @@ mod tests {
     fn created(mut obj: Value) -> Value {
         StorageClasses.prepare_for_create(&mut obj);
         obj
-    }
-
-    fn messages(errs: Vec<FieldError>) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
     }
 
     #[test]
