@@ -174,6 +174,12 @@ pub(crate) fn aggregate(errs: &[FieldError]) -> String {
     }
 }
 
+/// Each error as kube prints it (`field: Type: detail`): what the validation tests compare.
+#[cfg(test)]
+pub(crate) fn messages(errs: Vec<FieldError>) -> Vec<String> {
+    errs.iter().map(ToString::to_string).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,10 +194,4 @@ mod tests {
         assert_eq!(aggregate(&[e.clone(), r.clone(), e.clone()]), format!("[{e}, {r}]"));
         assert_eq!(FieldError::invalid_int("metadata.resourceVersion", 0, "x").body(), "Invalid value: 0: x");
     }
-}
-
-/// Each error as kube prints it (`field: Type: detail`): what the validation tests compare.
-#[cfg(test)]
-pub(crate) fn messages(errs: Vec<FieldError>) -> Vec<String> {
-    errs.iter().map(ToString::to_string).collect()
 }
