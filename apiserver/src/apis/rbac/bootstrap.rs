@@ -144,7 +144,7 @@ fn aggregate(roles: &mut [Value]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apis::rbac::clusterrolebindings::ClusterRoleBindings;
+    use crate::apis::rbac::clusterrolebindings::CLUSTER_ROLE_BINDINGS;
     use crate::apis::rbac::clusterroles::ClusterRoles;
     use crate::registry::field_error::messages;
     use crate::registry::strategy::Strategy;
@@ -165,9 +165,9 @@ mod tests {
         assert_eq!(bindings.len(), 12);
         for mut binding in bindings {
             let before = binding.clone();
-            ClusterRoleBindings.decode(&mut binding);
+            CLUSTER_ROLE_BINDINGS.decode(&mut binding);
             assert_eq!(binding, before, "the data carries the defaults already");
-            assert_eq!(messages(ClusterRoleBindings.validate(&binding)), Vec::<String>::new(), "{binding}");
+            assert_eq!(messages(CLUSTER_ROLE_BINDINGS.validate(&binding)), Vec::<String>::new(), "{binding}");
         }
     }
 
