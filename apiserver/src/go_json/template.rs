@@ -67,31 +67,27 @@ fn templates() -> &'static BTreeMap<(String, String), Fields> {
             templates.insert(type_of_stem(stem), fields);
         }
         // Each kind's list, unless the list has a fixture of its own (`APIGroupList` has `groups`, not
-        // `items`).
-        for (stem, text) in FIXTURES {
-            let (api_version, kind) = type_of_stem(stem);
-            let key = (api_version, format!("{kind}List"));
-            if templates.contains_key(&key) {
-                continue;
-            }
-            let mut list = Fields::default();
-            list.push("kind".into(), Node::Leaf);
-            list.push("apiVersion".into(), Node::Leaf);
-            list.push("metadata".into(), list_meta());
-            list.push("items".into(), Node::Array(Box::new(parse(text))));
-            templates.insert(key, list);
-        }
+        // `items`): its items are the kind's tree, its metadata `ListMeta`, read once from the `Status`.
+        let list_meta = templates
+            .get(&("v1".to_string(), "Status".to_string()))
+            .and_then(|status| status.order.get(status.index["metadata"]))
+            .map(|(_, node)| node.clone())
+            .expect("the Status fixture is built in, with its metadata");
+        let lists: Vec<((String, String), Fields)> = templates
+            .iter()
+            .filter(|((api_version, kind), _)| !templates.contains_key(&(api_version.clone(), format!("{kind}List"))))
+            .map(|((api_version, kind), fields)| {
+                let mut list = Fields::default();
+                list.push("kind".into(), Node::Leaf);
+                list.push("apiVersion".into(), Node::Leaf);
+                list.push("metadata".into(), list_meta.clone());
+                list.push("items".into(), Node::Array(Box::new(Node::Object(fields.clone()))));
+                ((api_version.clone(), format!("{kind}List")), list)
+            })
+            .collect();
+        templates.extend(lists);
         templates
     })
-}
-
-/// `ListMeta`'s tree, from the `Status` fixture's `metadata`.
-fn list_meta() -> Node {
-    let (_, status) =
-        FIXTURES.iter().find(|(stem, _)| *stem == "core.v1.Status").expect("the Status fixture is built in");
-    let Node::Object(mut fields) = parse(status) else { panic!("the Status fixture is not an object") };
-    let at = fields.index["metadata"];
-    fields.order.swap_remove(at).1
 }
 
 /// `apps.v1.Deployment` is (`apps/v1`, `Deployment`); `core.v1.Pod` is (`v1`, `Pod`).
