@@ -15,6 +15,7 @@ use crate::bug::Bugs;
 use crate::endpoints::{ApiServer, HealthCheck, ServerConfig};
 use crate::failpoint::Failpoints;
 use crate::registry::rest::{BoxFuture, Rest};
+use crate::registry::review::ReviewRest;
 use crate::registry::services::allocator::{Range, RangeAllocator};
 use crate::registry::services::{self, ServiceRest};
 use crate::registry::{Clock, Resource, Store, SystemFields};
@@ -91,13 +92,13 @@ pub fn build(
         backend(&client, &prefix, &options, &leases, resource, expires)
     };
     let mut backends: BTreeMap<String, Backend> = BTreeMap::new();
-    for info in catalog.all() {
+    for info in catalog.all().filter(|info| info.review.is_none()) {
         let expires = info.strategy.expires();
         backends.entry(info.resource.etcd_prefix.clone()).or_insert_with(|| backend_of(&info.resource, expires));
     }
     let namespaces = backends.get("namespaces").cloned();
     let mut registry: BTreeMap<(String, String, String), Arc<dyn Rest>> = BTreeMap::new();
-    for info in catalog.all() {
+    for info in catalog.all().filter(|info| info.review.is_none()) {
         let backend = backends[&info.resource.etcd_prefix].clone();
         let ns = if info.namespaced { namespaces.clone() } else { None };
         if let Some(conversion) = info.conversion.clone() {
@@ -134,6 +135,21 @@ pub fn build(
         };
         let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
         registry.insert(key, rest);
+    }
+    // The review kinds store nothing; a token review looks the service accounts up.
+    let service_accounts = registry.get(&(String::new(), "v1".into(), "serviceaccounts".into())).cloned();
+    for info in catalog.all() {
+        if let Some(review) = info.review.clone() {
+            let rest = ReviewRest::new(
+                review,
+                info.strategy.clone(),
+                options.config.service_account_tokens.clone(),
+                service_accounts.clone(),
+                clock.clone(),
+            );
+            let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
+            registry.insert(key, Arc::new(rest));
+        }
     }
     let cachers: Vec<Cacher> = backends
         .values()
@@ -275,6 +291,47 @@ pub async fn bootstrap(server: Arc<ApiServer>) {
     bootstrap_kubernetes_service(&server).await;
     server.mark_system_namespaces_ready();
     bootstrap_objects(&server).await;
+    bootstrap_local_apiservices(&server).await;
+}
+
+/// The local APIServices of the served built-in group versions (`apis::apiregistration::local`), each
+/// created unless it exists and marked available unless it says so already, as kube-apiserver's
+/// autoregister and availability controllers keep them.
+async fn bootstrap_local_apiservices(server: &ApiServer) {
+    let Some(rest) = server.rest("apiregistration.k8s.io", "v1", "apiservices") else { return };
+    let served: Vec<(String, String)> = {
+        let catalog = &server.served().catalog;
+        let mut gvs: Vec<(String, String)> =
+            catalog.all().map(|i| (i.resource.group.clone(), i.resource.version.clone())).collect();
+        gvs.dedup();
+        gvs
+    };
+    let get = crate::storage::GetOptions::default();
+    for (obj, status) in crate::apis::apiregistration::local::apiservices(&served) {
+        let name = obj["metadata"]["name"].as_str().unwrap_or("").to_string();
+        // Retried while the store is not ready (etcd still electing), as the controllers retry.
+        let current = loop {
+            if let Ok(current) = rest.get("", &name, &get).await {
+                break current;
+            }
+            match rest.create("", obj.clone(), &crate::registry::CreateOptions::default()).await {
+                Ok(created) => break created,
+                Err(err) if err.to_status().code == Some(409) => continue,
+                Err(err) if err.to_status().code == Some(422) => panic!("local APIService {name} is invalid: {err}"),
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+            }
+        };
+        if current.pointer("/status/conditions").and_then(serde_json::Value::as_array).is_some_and(|c| !c.is_empty()) {
+            continue;
+        }
+        let mut marked = current;
+        let mut status = status;
+        status["conditions"][0]["lastTransitionTime"] = crate::registry::system::rfc3339(server.clock.now_unix_s()).into();
+        marked["status"] = status;
+        // A conflict means another apiserver marked it first.
+        let opts = crate::registry::options::UpdateOptions::default();
+        let _ = rest.update_subresource("", &name, crate::registry::Subresource::Status, marked, &opts).await;
+    }
 }
 
 /// The objects the catalog's kinds ask for at start (`ResourceInfo::bootstrap`: the system priority

@@ -63,3 +63,58 @@ fn events_are_written_under_a_lease_of_the_event_ttl() {
         assert_eq!(ttl.granted_ttl, 3600 + 60, "the event TTL plus the reuse window");
     });
 }
+
+/// A service account token round trip: `serviceaccounts/token` issues it; a `TokenReview` authenticates
+/// it as the account (for the server's audience, not another); as a bearer token it makes the request the
+/// account's (`SelfSubjectReview`); once the account is deleted, it no longer authenticates.
+#[test]
+fn a_service_account_token_authenticates_until_its_account_is_gone() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let server = http_server::TestServer::start(Cache::On).await;
+        let send = |method: &'static str, path: &'static str, headers: Vec<(&'static str, String)>, body: String| {
+            let server = &server;
+            async move {
+                let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                server.send(http_server::request(method, path, &headers, body)).await
+            }
+        };
+        let created = send("POST", "/api/v1/namespaces/default/serviceaccounts", vec![], r#"{"metadata":{"name":"robot"}}"#.into()).await;
+        assert_eq!(created.status, 201, "{}", created.text());
+        let uid = created.json()["metadata"]["uid"].as_str().unwrap().to_string();
+        let issued = send("POST", "/api/v1/namespaces/default/serviceaccounts/robot/token", vec![], r#"{"spec":{}}"#.into()).await;
+        assert_eq!(issued.status, 201, "{}", issued.text());
+        let token = issued.json()["status"]["token"].as_str().unwrap().to_string();
+
+        let review = |audiences: &str| format!(r#"{{"spec":{{"token":"{token}","audiences":{audiences}}}}}"#);
+        let reviewed = send("POST", "/apis/authentication.k8s.io/v1/tokenreviews", vec![], review("[]")).await;
+        let status = reviewed.json()["status"].clone();
+        assert_eq!(status["authenticated"], true, "{status}");
+        assert_eq!(status["user"]["username"], "system:serviceaccount:default:robot");
+        assert_eq!(status["user"]["uid"], uid.as_str());
+        assert_eq!(
+            status["user"]["groups"],
+            serde_json::json!(["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"])
+        );
+        assert_eq!(status["audiences"], serde_json::json!(["https://kubernetes.default.svc.cluster.local"]));
+        let elsewhere = send("POST", "/apis/authentication.k8s.io/v1/tokenreviews", vec![], review(r#"["vault"]"#)).await;
+        assert_eq!(
+            elsewhere.json()["status"],
+            serde_json::json!({"user": {}, "error": "token audiences [\"https://kubernetes.default.svc.cluster.local\"] is invalid for the target audiences [\"vault\"]"})
+        );
+
+        let bearer = vec![("Authorization", format!("Bearer {token}"))];
+        let whoami = send("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", bearer.clone(), "{}".into()).await;
+        assert_eq!(whoami.json()["status"]["userInfo"]["username"], "system:serviceaccount:default:robot");
+
+        let deleted = send("DELETE", "/api/v1/namespaces/default/serviceaccounts/robot", vec![], String::new()).await;
+        assert_eq!(deleted.status, 200);
+        let reviewed = send("POST", "/apis/authentication.k8s.io/v1/tokenreviews", vec![], review("[]")).await;
+        assert_eq!(
+            reviewed.json()["status"],
+            serde_json::json!({"user": {}, "error": "service account token has been invalidated"})
+        );
+        let whoami = send("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", bearer, "{}".into()).await;
+        assert_eq!(whoami.json()["status"]["userInfo"]["username"], "system:anonymous");
+    });
+}

@@ -10,6 +10,7 @@ use apiserver::endpoints::serve::serve_with;
 use apiserver::endpoints::ServerConfig;
 use apiserver::registry::services::allocator::Range;
 use apiserver::registry::{Clock, SystemFields};
+use apiserver::registry::tokens::ServiceAccountTokens;
 use apiserver::server::{self, ServerOptions};
 use apiserver::storage::etcd3::EtcdClient;
 use clap::Parser;
@@ -105,6 +106,9 @@ async fn run(args: Args) -> Result<(), String> {
         request_timeout: args.request_timeout,
         advertise_address: addr.to_string(),
         seed,
+        // kube-apiserver signs with `--service-account-key-file`; here each start draws its own key, so a
+        // token outlives neither a restart nor the process (the embedded etcd does not either, by default).
+        service_account_tokens: Arc::new(ServiceAccountTokens::from_seed(seed)),
         ..ServerConfig::default()
     };
     let options = ServerOptions {

@@ -1,5 +1,7 @@
 //! The `batch/v1` resources: jobs (with `/status`).
 
+pub(crate) mod cronjobs;
+
 use std::sync::Arc;
 
 use super::{printers, status, ResourceInfo};

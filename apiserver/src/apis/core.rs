@@ -96,6 +96,13 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
                     kind_group_version: None,
                     verbs: &[Verb::Create],
                 },
+                SubresourceInfo {
+                    name: "eviction",
+                    sub: Subresource::Eviction,
+                    kind: "Eviction",
+                    kind_group_version: Some(("policy", "v1")),
+                    verbs: &[Verb::Create],
+                },
                 status("Pod"),
             ],
             ..ResourceInfo::new(pods::resource(), "pod", Arc::new(pods::Pods), printers::core::pods())
@@ -113,6 +120,13 @@ pub(crate) fn resources() -> Vec<ResourceInfo> {
         ResourceInfo::new(secrets::resource(), "secret", Arc::new(secrets::Secrets), printers::core::secrets()),
         ResourceInfo {
             short_names: &["sa"],
+            subresources: vec![SubresourceInfo {
+                name: "token",
+                sub: Subresource::Token,
+                kind: "TokenRequest",
+                kind_group_version: Some(("authentication.k8s.io", "v1")),
+                verbs: &[Verb::Create],
+            }],
             ..ResourceInfo::new(
                 serviceaccounts::resource(),
                 "serviceaccount",

@@ -15,7 +15,11 @@
 pub(crate) mod apiextensions;
 pub(crate) mod apiregistration;
 pub(crate) mod apps;
+pub(crate) mod autoscaling;
+pub(crate) mod authentication;
+pub(crate) mod authorization;
 pub(crate) mod batch;
+pub(crate) mod certificates;
 pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod discovery;
@@ -124,6 +128,8 @@ pub struct ResourceInfo {
     /// The objects kube-apiserver's post-start hooks create when they are missing (the system priority
     /// classes, the bootstrap RBAC policy), each a full object with `kind` and `apiVersion`.
     pub bootstrap: fn() -> Vec<serde_json::Value>,
+    /// A kind that is only created and never stored (`TokenReview`, `SubjectAccessReview`): its answer.
+    pub(crate) review: Option<Arc<dyn crate::registry::review::Review>>,
 }
 
 impl ResourceInfo {
@@ -151,6 +157,7 @@ impl ResourceInfo {
             schema: None,
             conversion: None,
             bootstrap: Vec::new,
+            review: None,
         }
     }
 
@@ -235,7 +242,8 @@ impl Catalog {
     }
 
     /// The named groups, in `/apis` order (kube-apiserver's priorities for the built-in groups, then the
-    /// others as they were added), each with its versions (preferred first).
+    /// others as they were added), each with its versions in kube's version priority order (GA above beta
+    /// above alpha, higher numbers first), the first preferred.
     pub(crate) fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut order: Vec<&String> = self.group_order.iter().collect();
         let rank = |g: &String| GROUP_PRIORITY.iter().position(|p| p == g).unwrap_or(GROUP_PRIORITY.len());
@@ -250,6 +258,7 @@ impl Catalog {
                     .map(|(gv, _)| gv.version.clone())
                     .collect();
                 versions.dedup();
+                versions.sort_by(|a, b| compare_kube_aware_versions(a, b));
                 (group.clone(), versions)
             })
             .collect()
@@ -266,6 +275,33 @@ impl Catalog {
     pub fn all(&self) -> impl Iterator<Item = &ResourceInfo> {
         self.resources.values()
     }
+}
+
+/// A version's place in kube's priority order (`version.CompareKubeAwareVersionStrings`): `vN` (GA),
+/// `vNbetaM`, `vNalphaM`, each with higher numbers first, then any other string.
+fn kube_version_rank(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>) {
+    let other = (3, std::cmp::Reverse(0), std::cmp::Reverse(0));
+    let Some(rest) = version.strip_prefix('v') else { return other };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Ok(major) = rest[..digits].parse::<u64>() else { return other };
+    let (level, minor) = match &rest[digits..] {
+        "" => (0, ""),
+        tail if tail.starts_with("beta") => (1, &tail[4..]),
+        tail if tail.starts_with("alpha") => (2, &tail[5..]),
+        _ => return other,
+    };
+    let minor = match (level, minor.parse::<u64>()) {
+        (0, _) => 0,
+        (_, Ok(n)) if minor.bytes().all(|b| b.is_ascii_digit()) => n,
+        _ => return other,
+    };
+    (level, std::cmp::Reverse(major), std::cmp::Reverse(minor))
+}
+
+/// Kube-aware version order: the more preferred version first; strings that are not kube versions last,
+/// in lexical order.
+pub(crate) fn compare_kube_aware_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    kube_version_rank(a).cmp(&kube_version_rank(b)).then_with(|| a.cmp(b))
 }
 
 /// The built-in groups in the order kube-apiserver 1.32's `/apis` lists them (their APIService priorities).
@@ -298,6 +334,13 @@ const KINDS: &[fn() -> ResourceInfo] = &[
     core::podtemplates::info,
     core::replicationcontrollers::info,
     apiregistration::apiservices::info,
+    authentication::selfsubjectreviews::info,
+    authentication::tokenreviews::info,
+    authorization::localsubjectaccessreviews::info,
+    authorization::selfsubjectaccessreviews::info,
+    authorization::selfsubjectrulesreviews::info,
+    authorization::subjectaccessreviews::info,
+    batch::cronjobs::info,
     networking::ingressclasses::info,
     networking::ingresses::info,
     networking::networkpolicies::info,
@@ -310,6 +353,9 @@ const KINDS: &[fn() -> ResourceInfo] = &[
     scheduling::priorityclasses::info,
     node::runtimeclasses::info,
     discovery::endpointslices::info,
+    autoscaling::horizontalpodautoscalers::info,
+    autoscaling::horizontalpodautoscalers_v1::info,
+    certificates::certificatesigningrequests::info,
 ];
 
 /// The verbs of a `/status` subresource.

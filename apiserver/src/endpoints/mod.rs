@@ -14,6 +14,7 @@
 //! It draws nothing from the machine: time comes from the registry's [`Clock`] and tokio's timers
 //! (madsim's under simulation), randomness (watch timeouts) from a seeded generator.
 
+pub(crate) mod authn;
 pub(crate) mod codec;
 pub(crate) mod discovery;
 pub(crate) mod error;
@@ -83,6 +84,9 @@ pub struct ServerConfig {
     pub header_read_timeout: Duration,
     /// The seed of the watch timeouts' generator.
     pub seed: u64,
+    /// The key and issuer of service account tokens (`--service-account-key-file`,
+    /// `--service-account-issuer`): what `serviceaccounts/token` signs and the authenticator accepts.
+    pub service_account_tokens: Arc<crate::registry::tokens::ServiceAccountTokens>,
 }
 
 impl Default for ServerConfig {
@@ -95,6 +99,7 @@ impl Default for ServerConfig {
             advertise_address: "127.0.0.1:6443".into(),
             header_read_timeout: Duration::from_secs(30),
             seed: 0,
+            service_account_tokens: Arc::new(crate::registry::tokens::ServiceAccountTokens::from_seed(0)),
         }
     }
 }

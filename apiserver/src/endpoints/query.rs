@@ -7,6 +7,7 @@
 use crate::endpoints::error::ApiError;
 use crate::registry::field_error::FieldError;
 use crate::registry::options::{CreateOptions, UpdateOptions};
+use crate::registry::user::UserInfo;
 use crate::registry::ListRequest;
 use crate::storage::{GetOptions, ResourceVersionMatch};
 
@@ -222,8 +223,8 @@ impl WriteQuery {
     }
 
     /// The options of a create whose fields go to `manager` (`None`: not tracked).
-    pub(crate) fn create_options(&self, manager: Option<String>) -> CreateOptions {
-        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager }
+    pub(crate) fn create_options(&self, manager: Option<String>, user: UserInfo) -> CreateOptions {
+        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager, user }
     }
 
     /// The options of an update whose fields go to `manager` (`None`: not tracked).

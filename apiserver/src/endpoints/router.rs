@@ -105,7 +105,7 @@ impl ApiServer {
             match action {
                 Action::Get => handlers::read::get(call, &target, &responder).await,
                 Action::List => handlers::read::list(&self, call, &target, &responder).await,
-                Action::Create => handlers::write::create(call, &target, &responder).await,
+                Action::Create => handlers::write::create(&self, call, &target, &responder).await,
                 Action::Update => handlers::write::update(call, &target, &responder).await,
                 Action::Patch => handlers::patch::patch(call, &target, &responder).await,
                 Action::Delete => handlers::delete::delete(call, &target, &responder).await,

@@ -49,6 +49,10 @@ pub enum RegistryError {
     /// Any other refusal: 403 `<resource> "<name>" is forbidden: <reason>`.
     #[error("{} {name:?} is forbidden: {reason}", resource.qualified())]
     Forbidden { resource: GroupResource, name: String, reason: String },
+    /// A request refused for now, to be retried (`NewTooManyRequests`): 429 with a reason per cause, and
+    /// `Retry-After` when `retry_after_s` is not 0. An eviction against a spent disruption budget.
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after_s: i32, causes: Vec<(String, String)> },
     /// A path the server does not serve, such as a subresource the resource lacks: 404 with no details.
     #[error("the server could not find the requested resource")]
     NoSuchPath,
@@ -134,6 +138,22 @@ impl RegistryError {
             }
             E::Forbidden { resource, name, .. } => failure(403, "Forbidden", message, object_details(resource, name)),
             E::BadRequest(_) => status::bad_request(&message),
+            E::TooManyRequests { retry_after_s, causes, .. } => {
+                let causes = causes
+                    .iter()
+                    .map(|(reason, message)| StatusCause {
+                        reason: Some(reason.clone()),
+                        message: Some(message.clone()),
+                        field: None,
+                    })
+                    .collect::<Vec<_>>();
+                let details = StatusDetails {
+                    retry_after_seconds: Some(*retry_after_s).filter(|s| *s > 0),
+                    causes: Some(causes).filter(|c| !c.is_empty()),
+                    ..StatusDetails::default()
+                };
+                failure(429, "TooManyRequests", message, details)
+            }
             E::NoSuchPath => failure(404, "NotFound", message, StatusDetails::default()),
             E::TooLarge(_) => {
                 Status { details: None, ..failure(413, "RequestEntityTooLarge", message, StatusDetails::default()) }

@@ -40,6 +40,7 @@ pub mod namespace_controller;
 pub mod options;
 pub(crate) mod resource;
 pub(crate) mod rest;
+pub(crate) mod review;
 pub mod schema;
 pub(crate) mod selector;
 pub mod services;
@@ -48,7 +49,9 @@ pub mod strategies;
 pub(crate) mod strategy;
 pub(crate) mod structural;
 pub mod system;
+pub mod tokens;
 pub(crate) mod typecheck;
+pub mod user;
 
 pub use error::RegistryError;
 pub use field_error::FieldError;

@@ -18,6 +18,8 @@ pub struct CreateOptions {
     /// The manager the write's fields go to in `metadata.managedFields` (`fieldManager`, or the client's
     /// user agent); `None` for the server's own writes, which are not tracked.
     pub field_manager: Option<String>,
+    /// Who asks: the review kinds answer about this user.
+    pub user: crate::registry::user::UserInfo,
 }
 
 /// Options of an update (of the main resource or a subresource).
@@ -56,7 +58,7 @@ pub enum PropagationPolicy {
 impl CreateOptions {
     /// A dry-run create.
     pub fn dry_run() -> CreateOptions {
-        CreateOptions { dry_run: vec![DRY_RUN_ALL.into()], field_manager: None }
+        CreateOptions { dry_run: vec![DRY_RUN_ALL.into()], ..CreateOptions::default() }
     }
 }
 

@@ -18,6 +18,12 @@ pub enum Subresource {
     Scale,
     /// `/binding` of pods: a scheduler's `Binding` sets `spec.nodeName` once (`POST`).
     Binding,
+    /// `/token` of service accounts: a `TokenRequest` (`POST`) answers a signed token; nothing is written.
+    Token,
+    /// `/eviction` of pods: an `Eviction` (`POST`) deletes the pod if its disruption budgets allow it.
+    Eviction,
+    /// `/approval` of certificate signing requests: only `status.conditions` change.
+    Approval,
 }
 
 /// Per-resource behaviour of create and update (delete: the [`DeleteStrategy`] supertrait). Objects are JSON;

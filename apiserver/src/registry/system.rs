@@ -48,10 +48,7 @@ impl SystemFields {
     pub(crate) fn new_uid(&self) -> String {
         let mut bytes = [0u8; 16];
         self.rng.lock().expect("the generator lock is never poisoned").fill_bytes(&mut bytes);
-        bytes[6] = (bytes[6] & 0x0f) | 0x40;
-        bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+        uuid_v4(bytes)
     }
 
     /// The current time as a `metav1.Time` is written on the wire (RFC 3339, seconds, UTC).
@@ -64,6 +61,14 @@ impl SystemFields {
     pub(crate) fn now_plus(&self, secs: i64) -> String {
         rfc3339(self.clock.now_unix_s() + secs)
     }
+}
+
+/// A version 4 UUID from 16 random bytes (kube's `uuid.NewUUID` for uids and token ids).
+pub(crate) fn uuid_v4(mut bytes: [u8; 16]) -> String {
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
 /// The seconds since the epoch of a `YYYY-MM-DDTHH:MM:SSZ` timestamp (the form [`rfc3339`] writes), or

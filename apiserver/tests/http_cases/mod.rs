@@ -9,10 +9,15 @@
 //! A protobuf answer is checked as the JSON it decodes to.
 
 mod apply;
+mod auth;
+mod autoscaling;
 mod bad_input;
+mod certificates;
 mod core_more;
 mod crds;
+mod cronjobs;
 mod crud;
+mod evictions;
 mod discovery;
 mod networking;
 mod protobuf;
@@ -233,7 +238,10 @@ pub fn case(name: &'static str, steps: Vec<Step>) -> Case {
 pub fn all() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(apply::cases());
+    cases.extend(evictions::cases());
+    cases.extend(auth::cases());
     cases.extend(bad_input::cases());
+    cases.extend(certificates::cases());
     cases.extend(crds::cases());
     cases.extend(crud::cases());
     cases.extend(reads::cases());
@@ -245,6 +253,8 @@ pub fn all() -> Vec<Case> {
     cases.extend(networking::cases());
     cases.extend(core_more::cases());
     cases.extend(storage::cases());
+    cases.extend(autoscaling::cases());
+    cases.extend(cronjobs::cases());
     cases
 }
 

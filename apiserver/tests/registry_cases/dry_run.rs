@@ -104,7 +104,7 @@ async fn dry_run_values_other_than_all_are_422s(ctx: Ctx) {
     ctx.namespace("ns").await;
     let status = expect_err(
         ctx.configmaps
-            .create_with("ns", cm("a"), &CreateOptions { dry_run: vec!["Some".into()], field_manager: None })
+            .create_with("ns", cm("a"), &CreateOptions { dry_run: vec!["Some".into()], ..CreateOptions::default() })
             .await,
     );
     assert_eq!(

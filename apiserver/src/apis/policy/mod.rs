@@ -1,3 +1,4 @@
-//! `policy`: pod disruption budgets.
+//! `policy`: pod disruption budgets, and the evictions of pods they guard.
 
+pub(crate) mod evictions;
 pub(crate) mod poddisruptionbudgets;

@@ -69,6 +69,11 @@ pub(crate) fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
         }
         serde_json::from_value::<meta::DeleteOptions>(value).map_err(|err| ApiError::BadRequest(err.to_string()))?
     };
+    from_wire(wire)
+}
+
+/// `DeleteOptions` as the registry takes them, once validated (`ValidateDeleteOptions`).
+pub(crate) fn from_wire(wire: meta::DeleteOptions) -> Result<DeleteOptions, ApiError> {
     validate(&wire)?;
     let preconditions = wire.preconditions.map_or_else(Preconditions::default, |p| Preconditions {
         uid: p.uid.filter(|u| !u.is_empty()),

@@ -10,6 +10,7 @@
 //! request's method is its 405; a path in no served group and version is Go's plain 404.
 
 pub(crate) mod delete;
+pub(crate) mod eviction;
 pub(crate) mod patch;
 pub(crate) mod read;
 pub(crate) mod watch;

@@ -9,9 +9,11 @@
 use http::{Response, StatusCode};
 use serde_json::Value;
 
+use crate::apis::authentication::tokenrequests;
 use crate::endpoints::codec;
+use crate::endpoints::{authn, ApiServer};
 use crate::endpoints::error::ApiError;
-use crate::endpoints::handlers::{Call, Target};
+use crate::endpoints::handlers::{eviction, Call, Target};
 use crate::endpoints::negotiate::Format;
 use crate::endpoints::query::{write_query, WriteQuery};
 use crate::endpoints::response::Responder;
@@ -20,9 +22,11 @@ use crate::registry::field_error::FieldError;
 use crate::registry::options::UpdateOptions;
 use crate::registry::strategies::{pod_binding, workloads};
 use crate::registry::{typecheck, RegistryError, Resource, Subresource};
+use crate::storage::GetOptions;
 
 /// `POST .../RESOURCE`.
 pub(crate) async fn create(
+    server: &ApiServer,
     call: &Call,
     target: &Target<'_>,
     responder: &Responder,
@@ -31,11 +35,15 @@ pub(crate) async fn create(
     validate_write_options(&options, "CreateOptions")?;
     let obj = body_object(call, target)?;
     let warnings = field_validation(&options.field_validation, target, &obj, body_format(call))?;
-    if target.sub.is_some_and(|s| s.sub == Subresource::Binding) {
-        return bind_pod(target, obj, &options, responder).await;
+    match target.sub.map(|s| s.sub) {
+        Some(Subresource::Binding) => return bind_pod(target, obj, &options, responder).await,
+        Some(Subresource::Token) => return request_token(server, target, obj, responder).await,
+        Some(Subresource::Eviction) => return eviction::evict(server, target, obj, &options, responder).await,
+        _ => {}
     }
     let manager = options.manager(call.header("user-agent"));
-    let created = target.rest.create(&target.namespace, obj, &options.create_options(Some(manager))).await?;
+    let user = authn::user(server, call).await;
+    let created = target.rest.create(&target.namespace, obj, &options.create_options(Some(manager), user)).await?;
     responder.with_warnings(warnings).object(StatusCode::CREATED, &created)
 }
 
@@ -95,6 +103,36 @@ async fn bind_pod(
     let status =
         serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
     responder.object(StatusCode::CREATED, &status)
+}
+
+/// `POST .../serviceaccounts/NAME/token`: a token for the account, bound to the pod or secret the request
+/// names (kube's `TokenREST.Create`); nothing is written.
+async fn request_token(
+    server: &ApiServer,
+    target: &Target<'_>,
+    req: Value,
+    responder: &Responder,
+) -> Result<Response<Body>, ApiError> {
+    let ns = &target.namespace;
+    tokenrequests::check_names(&req, &target.name, ns)?;
+    let account = target.rest.get(ns, &target.name, &GetOptions::default()).await?;
+    let bound = tokenrequests::bound_ref(&req)?;
+    let bound_obj = match &bound {
+        Some(r) => {
+            let rest = server.served().rest("", "v1", r.plural).cloned().ok_or(RegistryError::NoSuchPath)?;
+            Some(rest.get(ns, &r.name, &GetOptions::default()).await?)
+        }
+        None => None,
+    };
+    let answer = tokenrequests::issue(
+        req,
+        &account,
+        bound.as_ref().zip(bound_obj.as_ref()),
+        server.clock.now_unix_s(),
+        &authn::token_id(server),
+        &server.config.service_account_tokens,
+    )?;
+    responder.object(StatusCode::CREATED, &answer)
 }
 
 /// `ValidateScale`, as the scale REST reports it (`Scale.autoscaling "web" is invalid: ...`).

@@ -263,7 +263,7 @@ impl<S: Storage + Clone + 'static> ServiceRest<S> {
         let untracked = UpdateOptions { dry_run: opts.dry_run.clone(), field_manager: None };
         if self.current(ns, request.name).await?.is_null() {
             let obj = self.store.applied(&Value::Null, &config, request)?;
-            let create = CreateOptions { dry_run: opts.dry_run.clone(), field_manager: None };
+            let create = CreateOptions { dry_run: opts.dry_run.clone(), ..CreateOptions::default() };
             return Ok((ServiceRest::create(self, ns, obj, &create).await?, true));
         }
         let mut produce = |current: &Value| self.store.applied(current, &config, request);

@@ -37,6 +37,9 @@ fn subresource_name(sub: Option<Subresource>) -> &'static str {
         Some(Subresource::Finalize) => "finalize",
         Some(Subresource::Scale) => "scale",
         Some(Subresource::Binding) => "binding",
+        Some(Subresource::Approval) => "approval",
+        Some(Subresource::Token) => "token",
+        Some(Subresource::Eviction) => "eviction",
     }
 }
 

@@ -43,7 +43,12 @@ impl Strategy for Namespaces {
         // namespaceStatusStrategy keeps the spec; namespaceFinalizeStrategy keeps the status.
         let kept = match sub {
             Subresource::Status => "spec",
-            Subresource::Finalize | Subresource::Scale | Subresource::Binding => "status",
+            Subresource::Finalize
+            | Subresource::Scale
+            | Subresource::Binding
+            | Subresource::Token
+            | Subresource::Eviction
+            | Subresource::Approval => "status",
         };
         match old.get(kept) {
             Some(v) => new[kept] = v.clone(),

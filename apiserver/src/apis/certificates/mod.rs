@@ -1,0 +1,3 @@
+//! `certificates.k8s.io`: certificate signing requests.
+
+pub(crate) mod certificatesigningrequests;

@@ -1,0 +1,187 @@
+//! The review kinds: resources that are only ever created, and never stored (`TokenReview`,
+//! `SelfSubjectReview`, the access reviews). A create answers the request's object with its `status`
+//! filled in, as kube's `rest.Creater`s for them do; nothing reaches etcd, so there is nothing to get,
+//! list, watch, update or delete, and discovery lists only `create`.
+//!
+//! A review kind implements [`Review`]; [`ReviewRest`] puts it in the registry's table beside the stores.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::registry::error::RegistryError;
+use crate::registry::meta;
+use crate::registry::options::{CreateOptions, DeleteOptions, UpdateOptions};
+use crate::registry::rest::{BoxFuture, PatchFn, Rest};
+use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest};
+use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
+use crate::registry::system::Clock;
+use crate::registry::tokens::ServiceAccountTokens;
+use crate::registry::user::UserInfo;
+use crate::storage::{GetOptions, ObjectList, Watcher};
+
+/// What a review may look at: the request (its namespace and user), the time, and the service accounts
+/// (a token review checks that the token's account still exists).
+pub(crate) struct ReviewContext<'a> {
+    /// The namespace of the path ("" for the cluster-scoped reviews).
+    pub namespace: &'a str,
+    pub user: &'a UserInfo,
+    pub now_unix_s: i64,
+    pub tokens: &'a ServiceAccountTokens,
+    pub service_accounts: Option<&'a dyn Rest>,
+}
+
+/// One review kind's create.
+pub(crate) trait Review: Send + Sync {
+    /// The answer to `obj` (already decoded and type-checked as the kind): the object with its status.
+    fn review<'a>(&'a self, ctx: ReviewContext<'a>, obj: Value) -> BoxFuture<'a, Result<Value, RegistryError>>;
+}
+
+/// The strategy of a kind nothing stores: only its scope matters (the router reads it).
+pub(crate) struct Unstored {
+    pub namespaced: bool,
+}
+
+impl Strategy for Unstored {
+    fn namespace_scoped(&self) -> bool {
+        self.namespaced
+    }
+
+    fn validate(&self, _obj: &Value) -> Vec<crate::registry::field_error::FieldError> {
+        Vec::new()
+    }
+
+    fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<crate::registry::field_error::FieldError> {
+        Vec::new()
+    }
+}
+
+impl DeleteStrategy for Unstored {}
+
+/// A review kind in the registry's table.
+pub(crate) struct ReviewRest {
+    review: Arc<dyn Review>,
+    strategy: Arc<dyn Strategy>,
+    tokens: Arc<ServiceAccountTokens>,
+    service_accounts: Option<Arc<dyn Rest>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl ReviewRest {
+    pub(crate) fn new(
+        review: Arc<dyn Review>,
+        strategy: Arc<dyn Strategy>,
+        tokens: Arc<ServiceAccountTokens>,
+        service_accounts: Option<Arc<dyn Rest>>,
+        clock: Arc<dyn Clock>,
+    ) -> ReviewRest {
+        ReviewRest { review, strategy, tokens, service_accounts, clock }
+    }
+}
+
+/// What every verb but create meets. The router never sends them here (discovery and the routes list
+/// only `create`), so reaching this is the 404 of a path that is not served.
+fn not_served<'a, T: Send + 'a>() -> BoxFuture<'a, Result<T, RegistryError>> {
+    Box::pin(async { Err(RegistryError::NoSuchPath) })
+}
+
+impl Rest for ReviewRest {
+    fn strategy(&self) -> &dyn Strategy {
+        &*self.strategy
+    }
+
+    fn get<'a>(&'a self, _: &'a str, _: &'a str, _: &'a GetOptions) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        not_served()
+    }
+
+    fn list<'a>(&'a self, _: &'a str, _: &'a ListRequest) -> BoxFuture<'a, Result<ObjectList, RegistryError>> {
+        not_served()
+    }
+
+    fn watch<'a>(&'a self, _: &'a str, _: &'a ListRequest) -> BoxFuture<'a, Result<Watcher, RegistryError>> {
+        not_served()
+    }
+
+    fn create<'a>(
+        &'a self,
+        ns: &'a str,
+        obj: Value,
+        opts: &'a CreateOptions,
+    ) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        let mut obj = obj;
+        // The create handler's check, before any review sees the object.
+        if self.strategy.namespace_scoped() {
+            if let Err(err) = meta::ensure_namespace(&mut obj, ns, true) {
+                return Box::pin(async move { Err(err) });
+            }
+        }
+        let ctx = ReviewContext {
+            namespace: ns,
+            user: &opts.user,
+            now_unix_s: self.clock.now_unix_s(),
+            tokens: &self.tokens,
+            service_accounts: self.service_accounts.as_deref(),
+        };
+        self.review.review(ctx, obj)
+    }
+
+    fn update<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+        _: Value,
+        _: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<(Value, bool), RegistryError>> {
+        not_served()
+    }
+
+    fn update_subresource<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+        _: Subresource,
+        _: Value,
+        _: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        not_served()
+    }
+
+    fn patch<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+        _: Option<Subresource>,
+        _: PatchFn<'a>,
+        _: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        not_served()
+    }
+
+    fn apply<'a>(
+        &'a self,
+        _: &'a str,
+        _: Value,
+        _: &'a ApplyRequest<'a>,
+        _: &'a UpdateOptions,
+    ) -> BoxFuture<'a, Result<(Value, bool), RegistryError>> {
+        not_served()
+    }
+
+    fn delete<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+        _: &'a DeleteOptions,
+    ) -> BoxFuture<'a, Result<DeleteResult, RegistryError>> {
+        not_served()
+    }
+
+    fn delete_collection<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a ListRequest,
+        _: &'a DeleteOptions,
+    ) -> BoxFuture<'a, Result<ObjectList, RegistryError>> {
+        not_served()
+    }
+}
