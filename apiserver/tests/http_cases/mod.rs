@@ -18,6 +18,7 @@ mod crds;
 mod cronjobs;
 mod crud;
 mod evictions;
+mod csi;
 mod discovery;
 mod networking;
 mod protobuf;
@@ -254,6 +255,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(core_more::cases());
     cases.extend(storage::cases());
     cases.extend(autoscaling::cases());
+    cases.extend(csi::cases());
     cases.extend(cronjobs::cases());
     cases
 }
