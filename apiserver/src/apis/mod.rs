@@ -24,6 +24,7 @@ pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod discovery;
 pub(crate) mod events;
+pub(crate) mod flowcontrol;
 pub(crate) mod networking;
 pub(crate) mod node;
 pub(crate) mod policy;
@@ -360,6 +361,8 @@ const KINDS: &[fn() -> ResourceInfo] = &[
     autoscaling::horizontalpodautoscalers::info,
     autoscaling::horizontalpodautoscalers_v1::info,
     certificates::certificatesigningrequests::info,
+    flowcontrol::flowschemas::info,
+    flowcontrol::prioritylevelconfigurations::info,
 ];
 
 /// The verbs of a `/status` subresource.

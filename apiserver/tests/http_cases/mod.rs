@@ -20,6 +20,7 @@ mod crud;
 mod evictions;
 mod csi;
 mod discovery;
+mod flowcontrol;
 mod networking;
 mod protobuf;
 mod rbac;
@@ -257,6 +258,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(autoscaling::cases());
     cases.extend(csi::cases());
     cases.extend(cronjobs::cases());
+    cases.extend(flowcontrol::cases());
     cases
 }
 
