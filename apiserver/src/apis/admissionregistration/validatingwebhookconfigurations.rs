@@ -1,0 +1,116 @@
+//! ValidatingWebhookConfigurations, `admissionregistration.k8s.io/v1`
+//! (`KK/pkg/registry/admissionregistration/validatingwebhookconfiguration`,
+//! `KK/pkg/apis/admissionregistration/validation`, `KK/pkg/apis/admissionregistration/v1/defaults.go`):
+//! cluster-scoped, category `api-extensions`, names are DNS subdomains. Each webhook is validated and defaulted
+//! as [`super::webhooks`] describes (no `reinvocationPolicy`: that is a mutating webhook's); the generation
+//! follows the webhooks; an update must name the resourceVersion it replaces.
+//!
+//! Stored and served only, never enforced: kube-apiserver would call these webhooks, and refuse what they
+//! refuse, on every matching request; that is issue 27's work.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::webhooks::{self, Options};
+use crate::apis::ResourceInfo;
+use crate::registry::field_error::FieldError;
+use crate::registry::resource::Resource;
+use crate::registry::strategy::{DeleteStrategy, Strategy};
+
+/// The catalog's entry.
+pub(crate) fn info() -> ResourceInfo {
+    ResourceInfo {
+        categories: &["api-extensions"],
+        namespaced: false,
+        ..ResourceInfo::new(resource(), "validatingwebhookconfiguration", Arc::new(Validating), webhooks::printer())
+    }
+}
+
+fn resource() -> Resource {
+    Resource {
+        group: "admissionregistration.k8s.io".into(),
+        version: "v1".into(),
+        kind: "ValidatingWebhookConfiguration".into(),
+        plural: "validatingwebhookconfigurations".into(),
+        etcd_prefix: "validatingwebhookconfigurations".into(),
+    }
+}
+
+/// The ValidatingWebhookConfiguration strategy.
+struct Validating;
+
+impl Strategy for Validating {
+    fn namespace_scoped(&self) -> bool {
+        false
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        webhooks::prepare_for_create(obj, false);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        webhooks::prepare_for_update(new, old, false);
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        webhooks::validate(obj, false, Options::create())
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        webhooks::validate_update(new, old, false)
+    }
+}
+
+impl DeleteStrategy for Validating {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::field_error::messages;
+    use serde_json::json;
+
+    fn config() -> Value {
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "adm-validating"},
+            "webhooks": [{"name": "a.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "clientConfig": {"url": "https://hooks.example.com/validate"}}]})
+    }
+
+    #[test]
+    fn a_configuration_is_defaulted_and_validated() {
+        let s = Validating;
+        let mut obj = config();
+        s.prepare_for_create(&mut obj);
+        assert_eq!(obj["metadata"]["generation"], 1);
+        assert!(obj["webhooks"][0].get("reinvocationPolicy").is_none());
+        assert_eq!(obj["webhooks"][0]["timeoutSeconds"], 10);
+        assert_eq!(messages(s.validate(&obj)), Vec::<String>::new());
+        obj["webhooks"][0]["failurePolicy"] = json!("Sometimes");
+        assert_eq!(
+            messages(s.validate(&obj)),
+            ["webhooks[0].failurePolicy: Unsupported value: \"Sometimes\": supported values: \"Fail\", \"Ignore\""]
+        );
+        let mut bad = config();
+        bad["metadata"]["name"] = json!("Adm");
+        s.prepare_for_create(&mut bad);
+        assert_eq!(messages(s.validate(&bad)).len(), 1);
+    }
+
+    #[test]
+    fn updates_are_conditional_and_bump_the_generation() {
+        let s = Validating;
+        assert!(!s.allow_unconditional_update());
+        let mut old = config();
+        s.prepare_for_create(&mut old);
+        let mut new = old.clone();
+        new["webhooks"][0]["failurePolicy"] = json!("Ignore");
+        s.prepare_for_update(&mut new, &old);
+        assert_eq!(new["metadata"]["generation"], 2);
+        assert_eq!(messages(s.validate_update(&new, &old)), Vec::<String>::new());
+    }
+}
