@@ -136,15 +136,15 @@ pub fn build(
         let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
         registry.insert(key, rest);
     }
-    // The review kinds store nothing; a token review looks the service accounts up.
-    let service_accounts = registry.get(&(String::new(), "v1".into(), "serviceaccounts".into())).cloned();
+    // The review kinds store nothing; they see the stores (a token review looks its account up).
+    let stores = Arc::new(registry.clone());
     for info in catalog.all() {
         if let Some(review) = info.review.clone() {
             let rest = ReviewRest::new(
                 review,
                 info.strategy.clone(),
                 options.config.service_account_tokens.clone(),
-                service_accounts.clone(),
+                stores.clone(),
                 clock.clone(),
             );
             let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());

@@ -576,3 +576,150 @@ async fn a_derived_custom_resource_is_defined_applied_and_reconciled() {
     })
     .await;
 }
+
+/// Creates `obj` through `api`, reads it back and lists it, then deletes it: the typed round trip of a kind
+/// through k8s-openapi's struct for it (every field the server writes must decode into that struct).
+async fn typed_round_trip<K>(api: &Api<K>, obj: K) -> K
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + serde::Serialize,
+{
+    let name = obj.meta().name.clone().expect("the object has a name");
+    let created = within("a create", api.create(&PostParams::default(), &obj)).await.expect("create");
+    assert_eq!(created.meta().name.as_deref(), Some(name.as_str()));
+    assert!(created.meta().uid.is_some(), "the server gives it a uid");
+    let read = within("a get", api.get(&name)).await.expect("get");
+    assert_eq!(read.meta().resource_version, created.meta().resource_version);
+    let listed = within("a list", api.list(&ListParams::default())).await.expect("list");
+    assert!(listed.items.iter().any(|o| o.meta().name.as_deref() == Some(name.as_str())), "{name} is listed");
+    let labelled = Patch::Merge(json!({"metadata": {"labels": {"touched": "yes"}}}));
+    let patched = within("a patch", api.patch(&name, &PatchParams::default(), &labelled)).await.expect("patch");
+    assert_eq!(patched.meta().labels.as_ref().and_then(|l| l.get("touched")).map(String::as_str), Some("yes"));
+    within("a delete", api.delete(&name, &DeleteParams::default())).await.expect("delete");
+    read
+}
+
+/// The kinds issue 26 added, written and read through k8s-openapi's types by kube's typed `Api`: RBAC,
+/// networking, policy, scheduling, node, discovery, storage, batch's CronJob, autoscaling/v2 HPAs (and the
+/// same object read as autoscaling/v1), core's PersistentVolumes and ReplicationControllers.
+#[tokio::test]
+async fn the_new_kinds_round_trip_through_k8s_openapi_types() {
+    use k8s_openapi::api::autoscaling::{v1 as autoscaling_v1, v2 as autoscaling_v2};
+    use k8s_openapi::api::batch::v1::CronJob;
+    use k8s_openapi::api::core::v1::{PersistentVolume, ReplicationController};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
+    use k8s_openapi::api::node::v1::RuntimeClass;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    use k8s_openapi::api::storage::v1::{CSIDriver, StorageClass};
+
+    fn from<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
+        serde_json::from_value(value).expect("a valid object of its kind")
+    }
+    with_server(|client| async move {
+        let role: Role = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "reader"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]}))).await;
+        assert_eq!(role.rules.unwrap()[0].verbs, ["get", "list"]);
+        let binding: RoleBinding = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "read"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}, "subjects": [{"kind": "User", "name": "alice"}]}))).await;
+        assert_eq!(binding.role_ref.name, "reader");
+        let admin: ClusterRole = within("a get", Api::all(client.clone()).get("admin")).await.expect("the bootstrap admin role");
+        assert!(admin.aggregation_rule.is_some(), "admin aggregates the edit and view roles");
+        let ingress: Ingress = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "web"}, "spec": {"rules": [{"host": "example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}))).await;
+        assert_eq!(ingress.spec.unwrap().rules.unwrap()[0].host.as_deref(), Some("example.com"));
+        let _: NetworkPolicy = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "deny"}, "spec": {"podSelector": {}}}))).await;
+        let pdb: PodDisruptionBudget = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "web"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}))).await;
+        assert_eq!(pdb.spec.unwrap().min_available, Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1)));
+        let pc: PriorityClass = typed_round_trip(&Api::all(client.clone()), from(json!({"metadata": {"name": "kube-rs-high"}, "value": 1000}))).await;
+        assert_eq!(pc.preemption_policy.as_deref(), Some("PreemptLowerPriority"), "defaulted");
+        let _: RuntimeClass = typed_round_trip(&Api::all(client.clone()), from(json!({"metadata": {"name": "kube-rs-gvisor"}, "handler": "runsc"}))).await;
+        let slice: EndpointSlice = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "web-1"}, "addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]}))).await;
+        assert_eq!(slice.endpoints[0].addresses, ["10.0.0.1"]);
+        let sc: StorageClass = typed_round_trip(&Api::all(client.clone()), from(json!({"metadata": {"name": "kube-rs-fast"}, "provisioner": "example.com/disk"}))).await;
+        assert_eq!(sc.reclaim_policy.as_deref(), Some("Delete"), "defaulted");
+        let driver: CSIDriver = typed_round_trip(&Api::all(client.clone()), from(json!({"metadata": {"name": "kube-rs.example.com"}, "spec": {}}))).await;
+        assert_eq!(driver.spec.attach_required, Some(true), "defaulted");
+        let cj: CronJob = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "tick"}, "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}}}}}}))).await;
+        assert_eq!(cj.spec.unwrap().concurrency_policy.as_deref(), Some("Allow"), "defaulted");
+        let _: PersistentVolume = typed_round_trip(&Api::all(client.clone()), from(json!({"metadata": {"name": "kube-rs-pv"}, "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}}))).await;
+        let _: ReplicationController = typed_round_trip(&Api::default_namespaced(client.clone()), from(json!({"metadata": {"name": "rc"}, "spec": {"replicas": 1, "template": {"metadata": {"labels": {"app": "rc"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))).await;
+
+        // One HPA, written in v2 and read in v1 too.
+        let v2: Api<autoscaling_v2::HorizontalPodAutoscaler> = Api::default_namespaced(client.clone());
+        let hpa: autoscaling_v2::HorizontalPodAutoscaler = from(json!({"metadata": {"name": "web"}, "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5, "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}]}}));
+        within("a create", v2.create(&PostParams::default(), &hpa)).await.expect("create v2");
+        let v1: Api<autoscaling_v1::HorizontalPodAutoscaler> = Api::default_namespaced(client.clone());
+        let seen = within("a get", v1.get("web")).await.expect("get v1");
+        assert_eq!(seen.spec.unwrap().target_cpu_utilization_percentage, Some(60));
+        within("a delete", v1.delete("web", &DeleteParams::default())).await.expect("delete v1");
+    })
+    .await;
+}
+
+/// authentication.k8s.io and authorization.k8s.io through kube's typed `Api`: a token for a service account
+/// (`serviceaccounts/token`), its review, `SelfSubjectReview` and `SelfSubjectAccessReview`; and a pod
+/// evicted through `Api<Pod>::evict`, then one refused by its disruption budget.
+#[tokio::test]
+async fn tokens_reviews_and_evictions_through_kube() {
+    use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenReview};
+    use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+    use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
+    use kube::api::EvictParams;
+
+    fn from<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
+        serde_json::from_value(value).expect("a valid object of its kind")
+    }
+    let server = tokio::task::spawn_blocking(Server::start).await.expect("the server starts");
+    let server_kubeconfig = server.kubeconfig.clone();
+    let client = client(&server).await;
+    let body = async move {
+        let accounts: Api<ServiceAccount> = Api::default_namespaced(client.clone());
+        within("a create", accounts.create(&PostParams::default(), &from(json!({"metadata": {"name": "robot"}})))).await.expect("create");
+        let request: TokenRequest = from(json!({"spec": {"audiences": ["kube-rs"]}}));
+
+        let issued: TokenRequest =
+            within("a token", accounts.create_subresource("token", "robot", &PostParams::default(), &request)).await.expect("token");
+        assert_eq!(issued.spec.expiration_seconds, Some(3600));
+        let token = issued.status.expect("a token").token;
+
+        let reviews: Api<TokenReview> = Api::all(client.clone());
+        let review: TokenReview = from(json!({"spec": {"token": token, "audiences": ["kube-rs"]}}));
+        let reviewed = within("a review", reviews.create(&PostParams::default(), &review)).await.expect("review");
+        let status = reviewed.status.expect("a status");
+        assert_eq!(status.authenticated, Some(true));
+        assert_eq!(status.user.and_then(|u| u.username).as_deref(), Some("system:serviceaccount:default:robot"));
+
+        let whoami: Api<SelfSubjectReview> = Api::all(client.clone());
+        let me = within("whoami", whoami.create(&PostParams::default(), &from(json!({})))).await.expect("whoami");
+        assert_eq!(me.status.and_then(|s| s.user_info).and_then(|u| u.username).as_deref(), Some("system:anonymous"));
+        let can_i: Api<SelfSubjectAccessReview> = Api::all(client.clone());
+        let asked: SelfSubjectAccessReview = from(json!({"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}));
+        let answer = within("can-i", can_i.create(&PostParams::default(), &asked)).await.expect("can-i");
+        assert!(answer.status.expect("a status").allowed);
+
+        let pods: Api<Pod> = Api::default_namespaced(client.clone());
+        let pod = |name: &str| from::<Pod>(json!({"metadata": {"name": name, "labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}));
+        within("a create", pods.create(&PostParams::default(), &pod("pending"))).await.expect("create");
+        let done = within("an eviction", pods.evict("pending", &EvictParams::default())).await.expect("evict");
+        assert_eq!(done.status, Some(kube::core::response::StatusSummary::Success));
+        within("a create", pods.create(&PostParams::default(), &pod("running"))).await.expect("create");
+        let running = json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
+        within("a status", pods.patch_status("running", &PatchParams::default(), &Patch::Merge(running))).await.expect("status");
+        let budgets: Api<k8s_openapi::api::policy::v1::PodDisruptionBudget> = Api::default_namespaced(client.clone());
+        let budget = from(json!({"metadata": {"name": "web"}, "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}}}));
+        within("a create", budgets.create(&PostParams::default(), &budget)).await.expect("create");
+        // As the disruption controller would write it (kubesim runs none): observed, no disruption left.
+        let observed = json!({"status": {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}});
+        within("a status", budgets.patch_status("web", &PatchParams::default(), &Patch::Merge(observed))).await.expect("status");
+        // kube retries a 429 fifteen times with a growing backoff (`RetryPolicy::server_retry`); a
+        // refused eviction is for the caller to see at once, so this request goes without retries.
+        let kubeconfig = Kubeconfig::read_from(&server_kubeconfig).expect("kube reads the written kubeconfig");
+        let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.unwrap();
+        config.default_retry = false;
+        let once: Api<Pod> = Api::default_namespaced(Client::try_from(config).unwrap());
+        let refused = api_error(within("an eviction", once.evict("running", &EvictParams::default())).await, "evict");
+        assert_eq!(refused.code, 429);
+        assert_eq!(refused.message, "Cannot evict pod as it would violate the pod's disruption budget.");
+    };
+    tokio::time::timeout(TEST, body).await.unwrap_or_else(|_| panic!("the test took over {TEST:?}"));
+    drop(server);
+}

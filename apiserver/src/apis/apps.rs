@@ -1,6 +1,8 @@
 //! The `apps/v1` resources: deployments, replicasets and statefulsets (with `/status` and `/scale`) and
 //! daemonsets (with `/status`), as kube-apiserver 1.32's discovery lists them.
 
+pub(crate) mod controllerrevisions;
+
 use std::sync::Arc;
 
 use super::{printers, scale, status, ResourceInfo};

@@ -1,6 +1,7 @@
 //! The core group's resources (`/api/v1`): what discovery says of each, its strategy and its printer, as
 //! kube-apiserver 1.32 serves them.
 
+pub(crate) mod bindings;
 pub(crate) mod persistentvolumes;
 pub(crate) mod podtemplates;
 pub(crate) mod replicationcontrollers;

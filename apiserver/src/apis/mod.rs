@@ -12,6 +12,7 @@
 //! The [`Verb`]s a resource serves are declared here, where discovery's facts are; the HTTP layer above
 //! reads a request's verb into the same type.
 
+pub(crate) mod admissionregistration;
 pub(crate) mod apiextensions;
 pub(crate) mod apiregistration;
 pub(crate) mod apps;
@@ -331,6 +332,8 @@ const GROUP_PRIORITY: &[&str] = &[
 /// Every kind written as one module: its `info`, the entry of the catalog. A new kind is its module and
 /// one line here.
 const KINDS: &[fn() -> ResourceInfo] = &[
+    core::bindings::info,
+    apps::controllerrevisions::info,
     core::persistentvolumes::info,
     core::podtemplates::info,
     core::replicationcontrollers::info,
@@ -361,6 +364,10 @@ const KINDS: &[fn() -> ResourceInfo] = &[
     autoscaling::horizontalpodautoscalers::info,
     autoscaling::horizontalpodautoscalers_v1::info,
     certificates::certificatesigningrequests::info,
+    admissionregistration::mutatingwebhookconfigurations::info,
+    admissionregistration::validatingwebhookconfigurations::info,
+    admissionregistration::validatingadmissionpolicies::info,
+    admissionregistration::validatingadmissionpolicybindings::info,
     flowcontrol::flowschemas::info,
     flowcontrol::prioritylevelconfigurations::info,
 ];

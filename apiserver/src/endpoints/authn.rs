@@ -26,7 +26,8 @@ pub(crate) async fn user(server: &ApiServer, call: &Call) -> UserInfo {
         user: &anonymous,
         now_unix_s: server.clock.now_unix_s(),
         tokens: &server.config.service_account_tokens,
-        service_accounts: served.rest("", "v1", "serviceaccounts").map(|r| &**r),
+        stores: &served.registry,
+        dry_run: &[],
     };
     let audiences = vec![server.config.service_account_tokens.issuer().to_string()];
     match tokenreviews::authenticate(&ctx, token, &audiences).await {

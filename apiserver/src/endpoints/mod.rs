@@ -34,7 +34,6 @@ pub(crate) mod strategic_merge;
 pub(crate) mod system;
 pub(crate) mod table;
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -144,7 +143,7 @@ impl Shutdown {
 }
 
 /// The registry of each resource, by (group, version, plural).
-pub(crate) type Registry = BTreeMap<(String, String, String), Arc<dyn Rest>>;
+pub(crate) use crate::registry::rest::Registry;
 
 /// What a server serves at one moment: the catalog and a registry for every resource in it. A request
 /// reads one snapshot from routing to its answer, so a CRD established meanwhile never half-applies to it.

@@ -15,6 +15,9 @@ use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest, Store};
 use crate::registry::strategy::{Strategy, Subresource};
 use crate::storage::{GetOptions, ObjectList, Storage, Watcher};
 
+/// Every resource's registry, by group, version and plural.
+pub(crate) type Registry = std::collections::BTreeMap<(String, String, String), std::sync::Arc<dyn Rest>>;
+
 /// A boxed future, as an object-safe async method returns.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

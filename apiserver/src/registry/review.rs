@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::options::{CreateOptions, DeleteOptions, UpdateOptions};
-use crate::registry::rest::{BoxFuture, PatchFn, Rest};
+use crate::registry::rest::{BoxFuture, PatchFn, Registry, Rest};
 use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest};
 use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
 use crate::registry::system::Clock;
@@ -20,15 +20,24 @@ use crate::registry::tokens::ServiceAccountTokens;
 use crate::registry::user::UserInfo;
 use crate::storage::{GetOptions, ObjectList, Watcher};
 
-/// What a review may look at: the request (its namespace and user), the time, and the service accounts
-/// (a token review checks that the token's account still exists).
+/// What a review may look at: the request (its namespace, user and dry run), the time, and the stores of
+/// the built-in resources (a token review checks that the token's account still exists; a legacy
+/// `Binding` writes its pod).
 pub(crate) struct ReviewContext<'a> {
     /// The namespace of the path ("" for the cluster-scoped reviews).
     pub namespace: &'a str,
     pub user: &'a UserInfo,
     pub now_unix_s: i64,
     pub tokens: &'a ServiceAccountTokens,
-    pub service_accounts: Option<&'a dyn Rest>,
+    pub stores: &'a Registry,
+    pub dry_run: &'a [String],
+}
+
+impl ReviewContext<'_> {
+    /// The store of a resource, if it is served.
+    pub(crate) fn store(&self, group: &str, version: &str, plural: &str) -> Option<&dyn Rest> {
+        self.stores.get(&(group.to_string(), version.to_string(), plural.to_string())).map(|r| &**r)
+    }
 }
 
 /// One review kind's create.
@@ -63,7 +72,7 @@ pub(crate) struct ReviewRest {
     review: Arc<dyn Review>,
     strategy: Arc<dyn Strategy>,
     tokens: Arc<ServiceAccountTokens>,
-    service_accounts: Option<Arc<dyn Rest>>,
+    stores: Arc<Registry>,
     clock: Arc<dyn Clock>,
 }
 
@@ -72,10 +81,10 @@ impl ReviewRest {
         review: Arc<dyn Review>,
         strategy: Arc<dyn Strategy>,
         tokens: Arc<ServiceAccountTokens>,
-        service_accounts: Option<Arc<dyn Rest>>,
+        stores: Arc<Registry>,
         clock: Arc<dyn Clock>,
     ) -> ReviewRest {
-        ReviewRest { review, strategy, tokens, service_accounts, clock }
+        ReviewRest { review, strategy, tokens, stores, clock }
     }
 }
 
@@ -120,7 +129,8 @@ impl Rest for ReviewRest {
             user: &opts.user,
             now_unix_s: self.clock.now_unix_s(),
             tokens: &self.tokens,
-            service_accounts: self.service_accounts.as_deref(),
+            stores: &self.stores,
+            dry_run: &opts.dry_run,
         };
         self.review.review(ctx, obj)
     }

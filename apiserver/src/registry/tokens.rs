@@ -130,9 +130,8 @@ impl ServiceAccountTokens {
         validation.validate_aud = false;
         validation.required_spec_claims.clear();
         validation.set_issuer(&[self.issuer.as_str()]);
-        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
-            .map_err(|_| TokenError::Invalid)?
-            .claims;
+        let claims =
+            jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).map_err(|_| TokenError::Invalid)?.claims;
         // go-jose's leeway for clock skew: one minute.
         const LEEWAY_S: i64 = 60;
         if now_unix_s > claims.exp + LEEWAY_S {

@@ -1,7 +1,7 @@
 //! Core kinds beyond the first ones: replicationcontrollers (with `/status` and `/scale`), podtemplates
 //! and persistentvolumes (cluster-scoped, with `/status`; a delete answers the object), over HTTP with
 //! kube-apiserver 1.32's defaults, codes and texts. Volume names start with `core-more-`: they are shared
-//! by every case of the server.
+//! by every case of the server. Also the legacy `bindings` resource and `apps/v1` controllerrevisions.
 
 use serde_json::json;
 
@@ -130,6 +130,51 @@ pub fn cases() -> Vec<Case> {
                     "Invalid",
                     r#"PersistentVolume "core-more-pv-two" is invalid: spec.nfs: Forbidden: may not specify more than 1 volume type"#,
                 ),
+            ],
+        ),
+        case(
+            "a Binding posted to the namespace's bindings assigns the pod it names, once",
+            vec![
+                post("/api/v1/namespaces/{ns}/pods", r#"{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}"#).code(201),
+                post("/api/v1/namespaces/{ns}/bindings", r#"{"metadata":{"name":"p"},"target":{"kind":"Node","name":"node-1"}}"#)
+                    .code(201)
+                    .field("/status", json!("Success")),
+                get("/api/v1/namespaces/{ns}/pods/p").field("/spec/nodeName", json!("node-1")),
+                post("/api/v1/namespaces/{ns}/bindings", r#"{"metadata":{"name":"p"},"target":{"kind":"Node","name":"node-2"}}"#)
+                    .status(409, "Conflict", r#"Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "node-1""#),
+                post("/api/v1/namespaces/{ns}/bindings", r#"{"metadata":{"name":"p"},"target":{"kind":"Pod"}}"#).status(
+                    422,
+                    "Invalid",
+                    r#"Binding "p" is invalid: [target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]"#,
+                ),
+                post("/api/v1/namespaces/{ns}/bindings", r#"{"metadata":{"name":"ghost"},"target":{"name":"node-1"}}"#)
+                    .status(404, "NotFound", r#"pods "ghost" not found"#),
+                get("/api/v1/namespaces/{ns}/bindings").code(405),
+            ],
+        ),
+        case(
+            "a controller revision keeps its data and prints its controller",
+            vec![
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/controllerrevisions",
+                    r#"{"metadata":{"name":"web-1","ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"web","uid":"u","controller":true}]},"data":{"spec":{}},"revision":1}"#,
+                )
+                .code(201),
+                get("/apis/apps/v1/namespaces/{ns}/controllerrevisions/web-1")
+                    .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+                    .field("/rows/0/cells/1", json!("statefulset.apps/web"))
+                    .field("/rows/0/cells/2", json!(1)),
+                put("/apis/apps/v1/namespaces/{ns}/controllerrevisions/web-1", r#"{"metadata":{"name":"web-1"},"data":{},"revision":1}"#).status(
+                    422,
+                    "Invalid",
+                    r#"ControllerRevision.apps "web-1" is invalid: data: Invalid value: runtime.RawExtension{Raw:[]uint8{0x7b, 0x7d}, Object:runtime.Object(nil)}: field is immutable"#,
+                ),
+                post("/apis/apps/v1/namespaces/{ns}/controllerrevisions", r#"{"metadata":{"name":"web-2"},"revision":-2}"#).status(
+                    422,
+                    "Invalid",
+                    r#"ControllerRevision.apps "web-2" is invalid: [data: Required value: data is mandatory, revision: Invalid value: -2: must be greater than or equal to 0]"#,
+                ),
+                delete("/apis/apps/v1/namespaces/{ns}/controllerrevisions/web-1").field("/kind", json!("Status")),
             ],
         ),
     ]

@@ -8,6 +8,7 @@
 //! `resources` (the other resources' defaults, allocations, conversions and refusals).
 //! A protobuf answer is checked as the JSON it decodes to.
 
+mod admission;
 mod apply;
 mod auth;
 mod autoscaling;
@@ -239,6 +240,7 @@ pub fn case(name: &'static str, steps: Vec<Step>) -> Case {
 /// Every case.
 pub fn all() -> Vec<Case> {
     let mut cases = Vec::new();
+    cases.extend(admission::cases());
     cases.extend(apply::cases());
     cases.extend(evictions::cases());
     cases.extend(auth::cases());

@@ -78,11 +78,15 @@ mod tests {
 
     #[test]
     fn every_served_group_version_gets_one_named_version_dot_group() {
-        let served = vec![("".to_string(), "v1".to_string()), ("apps".into(), "v1".into()), ("example.com".into(), "v1".into())];
+        let served =
+            vec![("".to_string(), "v1".to_string()), ("apps".into(), "v1".into()), ("example.com".into(), "v1".into())];
         let made = apiservices(&served);
         let names: Vec<&str> = made.iter().map(|(o, _)| o["metadata"]["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["v1.", "v1.apps"], "custom groups are not local built-ins");
-        assert_eq!(made[1].0["spec"], json!({"group": "apps", "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15}));
+        assert_eq!(
+            made[1].0["spec"],
+            json!({"group": "apps", "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15})
+        );
         assert_eq!(made[0].1["conditions"][0]["reason"], "Local");
     }
 

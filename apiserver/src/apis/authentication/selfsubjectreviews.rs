@@ -63,7 +63,9 @@ mod tests {
     fn the_answer_is_the_requesting_user() {
         let tokens = ServiceAccountTokens::from_seed(0);
         let user = UserInfo::anonymous();
-        let ctx = ReviewContext { namespace: "", user: &user, now_unix_s: 0, tokens: &tokens, service_accounts: None };
+        let stores = crate::registry::rest::Registry::new();
+        let ctx =
+            ReviewContext { namespace: "", user: &user, now_unix_s: 0, tokens: &tokens, stores: &stores, dry_run: &[] };
         let answer = futures::executor::block_on(SelfSubjectReviews.review(ctx, json!({"metadata": {"name": "x"}})));
         assert_eq!(
             answer.unwrap(),

@@ -193,7 +193,10 @@ mod tests {
     fn a_request_is_defaulted_and_answered_with_a_token_that_verifies() {
         let tokens = ServiceAccountTokens::from_seed(0);
         let answer = issue(json!({"spec": {}}), &account(), None, 1000, "j-1", &tokens).unwrap();
-        assert_eq!(answer["metadata"], json!({"name": "robot", "namespace": "ns", "creationTimestamp": "1970-01-01T00:16:40Z"}));
+        assert_eq!(
+            answer["metadata"],
+            json!({"name": "robot", "namespace": "ns", "creationTimestamp": "1970-01-01T00:16:40Z"})
+        );
         assert_eq!(
             answer["spec"],
             json!({"audiences": [crate::registry::tokens::DEFAULT_ISSUER], "expirationSeconds": 3600, "boundObjectRef": null})
@@ -230,11 +233,14 @@ mod tests {
 
     #[test]
     fn tokens_bind_to_pods_and_secrets_only() {
-        let pod_ref = json!({"spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "p-1"}}});
+        let pod_ref =
+            json!({"spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "p-1"}}});
         let r = bound_ref(&pod_ref).unwrap().unwrap();
         assert_eq!(r, BoundRef { plural: "pods", kind: "Pod", name: "p".into(), uid: "p-1".into() });
         assert_eq!(
-            bound_ref(&json!({"spec": {"boundObjectRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}})),
+            bound_ref(
+                &json!({"spec": {"boundObjectRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}})
+            ),
             Err(RegistryError::BadRequest("cannot bind token to object of type apps/v1, Kind=Deployment".into()))
         );
         let tokens = ServiceAccountTokens::from_seed(0);

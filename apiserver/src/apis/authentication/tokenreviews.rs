@@ -108,7 +108,7 @@ pub(crate) async fn authenticate(
 
 /// The token's service account must still be the one it was issued for (`validator.Validate`).
 async fn check_account(ctx: &ReviewContext<'_>, claims: &Claims) -> Result<(), String> {
-    let Some(accounts) = ctx.service_accounts else {
+    let Some(accounts) = ctx.store("", "v1", "serviceaccounts") else {
         return Err("service account token has been invalidated".into());
     };
     let account = &claims.kubernetes.serviceaccount;
@@ -136,8 +136,10 @@ fn go_quoted(items: &[String]) -> String {
 mod tests {
     use super::*;
 
+    static NO_STORES: crate::registry::rest::Registry = crate::registry::rest::Registry::new();
+
     fn ctx<'a>(tokens: &'a ServiceAccountTokens, user: &'a UserInfo) -> ReviewContext<'a> {
-        ReviewContext { namespace: "", user, now_unix_s: 2000, tokens, service_accounts: None }
+        ReviewContext { namespace: "", user, now_unix_s: 2000, tokens, stores: &NO_STORES, dry_run: &[] }
     }
 
     fn review(obj: Value) -> Result<Value, RegistryError> {

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{allowed, go_invalid, go_non_resource, invalid, metadata_empty_but, metadata_error, review_info, validate_subject};
+use super::{
+    allowed, go_invalid, go_non_resource, invalid, metadata_empty_but, metadata_error, review_info, validate_subject,
+};
 use crate::apis::ResourceInfo;
 use crate::registry::error::RegistryError;
 use crate::registry::field_error::FieldError;
@@ -45,11 +47,19 @@ fn review(namespace: &str, obj: Value) -> Result<Value, RegistryError> {
     if let Some(attrs) = spec.get("resourceAttributes").filter(|a| a.is_object()) {
         let attrs_ns = attrs.get("namespace").and_then(Value::as_str).unwrap_or("");
         if attrs_ns != object_ns {
-            errors.push(FieldError::invalid("spec.resourceAttributes.namespace", attrs_ns, "must match metadata.namespace"));
+            errors.push(FieldError::invalid(
+                "spec.resourceAttributes.namespace",
+                attrs_ns,
+                "must match metadata.namespace",
+            ));
         }
     }
     if let Some(nr) = spec.get("nonResourceAttributes").filter(|a| a.is_object()) {
-        errors.push(go_invalid("spec.nonResourceAttributes", &go_non_resource(nr), "disallowed on this kind of request"));
+        errors.push(go_invalid(
+            "spec.nonResourceAttributes",
+            &go_non_resource(nr),
+            "disallowed on this kind of request",
+        ));
     }
     if !errors.is_empty() {
         return Err(invalid("LocalSubjectAccessReview", errors));
@@ -75,7 +85,8 @@ mod tests {
             review("other", ok).unwrap_err(),
             RegistryError::BadRequest("spec.resourceAttributes.namespace must match namespace: other".into())
         );
-        let mismatch = json!({"metadata": {"namespace": "ns"}, "spec": {"user": "a", "resourceAttributes": {"namespace": "x"}}});
+        let mismatch =
+            json!({"metadata": {"namespace": "ns"}, "spec": {"user": "a", "resourceAttributes": {"namespace": "x"}}});
         assert_eq!(
             review("ns", mismatch).unwrap_err().to_string(),
             r#"LocalSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "x": must match metadata.namespace"#

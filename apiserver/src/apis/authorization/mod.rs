@@ -21,7 +21,13 @@ use crate::registry::resource::Resource;
 use crate::registry::review::{Review, Unstored};
 
 /// The catalog entry of a review kind of this group.
-fn review_info(kind: &str, plural: &str, singular: &'static str, namespaced: bool, review: Arc<dyn Review>) -> ResourceInfo {
+fn review_info(
+    kind: &str,
+    plural: &str,
+    singular: &'static str,
+    namespaced: bool,
+    review: Arc<dyn Review>,
+) -> ResourceInfo {
     let resource = Resource {
         group: "authorization.k8s.io".into(),
         version: "v1".into(),

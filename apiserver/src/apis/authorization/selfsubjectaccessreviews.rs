@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn a_review_needs_exactly_one_kind_of_attributes_and_no_user() {
-        let ok = review(json!({"spec": {"resourceAttributes": {"namespace": "ns", "verb": "create", "resource": "pods"}}}));
+        let ok =
+            review(json!({"spec": {"resourceAttributes": {"namespace": "ns", "verb": "create", "resource": "pods"}}}));
         assert_eq!(ok.unwrap()["status"], json!({"allowed": true}));
         assert_eq!(
             review(json!({"spec": {}})).unwrap_err().to_string(),

@@ -16,13 +16,7 @@ use crate::registry::review::{Review, ReviewContext};
 
 /// The catalog's entry.
 pub(crate) fn info() -> ResourceInfo {
-    review_info(
-        "SelfSubjectRulesReview",
-        "selfsubjectrulesreviews",
-        "selfsubjectrulesreview",
-        false,
-        Arc::new(Reviews),
-    )
+    review_info("SelfSubjectRulesReview", "selfsubjectrulesreviews", "selfsubjectrulesreview", false, Arc::new(Reviews))
 }
 
 struct Reviews;
@@ -53,7 +47,10 @@ mod tests {
     #[test]
     fn every_namespace_allows_everything() {
         let answer = review(json!({"spec": {"namespace": "default"}})).unwrap();
-        assert_eq!(answer["status"]["resourceRules"], json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]));
+        assert_eq!(
+            answer["status"]["resourceRules"],
+            json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}])
+        );
         assert_eq!(answer["status"]["incomplete"], json!(false));
         assert_eq!(review(json!({"spec": {}})), Err(RegistryError::BadRequest("no namespace on request".into())));
     }

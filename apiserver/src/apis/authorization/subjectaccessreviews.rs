@@ -46,19 +46,27 @@ mod tests {
         let cases: Vec<(Value, Result<Value, &str>)> = vec![
             (
                 json!({"spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}}),
-                Ok(json!({"metadata": {"creationTimestamp": null}, "spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}, "status": {"allowed": true}})),
+                Ok(
+                    json!({"metadata": {"creationTimestamp": null}, "spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}, "status": {"allowed": true}}),
+                ),
             ),
             (
                 json!({"spec": {"groups": ["devs"], "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}}),
-                Ok(json!({"metadata": {"creationTimestamp": null}, "spec": {"groups": ["devs"], "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}, "status": {"allowed": true}})),
+                Ok(
+                    json!({"metadata": {"creationTimestamp": null}, "spec": {"groups": ["devs"], "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}, "status": {"allowed": true}}),
+                ),
             ),
             (
                 json!({"spec": {}}),
-                Err(r#"SubjectAccessReview.authorization.k8s.io "" is invalid: [spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]"#),
+                Err(
+                    r#"SubjectAccessReview.authorization.k8s.io "" is invalid: [spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]"#,
+                ),
             ),
             (
                 json!({"spec": {"user": "a", "resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"path": "/x", "verb": "get"}}}),
-                Err(r#"SubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/x", Verb:"get"}: cannot be specified in combination with resourceAttributes"#),
+                Err(
+                    r#"SubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/x", Verb:"get"}: cannot be specified in combination with resourceAttributes"#,
+                ),
             ),
         ];
         for (obj, want) in cases {

@@ -86,7 +86,8 @@ pub(crate) fn judge(pod: &Value, budgets: &[Value], now: &str) -> Result<Verdict
     let status_int = |field: &str| budget.pointer(&format!("/status/{field}")).and_then(Value::as_i64).unwrap_or(0);
     if !is_ready(pod) {
         let policy = budget.pointer("/spec/unhealthyPodEvictionPolicy").and_then(Value::as_str).unwrap_or("");
-        let healthy_enough = status_int("currentHealthy") >= status_int("desiredHealthy") && status_int("desiredHealthy") > 0;
+        let healthy_enough =
+            status_int("currentHealthy") >= status_int("desiredHealthy") && status_int("desiredHealthy") > 0;
         if policy == "AlwaysAllow" || healthy_enough {
             return Ok(Verdict::Delete);
         }
@@ -103,7 +104,10 @@ fn spend(budget: &Value, pod: &str, now: &str) -> Result<Value, RegistryError> {
         return Err(RegistryError::TooManyRequests {
             message: BUDGET_MESSAGE.into(),
             retry_after_s: 10,
-            causes: vec![(CAUSE.into(), format!("The disruption budget {name} is still being processed by the server."))],
+            causes: vec![(
+                CAUSE.into(),
+                format!("The disruption budget {name} is still being processed by the server."),
+            )],
         });
     }
     let allowed = status_int("disruptionsAllowed");
@@ -243,7 +247,11 @@ mod tests {
         let other = [budget("db", json!({"matchLabels": {"app": "db"}}), observed(0))];
         assert_eq!(judge(&pod("Running", true), &other, NOW), Ok(Verdict::Delete), "no budget selects it");
         let unselecting = [budget("none", Value::Null, observed(0))];
-        assert_eq!(judge(&pod("Running", true), &unselecting, NOW), Ok(Verdict::Delete), "a missing selector selects nothing");
+        assert_eq!(
+            judge(&pod("Running", true), &unselecting, NOW),
+            Ok(Verdict::Delete),
+            "a missing selector selects nothing"
+        );
     }
 
     #[test]
@@ -252,12 +260,18 @@ mod tests {
         let (message, retry, causes) = message_and_causes(judge(&pod("Running", true), &spent, NOW).unwrap_err());
         assert_eq!(message, "Cannot evict pod as it would violate the pod's disruption budget.");
         assert_eq!(retry, 0);
-        assert_eq!(causes, [("DisruptionBudget".into(), "The disruption budget web needs 2 healthy pods and has 2 currently".into())]);
+        assert_eq!(
+            causes,
+            [("DisruptionBudget".into(), "The disruption budget web needs 2 healthy pods and has 2 currently".into())]
+        );
 
         let unobserved = [budget("web", json!({"matchLabels": {"app": "web"}}), json!({}))];
         let (_, retry, causes) = message_and_causes(judge(&pod("Running", true), &unobserved, NOW).unwrap_err());
         assert_eq!(retry, 10);
-        assert_eq!(causes, [("DisruptionBudget".into(), "The disruption budget web is still being processed by the server.".into())]);
+        assert_eq!(
+            causes,
+            [("DisruptionBudget".into(), "The disruption budget web is still being processed by the server.".into())]
+        );
 
         let two = [budget("a", json!({}), observed(1)), budget("b", json!({}), observed(1))];
         assert_eq!(
@@ -291,7 +305,11 @@ mod tests {
     fn an_unready_pod_goes_free_when_the_budget_is_healthy_or_says_always() {
         let healthy = [budget("web", json!({}), observed(0))];
         assert_eq!(judge(&pod("Running", false), &healthy, NOW), Ok(Verdict::Delete));
-        let mut unhealthy = budget("web", json!({}), json!({"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 2}));
+        let mut unhealthy = budget(
+            "web",
+            json!({}),
+            json!({"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 2}),
+        );
         assert!(judge(&pod("Running", false), std::slice::from_ref(&unhealthy), NOW).is_err());
         unhealthy["spec"]["unhealthyPodEvictionPolicy"] = json!("AlwaysAllow");
         assert_eq!(judge(&pod("Running", false), &[unhealthy], NOW), Ok(Verdict::Delete));

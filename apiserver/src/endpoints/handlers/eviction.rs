@@ -46,7 +46,9 @@ pub(crate) async fn evict(
     for _ in 0..ATTEMPTS {
         let pod = target.rest.get(ns, name, &GetOptions::default()).await?;
         let all = match &budgets {
-            Some(rest) => rest.list(ns, &ListRequest::default()).await?.items.iter().map(|b| b.value().clone()).collect(),
+            Some(rest) => {
+                rest.list(ns, &ListRequest::default()).await?.items.iter().map(|b| b.value().clone()).collect()
+            }
             None => Vec::new(),
         };
         let now = rfc3339(server.clock.now_unix_s());
