@@ -326,7 +326,8 @@ async fn bootstrap_local_apiservices(server: &ApiServer) {
         }
         let mut marked = current;
         let mut status = status;
-        status["conditions"][0]["lastTransitionTime"] = crate::registry::system::rfc3339(server.clock.now_unix_s()).into();
+        status["conditions"][0]["lastTransitionTime"] =
+            crate::registry::system::rfc3339(server.clock.now_unix_s()).into();
         marked["status"] = status;
         // A conflict means another apiserver marked it first.
         let opts = crate::registry::options::UpdateOptions::default();

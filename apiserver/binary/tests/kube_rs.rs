@@ -673,11 +673,15 @@ async fn tokens_reviews_and_evictions_through_kube() {
     let client = client(&server).await;
     let body = async move {
         let accounts: Api<ServiceAccount> = Api::default_namespaced(client.clone());
-        within("a create", accounts.create(&PostParams::default(), &from(json!({"metadata": {"name": "robot"}})))).await.expect("create");
+        within("a create", accounts.create(&PostParams::default(), &from(json!({"metadata": {"name": "robot"}}))))
+            .await
+            .expect("create");
         let request: TokenRequest = from(json!({"spec": {"audiences": ["kube-rs"]}}));
 
         let issued: TokenRequest =
-            within("a token", accounts.create_subresource("token", "robot", &PostParams::default(), &request)).await.expect("token");
+            within("a token", accounts.create_subresource("token", "robot", &PostParams::default(), &request))
+                .await
+                .expect("token");
         assert_eq!(issued.spec.expiration_seconds, Some(3600));
         let token = issued.status.expect("a token").token;
 
@@ -692,24 +696,35 @@ async fn tokens_reviews_and_evictions_through_kube() {
         let me = within("whoami", whoami.create(&PostParams::default(), &from(json!({})))).await.expect("whoami");
         assert_eq!(me.status.and_then(|s| s.user_info).and_then(|u| u.username).as_deref(), Some("system:anonymous"));
         let can_i: Api<SelfSubjectAccessReview> = Api::all(client.clone());
-        let asked: SelfSubjectAccessReview = from(json!({"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}));
+        let asked: SelfSubjectAccessReview =
+            from(json!({"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}));
         let answer = within("can-i", can_i.create(&PostParams::default(), &asked)).await.expect("can-i");
         assert!(answer.status.expect("a status").allowed);
 
         let pods: Api<Pod> = Api::default_namespaced(client.clone());
-        let pod = |name: &str| from::<Pod>(json!({"metadata": {"name": name, "labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}));
+        let pod = |name: &str| {
+            from::<Pod>(
+                json!({"metadata": {"name": name, "labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+            )
+        };
         within("a create", pods.create(&PostParams::default(), &pod("pending"))).await.expect("create");
         let done = within("an eviction", pods.evict("pending", &EvictParams::default())).await.expect("evict");
         assert_eq!(done.status, Some(kube::core::response::StatusSummary::Success));
         within("a create", pods.create(&PostParams::default(), &pod("running"))).await.expect("create");
         let running = json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
-        within("a status", pods.patch_status("running", &PatchParams::default(), &Patch::Merge(running))).await.expect("status");
+        within("a status", pods.patch_status("running", &PatchParams::default(), &Patch::Merge(running)))
+            .await
+            .expect("status");
         let budgets: Api<k8s_openapi::api::policy::v1::PodDisruptionBudget> = Api::default_namespaced(client.clone());
-        let budget = from(json!({"metadata": {"name": "web"}, "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}}}));
+        let budget = from(
+            json!({"metadata": {"name": "web"}, "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}}}),
+        );
         within("a create", budgets.create(&PostParams::default(), &budget)).await.expect("create");
         // As the disruption controller would write it (kubesim runs none): observed, no disruption left.
         let observed = json!({"status": {"observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}});
-        within("a status", budgets.patch_status("web", &PatchParams::default(), &Patch::Merge(observed))).await.expect("status");
+        within("a status", budgets.patch_status("web", &PatchParams::default(), &Patch::Merge(observed)))
+            .await
+            .expect("status");
         // kube retries a 429 fifteen times with a growing backoff (`RetryPolicy::server_retry`); a
         // refused eviction is for the caller to see at once, so this request goes without retries.
         let kubeconfig = Kubeconfig::read_from(&server_kubeconfig).expect("kube reads the written kubeconfig");

@@ -11,12 +11,16 @@ const PODS: &str = "/api/v1/namespaces/{ns}/pods";
 const PDBS: &str = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets";
 
 fn pod(name: &str) -> String {
-    format!(r#"{{"metadata":{{"name":"{name}","labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"}}]}}}}"#)
+    format!(
+        r#"{{"metadata":{{"name":"{name}","labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"}}]}}}}"#
+    )
 }
 
 /// The pod's status as a kubelet would write it: running and ready.
 fn running(name: &str) -> String {
-    format!(r#"{{"metadata":{{"name":"{name}","labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"}}]}},"status":{{"phase":"Running","conditions":[{{"type":"Ready","status":"True"}}]}}}}"#)
+    format!(
+        r#"{{"metadata":{{"name":"{name}","labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"}}]}},"status":{{"phase":"Running","conditions":[{{"type":"Ready","status":"True"}}]}}}}"#
+    )
 }
 
 fn eviction(name: &str) -> String {

@@ -11,13 +11,13 @@ use serde_json::Value;
 
 use crate::apis::authentication::tokenrequests;
 use crate::endpoints::codec;
-use crate::endpoints::{authn, ApiServer};
 use crate::endpoints::error::ApiError;
 use crate::endpoints::handlers::{eviction, Call, Target};
 use crate::endpoints::negotiate::Format;
 use crate::endpoints::query::{write_query, WriteQuery};
 use crate::endpoints::response::Responder;
 use crate::endpoints::Body;
+use crate::endpoints::{authn, ApiServer};
 use crate::registry::field_error::FieldError;
 use crate::registry::options::UpdateOptions;
 use crate::registry::strategies::{pod_binding, workloads};
