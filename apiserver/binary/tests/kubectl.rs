@@ -36,6 +36,9 @@ struct KnownDifference {
     what: &'static str,
 }
 
+// No script differs for want of a feature today (issue 26 closed the last, discovery); the variant stays
+// for the next one.
+#[allow(dead_code)]
 enum Kind {
     /// kubesim cannot do this yet; pinned in `<script>.limitation`, with the issue that will fix it.
     Limitation { issue: &'static str },
@@ -61,20 +64,12 @@ impl KnownDifference {
     }
 }
 
-const KNOWN_DIFFERENCES: &[KnownDifference] = &[
-    KnownDifference {
-        script: "discovery",
-        kind: Kind::Limitation { issue: "26 serves componentstatuses" },
-        what: "api-resources lists every resource of a real 1.32 server but core's componentstatuses (the \
-               deprecated health probes of etcd, the scheduler and the controller manager)",
-    },
-    KnownDifference {
-        script: "pods",
-        kind: Kind::Choice,
-        what: "the ServiceAccount admission plugin is off, as in test apiservers without a controller manager: \
+const KNOWN_DIFFERENCES: &[KnownDifference] = &[KnownDifference {
+    script: "pods",
+    kind: Kind::Choice,
+    what: "the ServiceAccount admission plugin is off, as in test apiservers without a controller manager: \
                pods need no `default` ServiceAccount and get no token volume",
-    },
-];
+}];
 
 /// Scripts running at once. Each is mostly waiting on kubectl processes and its own small server, so a
 /// few overlap well even on two cores.

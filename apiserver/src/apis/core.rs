@@ -2,6 +2,7 @@
 //! kube-apiserver 1.32 serves them.
 
 pub(crate) mod bindings;
+pub(crate) mod componentstatuses;
 pub(crate) mod persistentvolumes;
 pub(crate) mod podtemplates;
 pub(crate) mod replicationcontrollers;

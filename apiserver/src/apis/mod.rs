@@ -132,6 +132,8 @@ pub struct ResourceInfo {
     pub bootstrap: fn() -> Vec<serde_json::Value>,
     /// A kind that is only created and never stored (`TokenReview`, `SubjectAccessReview`): its answer.
     pub(crate) review: Option<Arc<dyn crate::registry::review::Review>>,
+    /// The deprecation warning every answer about it carries (`v1 ComponentStatus is deprecated in v1.19+`).
+    pub(crate) deprecated: Option<&'static str>,
 }
 
 impl ResourceInfo {
@@ -160,6 +162,7 @@ impl ResourceInfo {
             conversion: None,
             bootstrap: Vec::new,
             review: None,
+            deprecated: None,
         }
     }
 
@@ -333,6 +336,7 @@ const GROUP_PRIORITY: &[&str] = &[
 /// one line here.
 const KINDS: &[fn() -> ResourceInfo] = &[
     core::bindings::info,
+    core::componentstatuses::info,
     apps::controllerrevisions::info,
     core::persistentvolumes::info,
     core::podtemplates::info,

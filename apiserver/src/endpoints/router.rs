@@ -97,7 +97,7 @@ impl ApiServer {
             printer: Some(target.resource.printer.clone()),
             include,
             now_unix_s: self.clock.now_unix_s(),
-            warnings: Vec::new(),
+            warnings: target.resource.deprecated.map(|w| vec![w.to_string()]).unwrap_or_default(),
         };
         let work = async {
             call.body = body.await?;
@@ -115,7 +115,14 @@ impl ApiServer {
         };
         let answer = match tokio::time::timeout(self.config.request_timeout, work).await {
             Ok(Ok(answer)) => answer,
-            Ok(Err(err)) => response::error(&err, Some(&negotiated)),
+            Ok(Err(err)) => {
+                let mut answer = response::error(&err, Some(&negotiated));
+                // A deprecated resource's warning goes with its errors too (kube adds it before the handler).
+                if let Some(warning) = target.resource.deprecated {
+                    answer.headers_mut().append("Warning", response::warning_header(warning));
+                }
+                answer
+            }
             Err(_) => response::status_response(&request_timeout(), Some(&negotiated)),
         };
         self.finish(&labels, started, answer)

@@ -1,9 +1,11 @@
-//! The review kinds: resources that are only ever created, and never stored (`TokenReview`,
-//! `SelfSubjectReview`, the access reviews). A create answers the request's object with its `status`
-//! filled in, as kube's `rest.Creater`s for them do; nothing reaches etcd, so there is nothing to get,
-//! list, watch, update or delete, and discovery lists only `create`.
+//! The unstored kinds. Most are reviews, only ever created (`TokenReview`, `SelfSubjectReview`, the access
+//! reviews, legacy `bindings`): a create answers the request's object with its `status` filled in, as
+//! kube's `rest.Creater`s for them do, and discovery lists only `create`. `componentstatuses` is the other
+//! way round: only read, each read a fresh probe. Nothing reaches etcd as such an object, so there is
+//! nothing to watch, update or delete.
 //!
-//! A review kind implements [`Review`]; [`ReviewRest`] puts it in the registry's table beside the stores.
+//! An unstored kind implements [`Review`]; [`ReviewRest`] puts it in the registry's table beside the
+//! stores.
 
 use std::sync::Arc;
 
@@ -18,7 +20,7 @@ use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
 use crate::registry::system::Clock;
 use crate::registry::tokens::ServiceAccountTokens;
 use crate::registry::user::UserInfo;
-use crate::storage::{GetOptions, ObjectList, Watcher};
+use crate::storage::{GetOptions, ObjectList, ResourceVersion, SharedObject, Watcher};
 
 /// What a review may look at: the request (its namespace, user and dry run), the time, and the stores of
 /// the built-in resources (a token review checks that the token's account still exists; a legacy
@@ -40,10 +42,26 @@ impl ReviewContext<'_> {
     }
 }
 
-/// One review kind's create.
+/// One unstored kind: the answer of a create (the reviews), or of a read (`componentstatuses`, which are
+/// probed, not stored).
 pub(crate) trait Review: Send + Sync {
     /// The answer to `obj` (already decoded and type-checked as the kind): the object with its status.
-    fn review<'a>(&'a self, ctx: ReviewContext<'a>, obj: Value) -> BoxFuture<'a, Result<Value, RegistryError>>;
+    fn review<'a>(&'a self, ctx: ReviewContext<'a>, obj: Value) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        let _ = (ctx, obj);
+        Box::pin(async { Err(RegistryError::NoSuchPath) })
+    }
+
+    /// Every object there is now, for a list (and a get, which picks one by name).
+    fn read<'a>(&'a self, ctx: ReviewContext<'a>) -> BoxFuture<'a, Result<Vec<Value>, RegistryError>> {
+        let _ = ctx;
+        Box::pin(async { Err(RegistryError::NoSuchPath) })
+    }
+
+    /// The group and resource a get's 404 names (`componentstatuses`).
+    fn not_found(&self, name: &str) -> RegistryError {
+        let _ = name;
+        RegistryError::NoSuchPath
+    }
 }
 
 /// The strategy of a kind nothing stores: only its scope matters (the router reads it).
@@ -88,6 +106,22 @@ impl ReviewRest {
     }
 }
 
+impl ReviewRest {
+    fn context<'a>(&'a self, ns: &'a str, user: &'a UserInfo, dry_run: &'a [String]) -> ReviewContext<'a> {
+        ReviewContext {
+            namespace: ns,
+            user,
+            now_unix_s: self.clock.now_unix_s(),
+            tokens: &self.tokens,
+            stores: &self.stores,
+            dry_run,
+        }
+    }
+}
+
+/// Who reads an unstored kind: reads do not depend on the user.
+static ANONYMOUS: std::sync::LazyLock<UserInfo> = std::sync::LazyLock::new(UserInfo::anonymous);
+
 /// What every verb but create meets. The router never sends them here (discovery and the routes list
 /// only `create`), so reaching this is the 404 of a path that is not served.
 fn not_served<'a, T: Send + 'a>() -> BoxFuture<'a, Result<T, RegistryError>> {
@@ -99,12 +133,23 @@ impl Rest for ReviewRest {
         &*self.strategy
     }
 
-    fn get<'a>(&'a self, _: &'a str, _: &'a str, _: &'a GetOptions) -> BoxFuture<'a, Result<Value, RegistryError>> {
-        not_served()
+    fn get<'a>(&'a self, ns: &'a str, name: &'a str, _: &'a GetOptions) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        Box::pin(async move {
+            let all = self.review.read(self.context(ns, &ANONYMOUS, &[])).await?;
+            all.into_iter().find(|o| meta::get_str(o, "name") == name).ok_or_else(|| self.review.not_found(name))
+        })
     }
 
-    fn list<'a>(&'a self, _: &'a str, _: &'a ListRequest) -> BoxFuture<'a, Result<ObjectList, RegistryError>> {
-        not_served()
+    fn list<'a>(&'a self, ns: &'a str, _: &'a ListRequest) -> BoxFuture<'a, Result<ObjectList, RegistryError>> {
+        Box::pin(async move {
+            let all = self.review.read(self.context(ns, &ANONYMOUS, &[])).await?;
+            Ok(ObjectList {
+                items: all.into_iter().map(SharedObject::new).collect(),
+                resource_version: ResourceVersion(0),
+                continue_token: None,
+                remaining_item_count: None,
+            })
+        })
     }
 
     fn watch<'a>(&'a self, _: &'a str, _: &'a ListRequest) -> BoxFuture<'a, Result<Watcher, RegistryError>> {
@@ -124,15 +169,7 @@ impl Rest for ReviewRest {
                 return Box::pin(async move { Err(err) });
             }
         }
-        let ctx = ReviewContext {
-            namespace: ns,
-            user: &opts.user,
-            now_unix_s: self.clock.now_unix_s(),
-            tokens: &self.tokens,
-            stores: &self.stores,
-            dry_run: &opts.dry_run,
-        };
-        self.review.review(ctx, obj)
+        self.review.review(self.context(ns, &opts.user, &opts.dry_run), obj)
     }
 
     fn update<'a>(

@@ -177,5 +177,23 @@ pub fn cases() -> Vec<Case> {
                 delete("/apis/apps/v1/namespaces/{ns}/controllerrevisions/web-1").field("/kind", json!("Status")),
             ],
         ),
+        case(
+            "componentstatuses are probed on every read, carry kube's deprecation warning and serve no writes",
+            vec![
+                get("/api/v1/componentstatuses/etcd-0")
+                    .field("/conditions/0", json!({"type": "Healthy", "status": "True", "message": "ok"}))
+                    .answer_header("Warning", r#"299 - "v1 ComponentStatus is deprecated in v1.19+""#),
+                get("/api/v1/componentstatuses")
+                    .field("/kind", json!("ComponentStatusList"))
+                    .field("/metadata", json!({}))
+                    .field("/items/0/metadata/name", json!("controller-manager"))
+                    .field("/items/1/conditions/0/status", json!("False")),
+                get("/api/v1/componentstatuses/nothing")
+                    .status(404, "NotFound", r#"componentstatuses "nothing" not found"#)
+                    .answer_header("Warning", r#"299 - "v1 ComponentStatus is deprecated in v1.19+""#),
+                delete("/api/v1/componentstatuses/etcd-0").code(405),
+                post("/api/v1/componentstatuses", r#"{"metadata":{"name":"x"}}"#).code(405),
+            ],
+        ),
     ]
 }

@@ -35,7 +35,12 @@ pub(crate) async fn list(
     let list = query::list_query(&call.query, false, server.config.watch_list)?;
     let result = target.rest.list(&target.namespace, &list.request).await?;
     let meta = ListMeta {
-        resource_version: result.resource_version.to_string(),
+        // An unstored kind's list (componentstatuses) was read at no revision, and says none.
+        resource_version: if target.resource.review.is_some() {
+            String::new()
+        } else {
+            result.resource_version.to_string()
+        },
         continue_token: result.continue_token,
         remaining_item_count: result.remaining_item_count,
     };
