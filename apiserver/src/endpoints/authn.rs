@@ -8,15 +8,14 @@
 use rand::RngCore;
 
 use crate::apis::authentication::tokenreviews;
-use crate::endpoints::handlers::Call;
 use crate::endpoints::ApiServer;
 use crate::registry::review::ReviewContext;
 use crate::registry::system::uuid_v4;
 use crate::registry::user::UserInfo;
 
-/// The user of `call`.
-pub(crate) async fn user(server: &ApiServer, call: &Call) -> UserInfo {
-    let Some(token) = call.header("authorization").and_then(|h| h.strip_prefix("Bearer ")).map(str::trim) else {
+/// The user of a request with this `Authorization` header.
+pub(crate) async fn user(server: &ApiServer, authorization: Option<&str>) -> UserInfo {
+    let Some(token) = authorization.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim) else {
         return UserInfo::anonymous();
     };
     let served = server.served();

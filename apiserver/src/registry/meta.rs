@@ -3,7 +3,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::registry::error::RegistryError;
 use crate::registry::field_error::FieldError;
 use crate::registry::names::{self, NameCheck};
 
@@ -175,23 +174,4 @@ pub fn validate_object_meta_update(
         }
     }
     errs
-}
-
-/// kube's `EnsureObjectNamespaceMatchesRequestNamespace`: a namespaced object takes the request's
-/// namespace (and may not name another), a cluster-scoped one has none.
-pub(crate) fn ensure_namespace(obj: &mut Value, namespace: &str, namespaced: bool) -> Result<(), RegistryError> {
-    if !namespaced {
-        set(obj, "namespace", None);
-        return Ok(());
-    }
-    match get_str(obj, "namespace") {
-        "" => set(obj, "namespace", Some(Value::from(namespace))),
-        ns if ns != namespace => {
-            return Err(RegistryError::BadRequest(
-                "the namespace of the provided object does not match the namespace sent on the request".into(),
-            ))
-        }
-        _ => {}
-    }
-    Ok(())
 }

@@ -165,7 +165,7 @@ impl Rest for ReviewRest {
         let mut obj = obj;
         // The create handler's check, before any review sees the object.
         if self.strategy.namespace_scoped() {
-            if let Err(err) = meta::ensure_namespace(&mut obj, ns, true) {
+            if let Err(err) = crate::registry::store::ensure_namespace(&mut obj, ns, true) {
                 return Box::pin(async move { Err(err) });
             }
         }

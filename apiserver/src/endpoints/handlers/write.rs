@@ -42,7 +42,7 @@ pub(crate) async fn create(
         _ => {}
     }
     let manager = options.manager(call.header("user-agent"));
-    let user = authn::user(server, call).await;
+    let user = authn::user(server, call.header("authorization")).await;
     let created = target.rest.create(&target.namespace, obj, &options.create_options(Some(manager), user)).await?;
     responder.with_warnings(warnings).object(StatusCode::CREATED, &created)
 }

@@ -102,7 +102,7 @@ impl<S: Storage + Clone> Store<S> {
     /// kube's `EnsureObjectNamespaceMatchesRequestNamespace`: a namespaced object takes the request's
     /// namespace (and may not name another), a cluster-scoped one has none.
     fn ensure_namespace(&self, obj: &mut Value, namespace: &str) -> Result<(), RegistryError> {
-        meta::ensure_namespace(obj, namespace, self.strategy.namespace_scoped())
+        ensure_namespace(obj, namespace, self.strategy.namespace_scoped())
     }
 
     fn invalid(&self, name: &str, errors: Vec<crate::registry::field_error::FieldError>) -> RegistryError {
@@ -138,4 +138,23 @@ impl Parked {
             _ => fallback(err),
         }
     }
+}
+
+/// kube's `EnsureObjectNamespaceMatchesRequestNamespace`: a namespaced object takes the request's
+/// namespace (and may not name another), a cluster-scoped one has none.
+pub(crate) fn ensure_namespace(obj: &mut Value, namespace: &str, namespaced: bool) -> Result<(), RegistryError> {
+    if !namespaced {
+        meta::set(obj, "namespace", None);
+        return Ok(());
+    }
+    match meta::get_str(obj, "namespace") {
+        "" => meta::set(obj, "namespace", Some(Value::from(namespace))),
+        ns if ns != namespace => {
+            return Err(RegistryError::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request".into(),
+            ))
+        }
+        _ => {}
+    }
+    Ok(())
 }
