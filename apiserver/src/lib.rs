@@ -38,6 +38,7 @@
 // make the HTTP layer's error type reachable.
 #![cfg_attr(not(madsim), warn(unreachable_pub))]
 
+pub mod admission;
 pub mod apiextensions;
 pub mod apis;
 pub mod bug;

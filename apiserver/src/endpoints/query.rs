@@ -224,12 +224,12 @@ impl WriteQuery {
 
     /// The options of a create whose fields go to `manager` (`None`: not tracked).
     pub(crate) fn create_options(&self, manager: Option<String>, user: UserInfo) -> CreateOptions {
-        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager, user }
+        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager, user, ..CreateOptions::default() }
     }
 
     /// The options of an update whose fields go to `manager` (`None`: not tracked).
     pub(crate) fn update_options(&self, manager: Option<String>) -> UpdateOptions {
-        UpdateOptions { dry_run: self.dry_run.clone(), field_manager: manager }
+        UpdateOptions { dry_run: self.dry_run.clone(), field_manager: manager, ..UpdateOptions::default() }
     }
 }
 

@@ -28,6 +28,8 @@
 //! - [`services`]: the service REST, which allocates cluster IPs and node ports around the generic store.
 //! - [`namespace_controller`]: the namespace controller's finalization, as one synchronous pass.
 
+pub mod admission;
+pub mod authorizer;
 pub(crate) mod error;
 pub(crate) mod extensions;
 pub(crate) mod field_error;

@@ -4,6 +4,7 @@
 //! `dryRun` is a list because the API reserves room for partial dry runs; only `All` exists, and any other
 //! value is a 422 on the options object itself (`ValidateDryRun`).
 
+use crate::registry::admission::AdmissionHook;
 use crate::registry::error::RegistryError;
 use crate::registry::field_error::FieldError;
 use crate::storage::Preconditions;
@@ -20,6 +21,8 @@ pub struct CreateOptions {
     pub field_manager: Option<String>,
     /// Who asks: the review kinds answer about this user.
     pub user: crate::registry::user::UserInfo,
+    /// The request's admission chain (none for the server's own writes).
+    pub admission: AdmissionHook,
 }
 
 /// Options of an update (of the main resource or a subresource).
@@ -28,6 +31,8 @@ pub struct UpdateOptions {
     pub dry_run: Vec<String>,
     /// As [`CreateOptions::field_manager`].
     pub field_manager: Option<String>,
+    /// As [`CreateOptions::admission`].
+    pub admission: AdmissionHook,
 }
 
 /// Options of a delete.
@@ -42,6 +47,8 @@ pub struct DeleteOptions {
     pub propagation_policy: Option<PropagationPolicy>,
     /// The deprecated `orphanDependents`.
     pub orphan_dependents: Option<bool>,
+    /// As [`CreateOptions::admission`].
+    pub admission: AdmissionHook,
 }
 
 /// `metav1.DeletionPropagation`.
@@ -65,7 +72,7 @@ impl CreateOptions {
 impl UpdateOptions {
     /// A dry-run update.
     pub fn dry_run() -> UpdateOptions {
-        UpdateOptions { dry_run: vec![DRY_RUN_ALL.into()], field_manager: None }
+        UpdateOptions { dry_run: vec![DRY_RUN_ALL.into()], ..UpdateOptions::default() }
     }
 }
 

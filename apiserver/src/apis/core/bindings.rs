@@ -48,7 +48,7 @@ impl Review for Bindings {
             let now = rfc3339(ctx.now_unix_s);
             let mut apply = |current: &Value| pod_binding::bind(current, &binding, &now);
             // As `pods/binding`: one guaranteed update of its own, which tracks no fields.
-            let opts = UpdateOptions { dry_run: ctx.dry_run.to_vec(), field_manager: None };
+            let opts = UpdateOptions { dry_run: ctx.dry_run.to_vec(), ..UpdateOptions::default() };
             pods.patch(ctx.namespace, &name, Some(Subresource::Binding), &mut apply, &opts).await?;
             Ok(json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}))
         })

@@ -90,6 +90,7 @@ pub(crate) fn from_wire(wire: meta::DeleteOptions) -> Result<DeleteOptions, ApiE
         dry_run: wire.dry_run.unwrap_or_default(),
         propagation_policy: propagation,
         orphan_dependents: wire.orphan_dependents,
+        admission: Default::default(),
     })
 }
 

@@ -98,7 +98,7 @@ async fn bind_pod(
     let now = crate::registry::system::rfc3339(responder.now_unix_s);
     let mut apply = |current: &Value| pod_binding::bind(current, &binding, &now);
     // A binding assigns the pod inside one guaranteed update of its own, which tracks no fields.
-    let opts = UpdateOptions { dry_run: options.dry_run.clone(), field_manager: None };
+    let opts = UpdateOptions { dry_run: options.dry_run.clone(), ..UpdateOptions::default() };
     target.rest.patch(&target.namespace, &target.name, Some(Subresource::Binding), &mut apply, &opts).await?;
     let status =
         serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::registry::admission;
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::names;
@@ -30,6 +31,17 @@ impl<S: Storage + Clone> Store<S> {
         let mut obj = typecheck::decode(&self.resource, obj)?;
         self.strategy.decode(&mut obj);
         self.admit_create(namespace, &obj).await?;
+        let generate_name = meta::get_str(&obj, "name").to_string();
+        let attrs = admission::Attributes {
+            operation: admission::Operation::Create,
+            resource: &self.resource,
+            subresource: "",
+            namespace,
+            name: "",
+            dry_run,
+        };
+        let mut obj = obj;
+        opts.admission.admit(attrs.named(&generate_name), &mut obj, &Value::Null).await?;
         let obj = self.track(&Value::Null, obj, opts.field_manager.as_deref(), None);
         let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();
         let mut last_name = String::new();
@@ -37,6 +49,7 @@ impl<S: Storage + Clone> Store<S> {
             let prepared = self.before_create(namespace, obj.clone())?;
             let name = meta::get_str(&prepared, "name").to_string();
             let key = self.key(meta::get_str(&prepared, "namespace"), &name);
+            opts.admission.validate(attrs.named(&name), &prepared, &Value::Null).await?;
             let result = if dry_run {
                 self.dry_run_create(&key, prepared).await
             } else {

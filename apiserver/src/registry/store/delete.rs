@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDet
 use serde_json::Value;
 
 use crate::bug::Bug;
+use crate::registry::admission::{Attributes, Operation as AdmissionOp};
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::options::{self, DeleteOptions, PropagationPolicy};
@@ -136,6 +137,15 @@ impl<S: Storage + Clone> Store<S> {
             .await
             .map_err(|e| self.storage_error(e, Operation::Delete, name))?;
         self.check_preconditions(name, &opts.preconditions, &current)?;
+        let attrs = Attributes {
+            operation: AdmissionOp::Delete,
+            resource: &self.resource,
+            subresource: "",
+            namespace,
+            name,
+            dry_run,
+        };
+        opts.admission.validate(attrs, &Value::Null, &current).await?;
         let mut preconditions = opts.preconditions.clone();
         // A probe on a copy: the marks themselves are made by `mark`, against the state the guaranteed
         // update reads, which may be newer than this one.

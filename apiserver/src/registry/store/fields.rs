@@ -30,7 +30,7 @@ pub struct ApplyRequest<'a> {
 }
 
 /// How `managedFields` names a subresource.
-fn subresource_name(sub: Option<Subresource>) -> &'static str {
+pub(super) fn subresource_name(sub: Option<Subresource>) -> &'static str {
     match sub {
         None => "",
         Some(Subresource::Status) => "status",
@@ -97,7 +97,7 @@ impl<S: Storage + Clone> Store<S> {
             }
         }
         let mut produce = |existing: &Value| self.applied(existing, &config, request);
-        let how = How { sub, manager: None, create: sub.is_none() };
+        let how = How { sub, manager: None, create: sub.is_none(), admission: &opts.admission };
         if dry_run {
             return self.dry_run_update(namespace, request.name, &key, &mut produce, &how, None).await;
         }

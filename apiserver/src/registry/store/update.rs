@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use crate::registry::admission::{AdmissionHook, Attributes, Operation as AdmissionOp};
 use crate::registry::error::{RegistryError, OPTIMISTIC_LOCK_MESSAGE};
 use crate::registry::field_error::FieldError;
 use crate::registry::meta;
@@ -25,9 +26,19 @@ pub(super) struct How<'a> {
     pub manager: Option<&'a str>,
     /// A missing object is created whatever the strategy says (server-side apply's `forceAllowCreate`).
     pub create: bool,
+    /// The request's admission chain.
+    pub admission: &'a AdmissionHook,
 }
 
+/// How many times an admitted update is retried when the object changes under its admission (the
+/// guaranteed update's own conflict retries, with admission run again on each, as upstream's `tryUpdate`).
+const ADMITTED_ATTEMPTS: usize = 16;
+
+/// The sentinel of an admitted attempt whose object changed since it was read.
+const STALE_ADMISSION: &str = "the object changed under admission";
+
 /// What one update attempt decided.
+#[derive(Clone)]
 enum Outcome {
     /// Store this object.
     Write(Value),
@@ -94,7 +105,7 @@ impl<S: Storage + Clone> Store<S> {
             self.check_body_name(&obj, name)?;
             Ok(obj)
         };
-        let how = How { sub, manager: opts.field_manager.as_deref(), create: false };
+        let how = How { sub, manager: opts.field_manager.as_deref(), create: false, admission: &opts.admission };
         if dry_run {
             return Ok(self.dry_run_update(namespace, name, &key, &mut produce, &how, None).await?.0);
         }
@@ -128,7 +139,7 @@ impl<S: Storage + Clone> Store<S> {
             (!uid.is_empty()).then(|| Preconditions { uid: Some(uid.to_string()), resource_version: None });
         let key = self.key(namespace, name);
         let mut produce = |_: &Value| Ok(obj.clone());
-        let how = How { sub, manager: opts.field_manager.as_deref(), create: false };
+        let how = How { sub, manager: opts.field_manager.as_deref(), create: false, admission: &opts.admission };
         if dry_run {
             return self.dry_run_update(namespace, name, &key, &mut produce, &how, preconditions.as_ref()).await;
         }
@@ -136,7 +147,9 @@ impl<S: Storage + Clone> Store<S> {
     }
 
     /// The guaranteed update behind an update or a patch: `produce` makes the new object from the current one
-    /// (`Value::Null` if absent) on every attempt (kube's `rest.UpdatedObjectInfo`).
+    /// (`Value::Null` if absent) on every attempt (kube's `rest.UpdatedObjectInfo`). With an admission chain,
+    /// each attempt is admitted first against the object as read, and written only if that is still the
+    /// stored one (the chain is async and the storage's attempt is not).
     pub(super) async fn write_update(
         &self,
         namespace: &str,
@@ -144,6 +157,77 @@ impl<S: Storage + Clone> Store<S> {
         key: &str,
         produce: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
         how: &How<'_>,
+        preconditions: Option<&Preconditions>,
+    ) -> Result<(Value, bool), RegistryError> {
+        if !how.admission.is_some() {
+            let mut attempt = |existing: &Value| {
+                produce(existing).and_then(|obj| self.try_update(namespace, name, obj, existing, how))
+            };
+            return self.guaranteed(name, key, &mut attempt, preconditions).await;
+        }
+        for _ in 0..ADMITTED_ATTEMPTS {
+            let existing = match self.storage.get(key, &GetOptions::default()).await {
+                Ok(existing) => existing,
+                Err(StorageError::KeyNotFound { .. }) => Value::Null,
+                Err(err) => return Err(self.storage_error(err, Operation::Update, name)),
+            };
+            if let (Some(pre), false) = (preconditions, existing.is_null()) {
+                pre.check(key, &existing).map_err(|err| self.storage_error(err, Operation::Update, name))?;
+            }
+            let outcome = self.admitted(namespace, name, produce, &existing, how, false).await?;
+            let read_rv = existing.resource_version().to_string();
+            let mut attempt = |current: &Value| {
+                if current.resource_version() != read_rv {
+                    return Err(RegistryError::Internal(STALE_ADMISSION.into()));
+                }
+                Ok(outcome.clone())
+            };
+            match self.guaranteed(name, key, &mut attempt, preconditions).await {
+                Ok(done) => return Ok(done),
+                Err(RegistryError::Internal(why)) if why == STALE_ADMISSION => continue,
+                Err(err) => return Err(err),
+            }
+        }
+        Err(RegistryError::Conflict {
+            resource: self.resource.group_resource(),
+            name: name.to_string(),
+            why: OPTIMISTIC_LOCK_MESSAGE.to_string(),
+        })
+    }
+
+    /// One attempt of an update through the admission chain: produce, mutate, `BeforeUpdate`, validate.
+    async fn admitted(
+        &self,
+        namespace: &str,
+        name: &str,
+        produce: &mut (dyn FnMut(&Value) -> Result<Value, RegistryError> + Send),
+        existing: &Value,
+        how: &How<'_>,
+        dry_run: bool,
+    ) -> Result<Outcome, RegistryError> {
+        let attrs = Attributes {
+            operation: if existing.is_null() { AdmissionOp::Create } else { AdmissionOp::Update },
+            resource: &self.resource,
+            subresource: how.sub.map_or("", |sub| super::fields::subresource_name(Some(sub))),
+            namespace,
+            name,
+            dry_run,
+        };
+        let mut obj = produce(existing)?;
+        how.admission.admit(attrs, &mut obj, existing).await?;
+        let outcome = self.try_update(namespace, name, obj, existing, how)?;
+        let (Outcome::Write(new) | Outcome::Delete(new)) = &outcome;
+        how.admission.validate(attrs, new, existing).await?;
+        Ok(outcome)
+    }
+
+    /// The storage's guaranteed update, each attempt decided by `attempt`; returns the stored object, whether
+    /// it was created, and carries out a delete an attempt asks for.
+    async fn guaranteed(
+        &self,
+        name: &str,
+        key: &str,
+        attempt: &mut (dyn FnMut(&Value) -> Result<Outcome, RegistryError> + Send),
         preconditions: Option<&Preconditions>,
     ) -> Result<(Value, bool), RegistryError> {
         let mut parked = Parked::default();
@@ -158,9 +242,7 @@ impl<S: Storage + Clone> Store<S> {
                 |existing, _| {
                     created = existing.is_null();
                     emptied = None;
-                    let attempt =
-                        produce(&existing).and_then(|obj| self.try_update(namespace, name, obj, &existing, how));
-                    match attempt {
+                    match attempt(&existing) {
                         Ok(Outcome::Write(obj)) => Ok(obj),
                         Ok(Outcome::Delete(obj)) => {
                             // Not an error: it stops the write, and the delete follows below.
@@ -216,8 +298,12 @@ impl<S: Storage + Clone> Store<S> {
             pre.check(key, &existing).map_err(|err| self.storage_error(err, Operation::Update, name))?;
         }
         let created = existing.is_null();
-        let obj = produce(&existing)?;
-        match self.try_update(namespace, name, obj, &existing, how)? {
+        let outcome = if how.admission.is_some() {
+            self.admitted(namespace, name, produce, &existing, how, true).await?
+        } else {
+            self.try_update(namespace, name, produce(&existing)?, &existing, how)?
+        };
+        match outcome {
             Outcome::Write(obj) => Ok((obj, created)),
             Outcome::Delete(obj) => Ok((obj, false)),
         }
