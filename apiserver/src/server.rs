@@ -146,6 +146,7 @@ pub fn build(
                 options.config.service_account_tokens.clone(),
                 stores.clone(),
                 clock.clone(),
+                options.config.authorization.clone(),
             );
             let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
             registry.insert(key, Arc::new(rest));

@@ -55,6 +55,26 @@ pub struct Args {
     /// File containing the default x509 private key matching --tls-cert-file.
     #[arg(long)]
     pub tls_private_key_file: Option<PathBuf>,
+    /// Enables anonymous requests: a request no authenticator rejects runs as `system:anonymous` in
+    /// `system:unauthenticated`.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub anonymous_auth: bool,
+    /// A CSV file of static bearer tokens: `token,user,uid[,"group1,group2"]`.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// A PEM bundle of certificate authorities: a client certificate signed by one authenticates as its
+    /// common name, in its organizations as groups (needs --tls-cert-file).
+    #[arg(long)]
+    pub client_ca_file: Option<PathBuf>,
+    /// Ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC (comma separated).
+    #[arg(long, default_value = "AlwaysAllow")]
+    pub authorization_mode: String,
+    /// Admission plugins to enable beyond the default set (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub enable_admission_plugins: Vec<String>,
+    /// Admission plugins to disable from the default set (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
     /// Write a kubeconfig for this server to PATH (kubectl, kube-rs and the Python client load it as is).
     #[arg(long)]
     pub write_kubeconfig: Option<PathBuf>,

@@ -6,7 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use apiserver::apis::Catalog;
+use apiserver::admission::AdmissionConfig;
+use apiserver::endpoints::authn::{Authentication, ClientCa, ClientCertificates, TokenFile};
 use apiserver::endpoints::serve::serve_with;
+use apiserver::registry::authorizer::Modes;
+use apiserver::registry::user::UserInfo;
 use apiserver::endpoints::ServerConfig;
 use apiserver::registry::services::allocator::Range;
 use apiserver::registry::tokens::ServiceAccountTokens;
@@ -91,10 +95,14 @@ async fn run(args: Args) -> Result<(), String> {
         .await
         .map_err(|e| format!("listening on {}:{}: {e}", args.bind_address, args.secure_port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    if args.client_ca_file.is_some() && args.tls_cert_file.is_none() {
+        return Err("--client-ca-file needs --tls-cert-file: client certificates come with TLS".into());
+    }
     let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
-        (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+        (Some(cert), Some(key)) => Some(tls::acceptor(cert, key, args.client_ca_file.is_some())?),
         _ => None,
     };
+    let (authentication, admin_token) = authentication(&args, seed)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{addr}");
 
@@ -109,6 +117,9 @@ async fn run(args: Args) -> Result<(), String> {
         // kube-apiserver signs with `--service-account-key-file`; here each start draws its own key, so a
         // token outlives neither a restart nor the process (the embedded etcd does not either, by default).
         service_account_tokens: Arc::new(ServiceAccountTokens::from_seed(seed)),
+        authentication,
+        authorization: Modes::parse(&args.authorization_mode).map_err(|e| format!("--authorization-mode: {e}"))?,
+        admission: AdmissionConfig::from_flags(&args.enable_admission_plugins, &args.disable_admission_plugins)?,
         ..ServerConfig::default()
     };
     let options = ServerOptions {
@@ -127,7 +138,7 @@ async fn run(args: Args) -> Result<(), String> {
     let bootstrap = tokio::spawn(server::bootstrap(server.clone()));
 
     if let Some(path) = &args.write_kubeconfig {
-        kubeconfig::write(path, &url, tls.as_ref().map(|(_, pem)| pem.as_slice()))?;
+        kubeconfig::write(path, &url, tls.as_ref().map(|(_, pem)| pem.as_slice()), &admin_token)?;
     }
     let etcd_note = match &embedded {
         Some(e) => format!(
@@ -142,19 +153,28 @@ async fn run(args: Args) -> Result<(), String> {
         Some(path) => println!("kubesim-apiserver: export KUBECONFIG={}", path.display()),
         None => {
             let insecure = if tls.is_some() { " --insecure-skip-tls-verify" } else { "" };
-            println!("kubesim-apiserver: kubectl --server={url}{insecure} get namespaces")
+            println!("kubesim-apiserver: kubectl --server={url}{insecure} --token={admin_token} get namespaces")
         }
     }
 
     let shutdown = shutdown_signal();
     match tls {
-        None => serve_with(server.clone(), listener, shutdown, |stream, _| async move { Some(stream) }).await,
+        None => {
+            serve_with(server.clone(), listener, shutdown, |stream, _| async move {
+                Some((stream, ClientCertificates::default()))
+            })
+            .await
+        }
         Some((acceptor, _)) => {
             serve_with(server.clone(), listener, shutdown, move |stream, peer| {
                 let acceptor = acceptor.clone();
                 async move {
                     match acceptor.accept(stream).await {
-                        Ok(tls) => Some(tls),
+                        Ok(tls) => {
+                            let chain = tls.get_ref().1.peer_certificates().unwrap_or_default();
+                            let chain = ClientCertificates(chain.iter().map(|c| c.as_ref().to_vec()).collect());
+                            Some((tls, chain))
+                        }
                         Err(err) => {
                             tracing::debug!(%peer, "TLS handshake failed: {err}");
                             None
@@ -175,6 +195,34 @@ async fn run(args: Args) -> Result<(), String> {
     }
     println!("kubesim-apiserver: stopped");
     Ok(())
+}
+
+/// The authenticators of the flags, and the admin token the kubeconfig carries: drawn from the seed, in
+/// `system:masters`, so that the kubeconfig works whatever `--authorization-mode` says.
+fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String), String> {
+    use rand::RngCore;
+    let mut bytes = [0u8; 24];
+    rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6b75_6265_7369_6d00).fill_bytes(&mut bytes);
+    let admin_token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let admin = UserInfo {
+        username: "kubesim-admin".into(),
+        uid: String::new(),
+        groups: vec!["system:masters".into()],
+        extra: Default::default(),
+    };
+    let mut tokens = TokenFile::single(&admin_token, admin);
+    if let Some(path) = &args.token_auth_file {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        tokens.extend(TokenFile::parse(&path.display().to_string(), &text)?);
+    }
+    let client_ca = match &args.client_ca_file {
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+            Some(ClientCa::from_pem(&path.display().to_string(), &pem)?)
+        }
+        None => None,
+    };
+    Ok((Authentication { anonymous: args.anonymous_auth, tokens, client_ca }, admin_token))
 }
 
 async fn shutdown_signal() {

@@ -9,6 +9,8 @@
 //! **Never:** `endpoints` or `server` (a plugin sees a request's attributes and the registry, not HTTP).
 
 pub(crate) mod plugins;
+pub(crate) mod policy;
+pub(crate) mod webhook;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -42,6 +42,12 @@ pub enum ApiError {
     Unavailable(String),
     /// Something the server could not do (500 `InternalError`).
     Internal(String),
+    /// No authenticator accepted the request's credentials, or it has none and anonymous requests are off
+    /// (`NewUnauthorized("Unauthorized")`; why is logged, never answered).
+    Unauthorized,
+    /// The authorizer refused (`responsewriters.Forbidden`): `resource` of `group` (both "" for a
+    /// non-resource path), `name`, and the authorizer's message with its reason.
+    Forbidden { group: String, resource: String, name: String, why: String },
 }
 
 impl From<RegistryError> for ApiError {
@@ -123,6 +129,24 @@ impl ApiError {
                 errors: errors.clone(),
             }
             .to_status(),
+            ApiError::Unauthorized => failure(401, "Unauthorized", "Unauthorized".into(), None),
+            ApiError::Forbidden { group, resource, name, why } => {
+                // `NewForbidden`: the message names the resource when there is one, and the object when
+                // there is a name.
+                let qualified = if group.is_empty() { resource.clone() } else { format!("{resource}.{group}") };
+                let message = match (qualified.is_empty(), name.is_empty()) {
+                    (true, _) => format!("forbidden: {why}"),
+                    (false, true) => format!("{qualified} is forbidden: {why}"),
+                    (false, false) => format!("{qualified} {name:?} is forbidden: {why}"),
+                };
+                let details = StatusDetails {
+                    group: Some(group.clone()).filter(|g| !g.is_empty()),
+                    kind: Some(resource.clone()).filter(|r| !r.is_empty()),
+                    name: Some(name.clone()).filter(|n| !n.is_empty()),
+                    ..StatusDetails::default()
+                };
+                failure(403, "Forbidden", message, Some(details))
+            }
             ApiError::Unavailable(message) => failure(503, "ServiceUnavailable", message.clone(), None),
             ApiError::Internal(message) => failure(
                 500,

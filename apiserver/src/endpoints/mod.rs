@@ -14,7 +14,9 @@
 //! It draws nothing from the machine: time comes from the registry's [`Clock`] and tokio's timers
 //! (madsim's under simulation), randomness (watch timeouts) from a seeded generator.
 
-pub(crate) mod authn;
+pub(crate) mod admit;
+pub mod authn;
+pub(crate) mod authz;
 pub(crate) mod codec;
 pub(crate) mod discovery;
 pub(crate) mod error;
@@ -86,6 +88,12 @@ pub struct ServerConfig {
     /// The key and issuer of service account tokens (`--service-account-key-file`,
     /// `--service-account-issuer`): what `serviceaccounts/token` signs and the authenticator accepts.
     pub service_account_tokens: Arc<crate::registry::tokens::ServiceAccountTokens>,
+    /// The authenticators (`--anonymous-auth`, `--token-auth-file`, `--client-ca-file`).
+    pub authentication: authn::Authentication,
+    /// `--authorization-mode`.
+    pub authorization: crate::registry::authorizer::Modes,
+    /// The admission plugins on (`--enable-admission-plugins`, `--disable-admission-plugins`).
+    pub admission: crate::admission::AdmissionConfig,
 }
 
 impl Default for ServerConfig {
@@ -99,6 +107,9 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(30),
             seed: 0,
             service_account_tokens: Arc::new(crate::registry::tokens::ServiceAccountTokens::from_seed(0)),
+            authentication: authn::Authentication::default(),
+            authorization: crate::registry::authorizer::Modes::default(),
+            admission: crate::admission::AdmissionConfig::default(),
         }
     }
 }
@@ -187,6 +198,8 @@ pub struct ApiServer {
     pub(crate) failpoints: crate::failpoint::Failpoints,
     /// How the CRD controller makes the registries of custom resources (none: CRDs are not served).
     pub(crate) custom_resources: Option<crate::apis::StoreFactory>,
+    /// The admission plugins the configuration turns on, in order.
+    pub(crate) plugins: crate::admission::Plugins,
 }
 
 impl ApiServer {
@@ -200,6 +213,7 @@ impl ApiServer {
     ) -> ApiServer {
         ApiServer {
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)),
+            plugins: crate::admission::Plugins::new(&config.admission),
             served: RwLock::new(Arc::new(Served::new(catalog, registry, 0))),
             config,
             clock,

@@ -6,6 +6,7 @@
 
 use crate::endpoints::error::ApiError;
 use crate::registry::field_error::FieldError;
+use crate::registry::admission::AdmissionHook;
 use crate::registry::options::{CreateOptions, UpdateOptions};
 use crate::registry::user::UserInfo;
 use crate::registry::ListRequest;
@@ -223,13 +224,13 @@ impl WriteQuery {
     }
 
     /// The options of a create whose fields go to `manager` (`None`: not tracked).
-    pub(crate) fn create_options(&self, manager: Option<String>, user: UserInfo) -> CreateOptions {
-        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager, user, ..CreateOptions::default() }
+    pub(crate) fn create_options(&self, manager: Option<String>, user: UserInfo, admission: AdmissionHook) -> CreateOptions {
+        CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager, user, admission }
     }
 
     /// The options of an update whose fields go to `manager` (`None`: not tracked).
-    pub(crate) fn update_options(&self, manager: Option<String>) -> UpdateOptions {
-        UpdateOptions { dry_run: self.dry_run.clone(), field_manager: manager, ..UpdateOptions::default() }
+    pub(crate) fn update_options(&self, manager: Option<String>, admission: AdmissionHook) -> UpdateOptions {
+        UpdateOptions { dry_run: self.dry_run.clone(), field_manager: manager, admission }
     }
 }
 

@@ -19,7 +19,8 @@ use crate::endpoints::request_info::{Action, RequestInfo};
 use crate::endpoints::response::{self, Responder};
 use crate::endpoints::system::Probe;
 use crate::endpoints::table::IncludeObject;
-use crate::endpoints::{discovery, openapi, system, ApiServer, Body};
+use crate::endpoints::{admit, authn, authz, discovery, openapi, system, ApiServer, Body};
+use crate::registry::user::UserInfo;
 
 impl ApiServer {
     /// Answers one request.
@@ -35,11 +36,21 @@ impl ApiServer {
             Ok(info) => info,
             Err(_) => return response::error(&ApiError::Generic { code: 404 }, None),
         };
+        let user = match self.identify(&parts).await {
+            Ok(user) => user,
+            Err(err) => return response::error(&err, None),
+        };
+        let method = parts.method.as_str().to_lowercase();
+        if let Err(err) = authz::check(&self, &authz::attributes(&info, &user, &method)).await {
+            return response::error(&err, None);
+        }
         if !info.is_resource_request {
             return self.non_resource(&path, &parts.method, &query, &parts.headers).await;
         }
         let needs_body = matches!(parts.method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
-        let call = Call { info, query, method: parts.method, headers: parts.headers, body: Bytes::new() };
+        let admission = admit::hook(&self, &user);
+        let call =
+            Call { info, query, method: parts.method, headers: parts.headers, body: Bytes::new(), user, admission };
         // Reading the body counts against the request timeout, as in kube-apiserver, where the handler
         // reads it: a client that sends its body too slowly gets the 504 too.
         let body = async move {
@@ -50,6 +61,22 @@ impl ApiServer {
             }
         };
         self.resource_request(call, body).await
+    }
+
+    /// Who the request runs as: authentication (a 401 if it fails), then impersonation (a 400 for headers
+    /// that make no sense, a 403 for an impersonation the real user may not do).
+    async fn identify(&self, parts: &http::request::Parts) -> Result<UserInfo, ApiError> {
+        let certificates = parts.extensions.get::<authn::ClientCertificates>().cloned().unwrap_or_default();
+        let user = authn::authenticate(self, &parts.headers, &certificates).await.map_err(|why| {
+            tracing::debug!(reason = %why.0, "unauthenticated request");
+            ApiError::Unauthorized
+        })?;
+        let asked = authn::impersonation::Impersonation::from_headers(&parts.headers).map_err(ApiError::BadRequest)?;
+        let Some(asked) = asked else { return Ok(user) };
+        for check in asked.checks(&user) {
+            authz::check(self, &check).await?;
+        }
+        Ok(asked.user())
     }
 
     async fn resource_request(

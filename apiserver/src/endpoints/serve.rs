@@ -24,6 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
+use crate::endpoints::authn::ClientCertificates;
 use crate::endpoints::quiet_flush::QuietFlush;
 use crate::endpoints::ApiServer;
 
@@ -169,11 +170,11 @@ impl Drop for ConnectionGuard {
 /// Serves `server` on `listener` until `shutdown` resolves, then drains: no new connections, watches
 /// end, in-flight requests finish; returns once every connection has closed.
 pub async fn serve(server: Arc<ApiServer>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
-    serve_with(server, listener, shutdown, |stream, _| async move { Some(stream) }).await;
+    serve_with(server, listener, shutdown, |stream, _| async move { Some((stream, ClientCertificates::default())) }).await;
 }
 
-/// [`serve`] with a wrapper around each accepted stream (TLS, in the real binary); a wrapper that fails
-/// drops the connection.
+/// [`serve`] with a wrapper around each accepted stream (TLS, in the real binary), which also says what
+/// client certificates the connection presented; a wrapper that fails drops the connection.
 pub async fn serve_with<W, Fut, S>(
     server: Arc<ApiServer>,
     listener: TcpListener,
@@ -181,7 +182,7 @@ pub async fn serve_with<W, Fut, S>(
     wrap: W,
 ) where
     W: Fn(tokio::net::TcpStream, SocketAddr) -> Fut,
-    Fut: Future<Output = Option<S>> + Send + 'static,
+    Fut: Future<Output = Option<(S, ClientCertificates)>> + Send + 'static,
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let connections = Arc::new(Connections::default());
@@ -200,8 +201,8 @@ pub async fn serve_with<W, Fut, S>(
         let wrapped = wrap(stream, peer);
         tokio::spawn(async move {
             let _guard = guard;
-            if let Some(stream) = wrapped.await {
-                serve_connection(server, stream).await;
+            if let Some((stream, certificates)) = wrapped.await {
+                serve_connection(server, stream, certificates).await;
             }
         });
     }
@@ -210,7 +211,7 @@ pub async fn serve_with<W, Fut, S>(
 }
 
 /// Serves one connection until it closes or, once the server drains, its in-flight requests are done.
-pub(crate) async fn serve_connection<S>(server: Arc<ApiServer>, stream: S)
+pub(crate) async fn serve_connection<S>(server: Arc<ApiServer>, stream: S, certificates: ClientCertificates)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -218,8 +219,9 @@ where
     builder.http1().timer(RuntimeTimer).header_read_timeout(server.config.header_read_timeout).keep_alive(true);
     builder.http2().timer(RuntimeTimer);
     let service_server = server.clone();
-    let service = service_fn(move |req| {
+    let service = service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
         let server = service_server.clone();
+        req.extensions_mut().insert(certificates.clone());
         async move { Ok::<_, std::convert::Infallible>(server.handle(req).await) }
     });
     let stream = FirstByteDeadline::new(QuietFlush::new(stream), server.config.header_read_timeout);

@@ -69,6 +69,10 @@ pub enum RegistryError {
     /// A failure of the server's own (`NewInternalError`): 500.
     #[error("Internal error occurred: {0}")]
     Internal(String),
+    /// A refusal admission makes with a `Status` of its own (a webhook's denial, which keeps the webhook's
+    /// code, reason and details; a policy's): the status is the answer as it is.
+    #[error("{}", .0.message.as_deref().unwrap_or(""))]
+    Admission(Box<Status>),
     /// An error upstream passes on without making it a `Status` (a strategic merge patch's list element
     /// without its merge key): `ErrorToAPIStatus` answers 500 with no reason and the error's own text.
     #[error("{0}")]
@@ -162,6 +166,7 @@ impl RegistryError {
             E::Unconverted(_) => {
                 Status { details: None, reason: None, ..failure(500, "", message, StatusDetails::default()) }
             }
+            E::Admission(status) => (**status).clone(),
             E::Internal(why) => {
                 let details = StatusDetails {
                     causes: Some(vec![StatusCause { message: Some(why.clone()), ..StatusCause::default() }]),

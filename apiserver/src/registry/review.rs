@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::registry::authorizer::Modes;
 use crate::registry::error::RegistryError;
 use crate::registry::meta;
 use crate::registry::options::{CreateOptions, DeleteOptions, UpdateOptions};
@@ -33,6 +34,8 @@ pub(crate) struct ReviewContext<'a> {
     pub tokens: &'a ServiceAccountTokens,
     pub stores: &'a Registry,
     pub dry_run: &'a [String],
+    /// The server's authorization chain, which the access reviews ask.
+    pub authorization: &'a Modes,
 }
 
 impl ReviewContext<'_> {
@@ -92,6 +95,7 @@ pub(crate) struct ReviewRest {
     tokens: Arc<ServiceAccountTokens>,
     stores: Arc<Registry>,
     clock: Arc<dyn Clock>,
+    authorization: Modes,
 }
 
 impl ReviewRest {
@@ -101,8 +105,9 @@ impl ReviewRest {
         tokens: Arc<ServiceAccountTokens>,
         stores: Arc<Registry>,
         clock: Arc<dyn Clock>,
+        authorization: Modes,
     ) -> ReviewRest {
-        ReviewRest { review, strategy, tokens, stores, clock }
+        ReviewRest { review, strategy, tokens, stores, clock, authorization }
     }
 }
 
@@ -115,6 +120,7 @@ impl ReviewRest {
             tokens: &self.tokens,
             stores: &self.stores,
             dry_run,
+            authorization: &self.authorization,
         }
     }
 }

@@ -40,9 +40,9 @@ pub(crate) const ORDER: &[(&str, Option<Make>)] = &[
     ("CertificateSubjectRestriction", None),
     ("DefaultIngressClass", None),
     ("DenyServiceExternalIPs", None),
-    ("MutatingAdmissionWebhook", None),
-    ("ValidatingAdmissionPolicy", None),
-    ("ValidatingAdmissionWebhook", None),
+    ("MutatingAdmissionWebhook", Some(crate::admission::webhook::make_mutating)),
+    ("ValidatingAdmissionPolicy", Some(crate::admission::policy::make)),
+    ("ValidatingAdmissionWebhook", Some(crate::admission::webhook::make_validating)),
     ("ResourceQuota", None),
     ("AlwaysDeny", None),
 ];

@@ -64,8 +64,16 @@ mod tests {
         let tokens = ServiceAccountTokens::from_seed(0);
         let user = UserInfo::anonymous();
         let stores = crate::registry::rest::Registry::new();
-        let ctx =
-            ReviewContext { namespace: "", user: &user, now_unix_s: 0, tokens: &tokens, stores: &stores, dry_run: &[] };
+        let modes = crate::registry::authorizer::Modes::default();
+        let ctx = ReviewContext {
+            namespace: "",
+            user: &user,
+            now_unix_s: 0,
+            tokens: &tokens,
+            stores: &stores,
+            dry_run: &[],
+            authorization: &modes,
+        };
         let answer = futures::executor::block_on(SelfSubjectReviews.review(ctx, json!({"metadata": {"name": "x"}})));
         assert_eq!(
             answer.unwrap(),

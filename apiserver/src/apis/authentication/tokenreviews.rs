@@ -139,7 +139,9 @@ mod tests {
     static NO_STORES: crate::registry::rest::Registry = crate::registry::rest::Registry::new();
 
     fn ctx<'a>(tokens: &'a ServiceAccountTokens, user: &'a UserInfo) -> ReviewContext<'a> {
-        ReviewContext { namespace: "", user, now_unix_s: 2000, tokens, stores: &NO_STORES, dry_run: &[] }
+        static MODES: std::sync::LazyLock<crate::registry::authorizer::Modes> =
+            std::sync::LazyLock::new(crate::registry::authorizer::Modes::default);
+        ReviewContext { namespace: "", user, now_unix_s: 2000, tokens, stores: &NO_STORES, dry_run: &[], authorization: &MODES }
     }
 
     fn review(obj: Value) -> Result<Value, RegistryError> {

@@ -1,8 +1,9 @@
 //! `authorization.k8s.io/v1`: the reviews of what someone may do (`kubectl auth can-i`), never stored.
 //!
-//! The server's authorizer is kube's `AlwaysAllow` (kube-apiserver's default `--authorization-mode`): every
-//! access review is allowed, with no reason, and every rules review lists the one rule that allows all.
-//! RBAC's objects are served and stored, but nothing enforces them yet.
+//! Each is answered by the server's authorization chain (`apis::rbac::authorizer`): the access reviews
+//! with its decision about the attributes they name (`KK/pkg/registry/authorization/*/rest.go`), the rules
+//! review with the rules its resolvers list. Under `AlwaysAllow`, kube-apiserver's default, every access
+//! review is allowed with no reason and the rules review lists the one rule that allows all.
 
 pub(crate) mod localsubjectaccessreviews;
 pub(crate) mod selfsubjectaccessreviews;
@@ -11,14 +12,19 @@ pub(crate) mod subjectaccessreviews;
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
 use crate::apis::authentication::unstored_meta;
+use crate::apis::rbac::authorizer;
 use crate::apis::{printers, ResourceInfo, Verb};
+use crate::registry::authorizer::{Attributes, Decision, ResourceAttributes};
 use crate::registry::error::RegistryError;
 use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::resource::Resource;
-use crate::registry::review::{Review, Unstored};
+use crate::registry::review::{Review, ReviewContext, Unstored};
+use crate::registry::user::UserInfo;
 
 /// The catalog entry of a review kind of this group.
 fn review_info(
@@ -132,9 +138,74 @@ fn metadata_error(obj: &Value, detail: &str) -> FieldError {
     go_invalid("metadata", &value, detail)
 }
 
-/// The answer of an access review: the request with `AlwaysAllow`'s decision.
-fn allowed(mut obj: Value) -> Value {
+/// The user a subject access review asks about (`authorizationutil.AuthorizationAttributesFrom`): the
+/// spec's user, groups, uid and extra.
+fn spec_user(spec: &Value) -> UserInfo {
+    let text = |key: &str| spec.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array().map_or(Vec::new(), |l| l.iter().filter_map(Value::as_str).map(str::to_string).collect())
+    };
+    let extra: BTreeMap<String, Vec<String>> = spec
+        .get("extra")
+        .and_then(Value::as_object)
+        .map_or(BTreeMap::new(), |m| m.iter().map(|(k, v)| (k.clone(), strings(v))).collect());
+    UserInfo { username: text("user"), uid: text("uid"), groups: strings(spec.get("groups").unwrap_or(&Value::Null)), extra }
+}
+
+/// What a review's spec asks `user` may do (`ResourceAttributesFrom`, `NonResourceAttributesFrom`); a
+/// resource request without a version asks about every version ("*"). Validation has made sure exactly
+/// one kind of attributes is there.
+fn spec_attributes<'a>(spec: &'a Value, user: &'a UserInfo) -> Attributes<'a> {
+    let field = |attrs: Option<&'a Value>, key: &str| -> &'a str {
+        attrs.and_then(|a| a.get(key)).and_then(Value::as_str).unwrap_or("")
+    };
+    match spec.get("resourceAttributes").filter(|a| a.is_object()) {
+        Some(attrs) => {
+            let version = field(Some(attrs), "version");
+            Attributes {
+                user,
+                verb: field(Some(attrs), "verb"),
+                resource: Some(ResourceAttributes {
+                    namespace: field(Some(attrs), "namespace"),
+                    api_group: field(Some(attrs), "group"),
+                    api_version: if version.is_empty() { "*" } else { version },
+                    resource: field(Some(attrs), "resource"),
+                    subresource: field(Some(attrs), "subresource"),
+                    name: field(Some(attrs), "name"),
+                }),
+                path: "",
+            }
+        }
+        None => {
+            let attrs = spec.get("nonResourceAttributes");
+            Attributes { user, verb: field(attrs, "verb"), resource: None, path: field(attrs, "path") }
+        }
+    }
+}
+
+/// The answer of an access review about `user`: the request with the chain's decision.
+async fn answer(ctx: &ReviewContext<'_>, obj: Value, user: &UserInfo) -> Value {
+    let decision = {
+        let attrs = spec_attributes(obj.get("spec").unwrap_or(&Value::Null), user);
+        authorizer::authorize(ctx.authorization, ctx.stores, &attrs).await
+    };
+    with_status(obj, &decision)
+}
+
+/// The request with `SubjectAccessReviewStatus` filled in from a decision (`denied` and `reason` only when
+/// set, as their `omitempty` writes them).
+fn with_status(mut obj: Value, decision: &Decision) -> Value {
     unstored_meta(&mut obj);
-    obj["status"] = json!({"allowed": true});
+    let mut status = json!({"allowed": decision.allowed()});
+    if matches!(decision, Decision::Deny { .. }) {
+        status["denied"] = json!(true);
+    }
+    if !decision.reason().is_empty() {
+        status["reason"] = json!(decision.reason());
+    }
+    obj["status"] = status;
     obj
 }
+
+#[cfg(test)]
+mod tests;

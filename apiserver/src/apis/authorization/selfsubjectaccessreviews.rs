@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{allowed, invalid, metadata_empty_but, metadata_error, review_info, validate_attributes};
+use super::{answer, invalid, metadata_empty_but, metadata_error, review_info, validate_attributes};
 use crate::apis::ResourceInfo;
 use crate::registry::error::RegistryError;
 use crate::registry::rest::BoxFuture;
@@ -27,35 +27,22 @@ pub(crate) fn info() -> ResourceInfo {
 struct Reviews;
 
 impl Review for Reviews {
-    fn review<'a>(&'a self, _ctx: ReviewContext<'a>, obj: Value) -> BoxFuture<'a, Result<Value, RegistryError>> {
-        Box::pin(async move { review(obj) })
+    fn review<'a>(&'a self, ctx: ReviewContext<'a>, obj: Value) -> BoxFuture<'a, Result<Value, RegistryError>> {
+        Box::pin(async move {
+            validate(&obj)?;
+            Ok(answer(&ctx, obj, ctx.user).await)
+        })
     }
 }
 
-fn review(obj: Value) -> Result<Value, RegistryError> {
+/// `ValidateSelfSubjectAccessReview`.
+fn validate(obj: &Value) -> Result<(), RegistryError> {
     let mut errors = validate_attributes(obj.get("spec").unwrap_or(&Value::Null));
-    if !metadata_empty_but(&obj, &[]) {
-        errors.push(metadata_error(&obj, "must be empty"));
+    if !metadata_empty_but(obj, &[]) {
+        errors.push(metadata_error(obj, "must be empty"));
     }
     if !errors.is_empty() {
         return Err(invalid("SelfSubjectAccessReview", errors));
     }
-    Ok(allowed(obj))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_review_needs_exactly_one_kind_of_attributes_and_no_user() {
-        let ok =
-            review(json!({"spec": {"resourceAttributes": {"namespace": "ns", "verb": "create", "resource": "pods"}}}));
-        assert_eq!(ok.unwrap()["status"], json!({"allowed": true}));
-        assert_eq!(
-            review(json!({"spec": {}})).unwrap_err().to_string(),
-            r#"SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified"#
-        );
-    }
+    Ok(())
 }

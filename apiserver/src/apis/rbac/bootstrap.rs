@@ -98,8 +98,9 @@ fn role_name(role: &Value) -> &str {
 
 /// What the clusterrole-aggregation controller does to `roles` until nothing changes (`syncClusterRole`): an
 /// aggregated role's rules are, selector by selector, the rules of the other roles the selector matches, in
-/// name order, each rule once.
-fn aggregate(roles: &mut [Value]) {
+/// name order, each rule once. The RBAC authorizer runs it over the stored cluster roles at every
+/// evaluation, in place of the controller. Every role must be a JSON object.
+pub(crate) fn aggregate(roles: &mut [Value]) {
     loop {
         let mut changed = false;
         for i in 0..roles.len() {

@@ -14,6 +14,7 @@
 //! are created with the rules it would give them ([`bootstrap`]), and a user's aggregated cluster role keeps
 //! the rules it is written with.
 
+pub(crate) mod authorizer;
 pub(crate) mod bindings;
 pub(crate) mod bootstrap;
 pub(crate) mod clusterrolebindings;

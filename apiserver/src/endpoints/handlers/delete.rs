@@ -28,7 +28,7 @@ pub(crate) async fn delete(
     target: &Target<'_>,
     responder: &Responder,
 ) -> Result<Response<Body>, ApiError> {
-    let opts = delete_options(call)?;
+    let opts = DeleteOptions { admission: call.admission.clone(), ..delete_options(call)? };
     let result = target.rest.delete(&target.namespace, &target.name, &opts).await?;
     responder.object(StatusCode::OK, &result.body)
 }
@@ -41,7 +41,7 @@ pub(crate) async fn delete_collection(
     responder: &Responder,
 ) -> Result<Response<Body>, ApiError> {
     let list = query::list_query(&call.query, false, server.config.watch_list)?;
-    let opts = delete_options(call)?;
+    let opts = DeleteOptions { admission: call.admission.clone(), ..delete_options(call)? };
     let result = target.rest.delete_collection(&target.namespace, &list.request, &opts).await?;
     let meta = ListMeta {
         resource_version: result.resource_version.to_string(),

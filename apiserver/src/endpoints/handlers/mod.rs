@@ -36,6 +36,10 @@ pub(crate) struct Call {
     pub headers: HeaderMap,
     /// The body, read in full up to the request limit (empty for reads).
     pub body: Bytes,
+    /// Who the request runs as, once authenticated (and impersonation applied).
+    pub user: crate::registry::user::UserInfo,
+    /// The request's admission chain, which every write's options carry.
+    pub admission: crate::registry::admission::AdmissionHook,
 }
 
 impl Call {

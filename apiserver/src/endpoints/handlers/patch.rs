@@ -171,12 +171,12 @@ pub(crate) async fn patch(call: &Call, target: &Target<'_>, responder: &Responde
         };
         // The replicas a Scale sets are the object's `spec.replicas`: its manager owns them, with the
         // subresource `scale`.
-        let opts = options.update_options(manager);
+        let opts = options.update_options(manager, call.admission.clone());
         let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut scaled, &opts).await?;
         let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
         return responder.with_warnings(warnings).object(StatusCode::OK, &scale_of(target, &patched)?);
     }
-    let opts = options.update_options(manager);
+    let opts = options.update_options(manager, call.admission.clone());
     let patched = target.rest.patch(&target.namespace, &target.name, sub, &mut validated, &opts).await?;
     let warnings = std::mem::take(&mut *warnings.lock().expect("the warnings lock is never poisoned"));
     responder.with_warnings(warnings).object(StatusCode::OK, &patched)
@@ -211,11 +211,11 @@ async fn apply(
     if sub == Some(Subresource::Scale) {
         // An apply of a Scale is an apply of the replicas it maps to in the object, owned with the
         // subresource `scale`, answered as the object's Scale (it never creates: 404 without one).
-        let opts = options.update_options(None);
+        let opts = options.update_options(None, call.admission.clone());
         let (stored, _) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
         return responder.object(StatusCode::OK, &scale_of(target, &stored)?);
     }
-    let opts = options.update_options(None);
+    let opts = options.update_options(None, call.admission.clone());
     let (stored, created) = target.rest.apply(&target.namespace, config, &request, &opts).await?;
     responder.object(if created { StatusCode::CREATED } else { StatusCode::OK }, &stored)
 }

@@ -42,8 +42,8 @@ pub(crate) async fn create(
         _ => {}
     }
     let manager = options.manager(call.header("user-agent"));
-    let user = authn::user(server, call.header("authorization")).await;
-    let created = target.rest.create(&target.namespace, obj, &options.create_options(Some(manager), user)).await?;
+    let opts = options.create_options(Some(manager), call.user.clone(), call.admission.clone());
+    let created = target.rest.create(&target.namespace, obj, &opts).await?;
     responder.with_warnings(warnings).object(StatusCode::CREATED, &created)
 }
 
@@ -59,7 +59,7 @@ pub(crate) async fn update(
     let warnings = field_validation(&options.field_validation, target, &obj, body_format(call))?;
     let responder = &responder.with_warnings(warnings);
     let manager = Some(options.manager(call.header("user-agent")));
-    let opts = options.update_options(manager);
+    let opts = options.update_options(manager, call.admission.clone());
     let (stored, created) = match target.sub {
         Some(sub) if sub.sub == Subresource::Scale => (update_scale(target, obj, &opts).await?, false),
         Some(sub) => {
@@ -129,7 +129,7 @@ async fn request_token(
         &account,
         bound.as_ref().zip(bound_obj.as_ref()),
         server.clock.now_unix_s(),
-        &authn::token_id(server),
+        &authn::service_accounts::token_id(server),
         &server.config.service_account_tokens,
     )?;
     responder.object(StatusCode::CREATED, &answer)
