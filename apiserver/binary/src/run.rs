@@ -5,15 +5,15 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use apiserver::apis::Catalog;
 use apiserver::admission::AdmissionConfig;
+use apiserver::apis::Catalog;
 use apiserver::endpoints::authn::{Authentication, ClientCa, ClientCertificates, TokenFile};
 use apiserver::endpoints::serve::serve_with;
-use apiserver::registry::authorizer::Modes;
-use apiserver::registry::user::UserInfo;
 use apiserver::endpoints::ServerConfig;
+use apiserver::registry::authorizer::Modes;
 use apiserver::registry::services::allocator::Range;
 use apiserver::registry::tokens::ServiceAccountTokens;
+use apiserver::registry::user::UserInfo;
 use apiserver::registry::{Clock, SystemFields};
 use apiserver::server::{self, ServerOptions};
 use apiserver::storage::etcd3::EtcdClient;

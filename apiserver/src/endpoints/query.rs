@@ -5,8 +5,8 @@
 //! on `ListOptions.meta.k8s.io`). Query strings such as `?&watch=true` or a bare `?` are fine.
 
 use crate::endpoints::error::ApiError;
-use crate::registry::field_error::FieldError;
 use crate::registry::admission::AdmissionHook;
+use crate::registry::field_error::FieldError;
 use crate::registry::options::{CreateOptions, UpdateOptions};
 use crate::registry::user::UserInfo;
 use crate::registry::ListRequest;
@@ -224,7 +224,12 @@ impl WriteQuery {
     }
 
     /// The options of a create whose fields go to `manager` (`None`: not tracked).
-    pub(crate) fn create_options(&self, manager: Option<String>, user: UserInfo, admission: AdmissionHook) -> CreateOptions {
+    pub(crate) fn create_options(
+        &self,
+        manager: Option<String>,
+        user: UserInfo,
+        admission: AdmissionHook,
+    ) -> CreateOptions {
         CreateOptions { dry_run: self.dry_run.clone(), field_manager: manager, user, admission }
     }
 

@@ -170,7 +170,8 @@ impl Drop for ConnectionGuard {
 /// Serves `server` on `listener` until `shutdown` resolves, then drains: no new connections, watches
 /// end, in-flight requests finish; returns once every connection has closed.
 pub async fn serve(server: Arc<ApiServer>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
-    serve_with(server, listener, shutdown, |stream, _| async move { Some((stream, ClientCertificates::default())) }).await;
+    serve_with(server, listener, shutdown, |stream, _| async move { Some((stream, ClientCertificates::default())) })
+        .await;
 }
 
 /// [`serve`] with a wrapper around each accepted stream (TLS, in the real binary), which also says what

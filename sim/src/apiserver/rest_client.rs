@@ -53,11 +53,25 @@ pub struct KubeClient {
     addr: SocketAddr,
     /// The idle connection, if any; taken for the length of a request.
     idle: Mutex<Option<SendRequest<Full<Bytes>>>>,
+    /// The bearer token every request carries (`Authorization: Bearer ..`); without one the client is
+    /// anonymous.
+    token: Option<String>,
 }
 
 impl KubeClient {
     pub fn new(addr: SocketAddr) -> KubeClient {
-        KubeClient { addr, idle: Mutex::new(None) }
+        KubeClient { addr, idle: Mutex::new(None), token: None }
+    }
+
+    /// The same client, its requests carrying `token`.
+    pub fn with_token(mut self, token: Option<String>) -> KubeClient {
+        self.token = token;
+        self
+    }
+
+    /// A client of the same apiserver with the same credentials, on connections of its own.
+    pub fn fresh(&self) -> KubeClient {
+        KubeClient::new(self.addr).with_token(self.token.clone())
     }
 
     /// The apiserver's address.
@@ -78,7 +92,7 @@ impl KubeClient {
         Ok(send)
     }
 
-    fn request(method: Method, path: &str, body: Option<&Value>, content_type: &str) -> Request<Full<Bytes>> {
+    fn request(&self, method: Method, path: &str, body: Option<&Value>, content_type: &str) -> Request<Full<Bytes>> {
         let mut builder = Request::builder()
             .method(method)
             .uri(path)
@@ -87,6 +101,9 @@ impl KubeClient {
             // client-go's form (`binary/version (os/arch) kubernetes/commit`): the server names the field
             // manager of a write without `fieldManager` after the part before the first `/`.
             .header("User-Agent", USER_AGENT);
+        if let Some(token) = &self.token {
+            builder = builder.header("Authorization", format!("Bearer {token}"));
+        }
         let bytes = match body {
             Some(body) => {
                 builder = builder.header("Content-Type", content_type);
@@ -123,7 +140,7 @@ impl KubeClient {
             _ => self.connect().await?,
         };
         let response = conn
-            .send_request(Self::request(method, path, body, content_type))
+            .send_request(self.request(method, path, body, content_type))
             .await
             .map_err(|e| ClientError::Transport(format!("request: {e}")))?;
         let status = response.status();
@@ -143,7 +160,7 @@ impl KubeClient {
     pub async fn watch(&self, path: &str) -> Result<WatchStream, ClientError> {
         let mut conn = self.connect().await?;
         let response = conn
-            .send_request(Self::request(Method::GET, path, None, "application/json"))
+            .send_request(self.request(Method::GET, path, None, "application/json"))
             .await
             .map_err(|e| ClientError::Transport(format!("watch: {e}")))?;
         if response.status() != StatusCode::OK {

@@ -150,6 +150,14 @@ pub fn build_apiserver(
     let rng = Arc::new(Mutex::new(seeds.rng(&format!("{name}/system"))));
     let catalog = catalog(spec);
     let bugs = spec.bugs.apiserver.clone();
+    // Who the apiservers know and what they let each do: the scenario's users by their tokens (and the
+    // harness's own, which creates the webhooks' configurations), under the scenario's authorization mode.
+    let mut config = apiserver::endpoints::ServerConfig {
+        authentication: super::access::authentication(&spec.users, !spec.webhooks.is_empty()),
+        ..Default::default()
+    };
+    config.authorization =
+        apiserver::registry::authorizer::Modes::parse(&spec.authorization_mode).expect("validated before the run");
     let ready = Arc::new(AtomicBool::new(false));
     let expected_starts = Arc::new(AtomicUsize::new(0));
     let lives = super::Lives::new(expected_starts.clone(), panics);
@@ -168,6 +176,7 @@ pub fn build_apiserver(
                 watch_cache_size: api.watch_cache_size,
                 failpoints: init_failpoints.clone(),
                 bugs: bugs.clone(),
+                config: config.clone(),
                 ..ServerOptions::default()
             };
             let system = SystemFields::new(Box::new(SharedRng(rng.clone())), Arc::new(SimClock));

@@ -3,7 +3,8 @@
 //! real build; each apiserver ([`apiserver`]) serves HTTP through the real binary's server.
 //!
 //! Naming and addressing: members are `etcd-1..N` at `10.0.0.i:2379`, apiservers `apiserver-1..M` at
-//! `10.0.2.i:6443`, clients `c1..cK` at `10.0.1.i`, and a `control` node at `10.0.9.1` runs the harness's own
+//! `10.0.2.i:6443`, clients `c1..cK` at `10.0.1.i`, admission webhooks ([`webhook`]) by their names at
+//! `10.0.3.i:8443`, and a `control` node at `10.0.9.1` runs the harness's own
 //! tasks (nemesis, restarts), so that killing a member, an apiserver or a client never kills the harness.
 //!
 //! Members form one Raft cluster: peers are addressed like the client endpoints (`10.0.0.i:2380`). Each
@@ -12,8 +13,10 @@
 //! log. Each (re)start draws the member's election timeout from the seed, in `[election_tick,
 //! 2 * election_tick)`. Role changes become trace lines ("leader term=3", "stepped down term=4").
 
+pub mod access;
 pub mod apiserver;
 pub mod seeds;
+pub mod webhook;
 
 use std::collections::BTreeSet;
 use std::future::pending;
@@ -31,8 +34,11 @@ use rand::Rng;
 
 use crate::bugs::Bugs;
 
+pub use self::access::UserSpec;
 use self::apiserver::build_apiserver;
 pub use self::apiserver::{apiserver_name, ApiserverNode, ApiserverSpec};
+use self::webhook::build_webhook;
+pub use self::webhook::{WebhookNode, WebhookSpec};
 use crate::error::SimError;
 use crate::history::ClientId;
 use crate::trace::Trace;
@@ -60,6 +66,12 @@ pub struct ClusterSpec {
     /// The resources the apiservers serve besides namespaces (`configmaps`, `deployments.apps`); empty
     /// serves every built-in resource.
     pub api_resources: Vec<String>,
+    /// The apiservers' `--authorization-mode` (`AlwaysAllow`, `RBAC`, `Node,RBAC`).
+    pub authorization_mode: String,
+    /// The users every apiserver trusts, each through a static token (`access`).
+    pub users: Vec<UserSpec>,
+    /// The admission webhooks, each on a node of its own (`webhook`).
+    pub webhooks: Vec<WebhookSpec>,
 }
 
 impl ClusterSpec {
@@ -74,6 +86,9 @@ impl ClusterSpec {
             client_labels: Vec::new(),
             apiservers: Vec::new(),
             api_resources: Vec::new(),
+            authorization_mode: "AlwaysAllow".into(),
+            users: Vec::new(),
+            webhooks: Vec::new(),
         }
     }
 
@@ -139,11 +154,16 @@ impl ClusterSpec {
         (1..=self.apiservers.len()).map(apiserver_name).collect()
     }
 
-    /// Every node a fault may name: members, apiservers, clients.
+    pub fn webhook_names(&self) -> Vec<String> {
+        self.webhooks.iter().map(|w| w.name.clone()).collect()
+    }
+
+    /// Every node a fault may name: members, apiservers, clients, webhooks.
     pub fn node_names(&self) -> Vec<String> {
         let mut names = self.member_names();
         names.extend(self.apiserver_names());
         names.extend(self.client_names());
+        names.extend(self.webhook_names());
         names
     }
 
@@ -245,6 +265,8 @@ pub struct Cluster {
     /// The apiservers, in order (`apiserver-1` first).
     pub apiservers: Vec<ApiserverNode>,
     pub clients: Vec<ClientNode>,
+    /// The admission webhooks, in file order.
+    pub webhooks: Vec<WebhookNode>,
     /// The harness's own node (nemesis, restarts): never faulted.
     pub control: NodeHandle,
     pub trace: Trace,
@@ -275,10 +297,12 @@ impl Cluster {
                 ClientNode { name, client: ClientId(i as u32), id: node.id(), node }
             })
             .collect();
+        let webhooks = spec.webhooks.iter().enumerate().map(|(i, w)| build_webhook(&handle, w, i + 1, trace)).collect();
         let cluster = Cluster {
             members,
             apiservers,
             clients,
+            webhooks,
             control,
             trace: trace.clone(),
             pending_restarts: Arc::default(),
@@ -294,11 +318,15 @@ impl Cluster {
         self.members.iter().map(|m| format!("http://{}", m.addr)).collect()
     }
 
-    /// The madsim node id of the member, apiserver or client called `name`.
+    /// The madsim node id of the member, apiserver, client or webhook called `name`.
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
         let member = self.members.iter().find(|m| m.name == name).map(|m| m.id);
         let apiserver = || self.apiservers.iter().find(|a| a.name == name).map(|a| a.id);
-        member.or_else(apiserver).or_else(|| self.clients.iter().find(|c| c.name == name).map(|c| c.id))
+        let webhook = || self.webhooks.iter().find(|w| w.spec.name == name).map(|w| w.id);
+        member
+            .or_else(apiserver)
+            .or_else(|| self.clients.iter().find(|c| c.name == name).map(|c| c.id))
+            .or_else(webhook)
     }
 
     pub fn apiserver(&self, name: &str) -> Option<&ApiserverNode> {
@@ -512,10 +540,12 @@ impl Cluster {
         }
     }
 
-    /// Every member, apiserver and client node, in that order.
+    /// Every member, apiserver, client and webhook node, in that order.
     pub fn all_node_ids(&self) -> Vec<NodeId> {
         let apiservers = self.apiservers.iter().map(|a| a.id);
-        self.members.iter().map(|m| m.id).chain(apiservers).chain(self.clients.iter().map(|c| c.id)).collect()
+        let webhooks = self.webhooks.iter().map(|w| w.id);
+        let nodes = self.members.iter().map(|m| m.id).chain(apiservers);
+        nodes.chain(self.clients.iter().map(|c| c.id)).chain(webhooks).collect()
     }
 
     pub fn member_names(&self) -> Vec<String> {
@@ -528,5 +558,9 @@ impl Cluster {
 
     pub fn apiserver_names(&self) -> Vec<String> {
         self.apiservers.iter().map(|a| a.name.clone()).collect()
+    }
+
+    pub fn webhook_names(&self) -> Vec<String> {
+        self.webhooks.iter().map(|w| w.spec.name.clone()).collect()
     }
 }

@@ -83,8 +83,13 @@ pub async fn resolve(fault: &Fault, cluster: &Cluster, rng: &mut ChaCha8Rng) -> 
         other => vec![other.to_string()],
     });
     // `rest`: every node not on the other side, in the cluster's order.
-    let all: Vec<String> =
-        cluster.member_names().into_iter().chain(cluster.apiserver_names()).chain(cluster.client_names()).collect();
+    let all: Vec<String> = cluster
+        .member_names()
+        .into_iter()
+        .chain(cluster.apiserver_names())
+        .chain(cluster.client_names())
+        .chain(cluster.webhook_names())
+        .collect();
     Ok(match named {
         Fault::Partition { left, right } if right.iter().any(|n| n == REST) => {
             let rest = all.into_iter().filter(|n| !left.contains(n)).collect();

@@ -108,6 +108,8 @@ pub struct ClientScript {
     pub member: String,
     /// A Kubernetes client: the apiservers it may reach and how it picks one per request.
     pub kube: Option<KubeTarget>,
+    /// A Kubernetes client's `[[user]]`, whose token its requests carry (`None`: anonymous).
+    pub user: Option<String>,
     pub steps: Vec<StepPlan>,
 }
 

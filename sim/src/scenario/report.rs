@@ -87,6 +87,15 @@ pub fn outcome(scenario: &Scenario, run: &ScenarioRun, judgement: &Judgement) ->
             }
         }
     }
+    for hook in &run.webhooks {
+        let _ = writeln!(w, "\nwebhook {} ({})", hook.name, hook.config);
+        if hook.seen.is_empty() {
+            let _ = writeln!(w, "  (no reviews)");
+        }
+        for line in &hook.seen {
+            let _ = writeln!(w, "  {line}");
+        }
+    }
     let mut first = scenario.clients.len() + 1;
     for wl in &scenario.workloads {
         let ids: Vec<ClientId> = (first..first + wl.clients.len()).map(|i| ClientId(i as u32)).collect();

@@ -16,7 +16,7 @@ pub struct Server {
     pub url: String,
     /// The kubeconfig `--write-kubeconfig` wrote.
     pub kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
     // Kept open so that the binary's later lines never meet a closed pipe.
     _stdout: BufReader<ChildStdout>,
 }
@@ -34,12 +34,20 @@ impl Server {
     /// writes trusts that chain and carries a token. Returns once it listens: the caller waits for
     /// readiness through its own client (this module speaks no TLS).
     pub fn start_tls() -> Server {
+        Server::start_tls_with(|_| Vec::new())
+    }
+
+    /// [`Server::start_tls`] with more flags, which `extra` makes given the server's directory (where it may
+    /// write files the flags name: a token file, a client CA).
+    #[allow(dead_code)]
+    pub fn start_tls_with(extra: impl FnOnce(&Path) -> Vec<std::ffi::OsString>) -> Server {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (cert, key) = serving_certificate(dir.path());
-        let server = Server::spawn(
-            dir,
-            &["--tls-cert-file".as_ref(), cert.as_os_str(), "--tls-private-key-file".as_ref(), key.as_os_str()],
-        );
+        let more = extra(dir.path());
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["--tls-cert-file".as_ref(), cert.as_os_str(), "--tls-private-key-file".as_ref(), key.as_os_str()];
+        args.extend(more.iter().map(|a| a.as_os_str()));
+        let server = Server::spawn(dir, &args);
         assert!(server.url.starts_with("https://"), "a TLS server's URL: {}", server.url);
         server
     }
@@ -50,7 +58,7 @@ impl Server {
         all.extend_from_slice(args);
         let super::spawn::Spawned { child, url, stdout } = super::spawn::spawn(&all);
         assert!(kubeconfig.exists(), "--write-kubeconfig wrote no file at {}", kubeconfig.display());
-        Server { child, url, kubeconfig, _dir: dir, _stdout: stdout }
+        Server { child, url, kubeconfig, dir, _stdout: stdout }
     }
 
     /// Polls `/readyz` until it answers 200.

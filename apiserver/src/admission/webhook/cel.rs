@@ -45,11 +45,8 @@ impl Expression {
     /// reports a compilation error per evaluation.
     pub(crate) fn compile(source: &str) -> Expression {
         let program = env().compile(source).map_err(|errs| {
-            let shown: Vec<String> = errs
-                .errors
-                .iter()
-                .map(|e| format!("ERROR: <input>:{}:{}: {}", e.pos.0, e.pos.1, e.msg))
-                .collect();
+            let shown: Vec<String> =
+                errs.errors.iter().map(|e| format!("ERROR: <input>:{}:{}: {}", e.pos.0, e.pos.1, e.msg)).collect();
             shown.join("\n")
         });
         Expression { source: source.to_string(), program }
@@ -148,10 +145,7 @@ pub(crate) fn eval_conditions(conditions: &[(String, Expression)], vars: &Variab
         match expr.eval(vars) {
             Ok(cel::Value::Bool(true)) => {}
             Ok(cel::Value::Bool(false)) => return ConditionsResult::NoMatch(name.clone()),
-            Ok(_) => errors.push(format!(
-                "expression '{}' resulted in error: no such overload",
-                expr.source
-            )),
+            Ok(_) => errors.push(format!("expression '{}' resulted in error: no such overload", expr.source)),
             Err(e) => errors.push(e),
         }
     }

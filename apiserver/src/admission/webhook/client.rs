@@ -100,7 +100,12 @@ pub(crate) fn from_url(url: &str, ca_bundle: Vec<u8>, timeout_s: u64) -> Endpoin
 }
 
 /// The endpoint of a `clientConfig.service` (its port defaulted to 443), given where the service resolved.
-pub(crate) fn from_service(service: &Value, ca_bundle: Vec<u8>, timeout_s: u64, dial: Result<String, String>) -> Endpoint {
+pub(crate) fn from_service(
+    service: &Value,
+    ca_bundle: Vec<u8>,
+    timeout_s: u64,
+    dial: Result<String, String>,
+) -> Endpoint {
     let field = |k: &str| service.get(k).and_then(Value::as_str).unwrap_or("");
     let port = service.get("port").and_then(Value::as_i64).unwrap_or(443);
     let server_name = format!("{}.{}.svc", field("name"), field("namespace"));
@@ -219,11 +224,8 @@ where
     let call = async move {
         let response = sender.send_request(request).await.map_err(|e| hyper_error(&e))?;
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let content_type =
+            response.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
         let body = response.into_body().collect().await.map_err(|e| hyper_error(&e))?.to_bytes().to_vec();
         Ok::<_, String>(HttpAnswer { status, content_type, body })
     };

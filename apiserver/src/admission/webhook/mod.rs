@@ -124,6 +124,11 @@ pub(crate) fn forbidden_status(attrs: &Attributes<'_>, name: &str, why: &str) ->
     }
 }
 
+/// The `request` variable of admission CEL expressions (`CreateAdmissionRequest`).
+pub(crate) fn cel_request(attrs: &Attributes<'_>, user: &crate::registry::user::UserInfo) -> Value {
+    review::admission_request(attrs, user)
+}
+
 /// Reads one object; `None` when it does not exist or its resource is not served.
 pub(crate) async fn read(
     registry: &Registry,
@@ -160,16 +165,13 @@ pub(crate) async fn namespace_matches(req: &Request<'_>, selector: &Value, obj: 
     match matching::namespace_labels(selector, &req.attrs, obj) {
         NamespaceLabels::Matches => Ok(true),
         NamespaceLabels::Own(labels) => Ok(crate::registry::strategies::workloads::selector_matches(selector, &labels)),
-        NamespaceLabels::Lookup(name) => {
-            match read(req.registry, ("", "v1", "namespaces"), "", &name).await {
-                Ok(Some(ns)) => Ok(crate::registry::strategies::workloads::selector_matches(
-                    selector,
-                    &matching::labels_of(&ns),
-                )),
-                Ok(None) => Err(RegistryError::NamespaceNotFound { namespace: name }),
-                Err(e) => Err(RegistryError::Internal(e.to_string())),
+        NamespaceLabels::Lookup(name) => match read(req.registry, ("", "v1", "namespaces"), "", &name).await {
+            Ok(Some(ns)) => {
+                Ok(crate::registry::strategies::workloads::selector_matches(selector, &matching::labels_of(&ns)))
             }
-        }
+            Ok(None) => Err(RegistryError::NamespaceNotFound { namespace: name }),
+            Err(e) => Err(RegistryError::Internal(e.to_string())),
+        },
     }
 }
 
@@ -211,7 +213,13 @@ impl Webhooks {
     }
 
     /// `ShouldCallHook`: rules, object selector, namespace selector, then match conditions.
-    async fn should_call(&self, req: &Request<'_>, hook: &Hook, obj: &Value, old: &Value) -> Result<bool, RegistryError> {
+    async fn should_call(
+        &self,
+        req: &Request<'_>,
+        hook: &Hook,
+        obj: &Value,
+        old: &Value,
+    ) -> Result<bool, RegistryError> {
         if !hook.rules.iter().any(|r| matching::rule_matches(r, &req.attrs)) {
             return Ok(false);
         }
@@ -302,6 +310,17 @@ impl Webhooks {
     /// and one more round for the `IfNeeded` webhooks called before a webhook changed the object.
     async fn admit_all(&self, req: &Request<'_>, obj: &mut Value, old: &Value) -> Result<(), RegistryError> {
         let hooks = self.hooks(req.registry).await?;
+        self.admit_with(req, &hooks, obj, old).await
+    }
+
+    /// The mutating dispatcher over the given webhooks.
+    async fn admit_with(
+        &self,
+        req: &Request<'_>,
+        hooks: &[Hook],
+        obj: &mut Value,
+        old: &Value,
+    ) -> Result<(), RegistryError> {
         let mut previously_invoked: BTreeSet<String> = BTreeSet::new();
         let mut reinvoke: BTreeSet<String> = BTreeSet::new();
         let mut should_reinvoke = false;
@@ -309,7 +328,7 @@ impl Webhooks {
             if round == 1 && !should_reinvoke {
                 break;
             }
-            for hook in &hooks {
+            for hook in hooks {
                 if !self.should_call(req, hook, obj, old).await? {
                     continue;
                 }
@@ -346,8 +365,19 @@ impl Webhooks {
     /// The validating dispatcher: every matching webhook called at once; the first failure in order decides.
     async fn validate_all(&self, req: &Request<'_>, obj: &Value, old: &Value) -> Result<(), RegistryError> {
         let hooks = self.hooks(req.registry).await?;
+        self.validate_with(req, &hooks, obj, old).await
+    }
+
+    /// The validating dispatcher over the given webhooks.
+    async fn validate_with(
+        &self,
+        req: &Request<'_>,
+        hooks: &[Hook],
+        obj: &Value,
+        old: &Value,
+    ) -> Result<(), RegistryError> {
         let mut relevant = Vec::new();
-        for hook in &hooks {
+        for hook in hooks {
             if self.should_call(req, hook, obj, old).await? {
                 relevant.push(hook);
             }

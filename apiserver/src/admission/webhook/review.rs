@@ -186,10 +186,14 @@ fn generic_server_message(code: u16, server_message: &str) -> String {
         405 => "the server does not allow this method on the requested resource".into(),
         422 => "the server rejected our request due to an error in our request".into(),
         503 => "the server is currently unable to handle the request".into(),
-        504 => "the server was unable to return a response in the time allotted, but may still be processing the request"
-            .into(),
+        504 => {
+            "the server was unable to return a response in the time allotted, but may still be processing the request"
+                .into()
+        }
         429 => "the server has received too many requests and has asked us to try again later".into(),
-        c if c >= 500 => format!("an error on the server ({}) has prevented the request from succeeding", quote(server_message)),
+        c if c >= 500 => {
+            format!("an error on the server ({}) has prevented the request from succeeding", quote(server_message))
+        }
         c => format!("the server responded with the status code {c} but did not return more information"),
     }
 }

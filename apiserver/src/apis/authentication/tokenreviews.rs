@@ -141,7 +141,15 @@ mod tests {
     fn ctx<'a>(tokens: &'a ServiceAccountTokens, user: &'a UserInfo) -> ReviewContext<'a> {
         static MODES: std::sync::LazyLock<crate::registry::authorizer::Modes> =
             std::sync::LazyLock::new(crate::registry::authorizer::Modes::default);
-        ReviewContext { namespace: "", user, now_unix_s: 2000, tokens, stores: &NO_STORES, dry_run: &[], authorization: &MODES }
+        ReviewContext {
+            namespace: "",
+            user,
+            now_unix_s: 2000,
+            tokens,
+            stores: &NO_STORES,
+            dry_run: &[],
+            authorization: &MODES,
+        }
     }
 
     fn review(obj: Value) -> Result<Value, RegistryError> {

@@ -149,7 +149,12 @@ fn spec_user(spec: &Value) -> UserInfo {
         .get("extra")
         .and_then(Value::as_object)
         .map_or(BTreeMap::new(), |m| m.iter().map(|(k, v)| (k.clone(), strings(v))).collect());
-    UserInfo { username: text("user"), uid: text("uid"), groups: strings(spec.get("groups").unwrap_or(&Value::Null)), extra }
+    UserInfo {
+        username: text("user"),
+        uid: text("uid"),
+        groups: strings(spec.get("groups").unwrap_or(&Value::Null)),
+        extra,
+    }
 }
 
 /// What a review's spec asks `user` may do (`ResourceAttributesFrom`, `NonResourceAttributesFrom`); a

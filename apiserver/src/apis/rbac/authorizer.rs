@@ -87,7 +87,7 @@ pub(crate) async fn authorize(modes: &Modes, stores: &Registry, attrs: &Attribut
     decide(modes, attrs, policy.as_ref())
 }
 
-/// The RBAC objects a decision in `namespace` reads: every ClusterRole and ClusterRoleBinding, and the
+/// The RBAC objects a decision in `namespace` reads (from the watch cache): every ClusterRole and ClusterRoleBinding, and the
 /// namespace's Roles and RoleBindings. A kind that is not served reads as empty; a failed list is an error
 /// the evaluation reports, as upstream's resolver reports a lister's.
 pub(crate) async fn read_policy(stores: &Registry, namespace: &str) -> Policy {
@@ -119,7 +119,10 @@ async fn list(stores: &Registry, plural: &str, namespace: &str) -> Result<Vec<Va
     let Some(rest) = stores.get(&(GROUP.to_string(), "v1".to_string(), plural.to_string())) else {
         return Ok(Vec::new());
     };
-    let list = rest.list(namespace, &ListRequest::default()).await.map_err(|err| err.to_string())?;
+    // From the watch cache (resourceVersion "0"), as upstream's authorizer reads its informers' caches: a
+    // binding a moment old may not count yet, in both.
+    let request = ListRequest { resource_version: "0".into(), ..ListRequest::default() };
+    let list = rest.list(namespace, &request).await.map_err(|err| err.to_string())?;
     Ok(list.items.iter().map(|o| o.value().clone()).collect())
 }
 
@@ -184,8 +187,12 @@ impl SubjectRules {
 /// The rules of every mode, in order (`unionAuthzRulesHandler.RulesFor`). The privileged group is not a
 /// rule resolver, so `system:masters` sees the rules its bindings give it.
 pub(crate) fn resolve_rules(modes: &Modes, user: &UserInfo, namespace: &str, policy: Option<&Policy>) -> SubjectRules {
-    let mut out =
-        SubjectRules { resource_rules: Vec::new(), non_resource_rules: Vec::new(), incomplete: false, evaluation_error: String::new() };
+    let mut out = SubjectRules {
+        resource_rules: Vec::new(),
+        non_resource_rules: Vec::new(),
+        incomplete: false,
+        evaluation_error: String::new(),
+    };
     let mut errors: Vec<String> = Vec::new();
     for mode in &modes.0 {
         match mode {

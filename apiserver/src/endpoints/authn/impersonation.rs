@@ -167,7 +167,10 @@ mod tests {
                 format!("{}/{}/{}/{}/{}", r.api_group, r.resource, r.subresource, r.namespace, r.name)
             })
             .collect();
-        assert_eq!(checks, ["/serviceaccounts//ns/robot", "/groups///dev", "authentication.k8s.io/userextras/scopes//a"]);
+        assert_eq!(
+            checks,
+            ["/serviceaccounts//ns/robot", "/groups///dev", "authentication.k8s.io/userextras/scopes//a"]
+        );
         // Groups were asked for, so the service account's own are not added.
         let user = asked.user();
         assert_eq!(user.username, "system:serviceaccount:ns:robot");

@@ -15,8 +15,11 @@ pub struct TokenFile {
 impl TokenFile {
     /// Parses the file's `text`; `path` is for the error (upstream's text names it).
     pub fn parse(path: &str, text: &str) -> Result<TokenFile, String> {
-        let mut reader =
-            csv::ReaderBuilder::new().has_headers(false).flexible(true).trim(csv::Trim::None).from_reader(text.as_bytes());
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::None)
+            .from_reader(text.as_bytes());
         let mut users = BTreeMap::new();
         for record in reader.records() {
             let record = record.map_err(|e| format!("token file '{path}': {e}"))?;

@@ -193,6 +193,17 @@ fn fill_special(desc: &MessageDescriptor, value: &Value, message: &mut dyn Messa
         Some(Special::FieldsV1) => {
             set(message, "Raw", ReflectValueBox::Bytes(serde_json::to_vec(value).expect("JSON values serialize")))
         }
+        Some(Special::ExtraValue) => {
+            let Value::Array(items) = value else {
+                return Err(format!("{}: expected an array, got {value}", desc.name()));
+            };
+            let field = desc.field_by_name("items").expect("ExtraValue has its items");
+            let mut repeated = field.mut_repeated(message);
+            for item in items {
+                let item = item.as_str().ok_or_else(|| format!("{}: expected strings", desc.name()))?;
+                repeated.push(ReflectValueBox::String(item.to_string()));
+            }
+        }
         Some(Special::Duration) => {
             let nanos = parse_go_duration(&text()?).ok_or_else(|| format!("Duration: not a duration: {value}"))?;
             set(message, "duration", ReflectValueBox::I64(nanos));
@@ -212,6 +223,9 @@ enum Special {
     RawExtension,
     FieldsV1,
     Duration,
+    /// `ExtraValue` (of users in the authentication, authorization and certificates groups): a message
+    /// around a string list whose JSON is the list.
+    ExtraValue,
 }
 
 fn special_kind(desc: &MessageDescriptor) -> Option<Special> {
@@ -223,6 +237,7 @@ fn special_kind(desc: &MessageDescriptor) -> Option<Special> {
         "apimachinery.pkg.runtime.RawExtension" => Special::RawExtension,
         "apimachinery.pkg.apis.meta.v1.FieldsV1" => Special::FieldsV1,
         "apimachinery.pkg.apis.meta.v1.Duration" => Special::Duration,
+        name if name.ends_with(".ExtraValue") => Special::ExtraValue,
         _ => return None,
     })
 }
@@ -430,6 +445,18 @@ fn special_to_json(special: Special, message: &dyn MessageDyn, desc: &MessageDes
         }
         Special::FieldsV1 => serde_json::from_slice(&bytes("Raw")).unwrap_or(Value::Null),
         Special::Duration => Value::from(go_duration(int("duration"))),
+        Special::ExtraValue => {
+            let field = desc.field_by_name("items").expect("ExtraValue has its items");
+            let items = field.get_repeated(message);
+            Value::Array(
+                (0..items.len())
+                    .filter_map(|i| match items.get(i) {
+                        ReflectValueRef::String(s) => Some(Value::from(s)),
+                        _ => None,
+                    })
+                    .collect(),
+            )
+        }
     }
 }
 

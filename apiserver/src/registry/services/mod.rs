@@ -260,7 +260,8 @@ impl<S: Storage + Clone + 'static> ServiceRest<S> {
             return self.store.apply(ns, config, request, opts).await;
         }
         // The apply records its own fields: the create and patch below track nothing more.
-        let untracked = UpdateOptions { dry_run: opts.dry_run.clone(), field_manager: None, admission: opts.admission.clone() };
+        let untracked =
+            UpdateOptions { dry_run: opts.dry_run.clone(), field_manager: None, admission: opts.admission.clone() };
         if self.current(ns, request.name).await?.is_null() {
             let obj = self.store.applied(&Value::Null, &config, request)?;
             let create = CreateOptions { dry_run: opts.dry_run.clone(), ..CreateOptions::default() };

@@ -7,12 +7,15 @@
 //! - [`api_workload`]: the `apiserver` workloads' clients, their history, and the etcd-side record of the
 //!   registry prefix that the apiserver checks compare it with;
 //! - [`script`]: one scripted client, step by step, each step run by its kind (`crate::scenario::steps`)
-//!   with the run's shared context (`steps::ctx`) and board (`steps::board`).
+//!   with the run's shared context (`steps::ctx`) and board (`steps::board`);
+//! - [`webhooks`]: the admission webhooks' configurations, created before the clients start, and what each
+//!   webhook saw.
 
 pub mod api_workload;
 pub(crate) mod lifecycle;
 mod phases;
 mod script;
+pub mod webhooks;
 pub mod writes_kept;
 
 pub use crate::scenario::steps::observed::{AuthOutcome, KubeEvent, KubeResult, Observed};
@@ -66,6 +69,8 @@ pub struct ScenarioRun {
     /// The scripted clients' acknowledged writes as etcd holds them, when the scenario checks
     /// `AcknowledgedWritesKept`.
     pub writes_kept: Option<Vec<writes_kept::KeptWrite>>,
+    /// What each admission webhook saw, in file order.
+    pub webhooks: Vec<webhooks::WebhookLog>,
 }
 
 impl ScenarioRun {
@@ -154,6 +159,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         None => None,
     };
     lifecycle::finish(&cluster, &trace).await;
+    let webhook_logs = webhooks::logs(&cluster);
 
     let clients = client_records(scenario, &records, &kube_events, &informers);
     let state = std::mem::take(&mut *ctx.board.lock());
@@ -172,6 +178,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         api_history,
         without_watch_cache: None,
         writes_kept,
+        webhooks: webhook_logs,
     }
 }
 

@@ -31,7 +31,8 @@ use crate::workload::run_client;
 pub(super) type Records = Arc<Mutex<Vec<Vec<StepRecord>>>>;
 
 /// Builds the cluster, traces the start, arms the failpoints, and waits until every member listens (and,
-/// with apiservers, until every apiserver is ready) before the first request.
+/// with apiservers, until every apiserver is ready and the webhooks are configured) before the first
+/// request.
 pub(super) async fn start_cluster(
     scenario: &Scenario,
     seed: u64,
@@ -56,6 +57,8 @@ pub(super) async fn start_cluster(
         // they would behind a load balancer that checks /readyz.
         cluster.wait_for_apiservers().await;
         trace.event("sim", "apiservers ready");
+        // The webhooks' configurations exist before any client sends, as an operator installs them first.
+        super::webhooks::install(&cluster, trace).await;
     }
     cluster
 }
@@ -75,7 +78,8 @@ pub(super) fn start_scripts(
         debug_assert_eq!(node.name, script.name, "scripted clients come first, in file order");
         // A Kubernetes client has no member; its recording client (for waits and sleeps) names the first.
         let member = scenario.cluster.member_names().iter().position(|m| *m == script.member).unwrap_or(0);
-        let kube = script.kube.as_ref().map(|t| KubeConn::new(&script.name, t, cluster, seeds));
+        let token = script.user.as_deref().map(crate::cluster::access::token_of);
+        let kube = script.kube.as_ref().map(|t| KubeConn::new(&script.name, t, cluster, seeds, token));
         let client = RecordingClient::new(
             node.client,
             &ctx.endpoints[member],

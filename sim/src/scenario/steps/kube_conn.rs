@@ -17,14 +17,15 @@ pub struct KubeConn {
 }
 
 impl KubeConn {
-    /// The client's connections; a sticky client draws its apiserver from the seed.
-    pub fn new(client: &str, target: &KubeTarget, cluster: &Cluster, seeds: Seeds) -> KubeConn {
+    /// The client's connections, each request carrying `token` if it has one (its user's); a sticky
+    /// client draws its apiserver from the seed.
+    pub fn new(client: &str, target: &KubeTarget, cluster: &Cluster, seeds: Seeds, token: Option<String>) -> KubeConn {
         let pool: Vec<(String, KubeClient)> = target
             .pool
             .iter()
             .map(|name| {
                 let addr = cluster.apiserver(name).expect("validated against the cluster").addr;
-                (name.clone(), KubeClient::new(addr))
+                (name.clone(), KubeClient::new(addr).with_token(token.clone()))
             })
             .collect();
         // A sticky client's apiserver, and where a round-robin balancer stands at the client's first
@@ -51,7 +52,7 @@ impl KubeConn {
     /// steps), starting where this one stands; a round-robin balancer then moves this one on, as it would
     /// for the next connection.
     pub fn fork(&mut self) -> KubeConn {
-        let pool = self.pool.iter().map(|(name, c)| (name.clone(), KubeClient::new(c.addr()))).collect();
+        let pool = self.pool.iter().map(|(name, c)| (name.clone(), c.fresh())).collect();
         let forked = KubeConn { pool, routing: self.routing, next: self.next };
         self.pick();
         forked

@@ -9,12 +9,14 @@
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+pub mod access;
 mod checks;
 pub mod expand;
 
 pub use crate::scenario::lang::kube::Routing;
 pub use crate::scenario::lang::value::Value;
 pub use crate::scenario::steps::Step;
+pub use access::{User, Webhook};
 pub use checks::{CheckName, Checks};
 
 /// A whole scenario file.
@@ -27,6 +29,12 @@ pub struct File {
     pub cluster: Cluster,
     #[serde(default, rename = "apiserver", skip_serializing_if = "Vec::is_empty")]
     pub apiservers: Vec<Apiserver>,
+    /// Users the apiservers trust, by a token each.
+    #[serde(default, rename = "user", skip_serializing_if = "Vec::is_empty")]
+    pub users: Vec<User>,
+    /// Admission webhooks, each on a node of its own.
+    #[serde(default, rename = "webhook", skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<Webhook>,
     #[serde(default, rename = "client", skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<Client>,
     #[serde(default, rename = "workload", skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +132,9 @@ pub struct Cluster {
     /// scenario's `kube` steps name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Spanned<String>>,
+    /// The apiservers' `--authorization-mode` (`AlwaysAllow`, the default; `RBAC`; `Node,RBAC`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_mode: Option<Spanned<String>>,
 }
 
 fn default_members() -> Spanned<usize> {
@@ -147,6 +158,7 @@ impl Default for Cluster {
             bugs: Vec::new(),
             apiservers: None,
             resources: Vec::new(),
+            authorization_mode: None,
         }
     }
 }
@@ -165,6 +177,10 @@ pub struct Client {
     /// A Kubernetes client behind a load balancer: how it picks among every apiserver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<Spanned<Routing>>,
+    /// A Kubernetes client: the `[[user]]` it runs as (its requests carry the user's token); without
+    /// one it is anonymous.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<Spanned<String>>,
     #[serde(default, rename = "step", skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<Spanned<Step>>,
 }

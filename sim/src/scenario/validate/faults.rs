@@ -15,16 +15,17 @@ use crate::scenario::lang::suggest;
 use crate::scenario::plan::{FaultPlan, When};
 use crate::scenario::syntax;
 
-/// The nodes a fault may name: the members, the apiservers, then every client.
+/// The nodes a fault may name: the members, the apiservers, every client, then the webhooks.
 pub(super) struct Nodes<'a> {
     pub(super) members: &'a [String],
     pub(super) apiservers: &'a [String],
     pub(super) clients: &'a [String],
+    pub(super) webhooks: &'a [String],
 }
 
 impl Nodes<'_> {
     fn all(&self) -> impl Iterator<Item = &String> {
-        self.members.iter().chain(self.apiservers).chain(self.clients)
+        self.members.iter().chain(self.apiservers).chain(self.clients).chain(self.webhooks)
     }
 
     fn check(&self, src: &Source, node: &str, span: std::ops::Range<usize>, what: &str) -> Result<()> {

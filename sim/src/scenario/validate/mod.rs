@@ -6,6 +6,7 @@
 //! - [`cluster`]: the scenario-wide numbers, the cluster with its bug switches, the clients' names and the
 //!   workloads; [`kube`]: the apiservers, where Kubernetes clients send, the catalog the `kube` steps'
 //!   resources resolve in, and what the apiservers serve;
+//! - [`access`]: the authorization mode, the users, and the admission webhooks (nodes of their own);
 //! - [`names`]: the steps' names, each with what it gives the steps that name it;
 //! - [`steps`]: each scripted client and its steps, each step's operation and expectations validated by its
 //!   kind (`crate::scenario::steps`); [`order`] refuses `after` chains that can never start;
@@ -13,6 +14,7 @@
 //! - [`checks`]: the guarantees that must hold or fail, and whether the run needs its twin without watch
 //!   caches.
 
+mod access;
 mod checks;
 mod cluster;
 mod faults;
@@ -41,13 +43,19 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     kube::workloads(&src, &file, &spec)?;
     spec.clients = client_names.len();
     spec.client_labels = client_names.clone();
+    access::identities(&src, &file, &mut spec)?;
+    let taken: Vec<String> = servers.iter().chain(&client_names).cloned().collect();
+    access::webhooks(&src, &file, &mut spec, &taken)?;
+    access::served(&mut spec);
+    let webhooks = spec.webhook_names();
 
     let steps = names::steps(&src, &file)?;
     let names = Names { steps: &steps };
     let clients = steps::scripts(&src, &names, &file, &spec, &catalog)?;
     order::check_no_deadlock(&src, &file, &clients)?;
 
-    let nodes = faults::Nodes { members: &members, apiservers: &apiservers, clients: &client_names };
+    let nodes =
+        faults::Nodes { members: &members, apiservers: &apiservers, clients: &client_names, webhooks: &webhooks };
     let (faults, notes) = faults::faults(&src, &names, &file, &spec, &nodes)?;
     let relations = super::relations::plans(&src, &names, &file.relations)?;
     let failpoints = faults::failpoints(&src, &file, &nodes)?;

@@ -49,7 +49,8 @@ pub(super) fn scripts(
             check_client_kind(src, step, &plan.op, kube.is_some())?;
             plans.push(plan);
         }
-        clients.push(ClientScript { name: client.name.get_ref().clone(), member, kube, steps: plans });
+        let user = super::access::client_user(src, client, spec, kube.is_some())?;
+        clients.push(ClientScript { name: client.name.get_ref().clone(), member, kube, user, steps: plans });
     }
     Ok(clients)
 }

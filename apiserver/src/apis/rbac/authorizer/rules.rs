@@ -289,9 +289,8 @@ fn resource_name_matches(rule: &Value, name: &str) -> bool {
 
 /// `NonResourceURLMatches`: `*`, the exact path, or a prefix ending in `*`.
 fn non_resource_url_matches(rule: &Value, path: &str) -> bool {
-    strings(rule, "nonResourceURLs").any(|url| {
-        url == ALL || url == path || (url.ends_with('*') && path.starts_with(url.trim_end_matches('*')))
-    })
+    strings(rule, "nonResourceURLs")
+        .any(|url| url == ALL || url == path || (url.ends_with('*') && path.starts_with(url.trim_end_matches('*'))))
 }
 
 /// `utilerrors.NewAggregate(errs).Error()`: one error as itself, several once each in brackets.

@@ -124,26 +124,94 @@ fn rules_match_as_upstreams_helpers() {
     let nobody = user("u", &[]);
     let cases: Vec<(Value, Request, bool)> = vec![
         // Verbs: exact or "*".
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}), resource("get", "ns", "", "pods", "", ""), true),
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}), resource("list", "ns", "", "pods", "", ""), false),
-        (json!({"verbs": ["*"], "apiGroups": [""], "resources": ["pods"]}), resource("delete", "", "", "pods", "", ""), true),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}),
+            resource("get", "ns", "", "pods", "", ""),
+            true,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}),
+            resource("list", "ns", "", "pods", "", ""),
+            false,
+        ),
+        (
+            json!({"verbs": ["*"], "apiGroups": [""], "resources": ["pods"]}),
+            resource("delete", "", "", "pods", "", ""),
+            true,
+        ),
         // API groups: exact or "*"; "" is the core group only.
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["deployments"]}), resource("get", "ns", "apps", "deployments", "", ""), false),
-        (json!({"verbs": ["get"], "apiGroups": ["*"], "resources": ["deployments"]}), resource("get", "ns", "apps", "deployments", "", ""), true),
-        (json!({"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments"]}), resource("get", "ns", "apps", "deployments", "", ""), true),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["deployments"]}),
+            resource("get", "ns", "apps", "deployments", "", ""),
+            false,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": ["*"], "resources": ["deployments"]}),
+            resource("get", "ns", "apps", "deployments", "", ""),
+            true,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments"]}),
+            resource("get", "ns", "apps", "deployments", "", ""),
+            true,
+        ),
         // Resources: "*" covers subresources; a plain resource does not; "resource/sub" and "*/sub" do.
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["*"]}), resource("get", "ns", "", "pods", "log", ""), true),
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}), resource("get", "ns", "", "pods", "log", ""), false),
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/log"]}), resource("get", "ns", "", "pods", "log", ""), true),
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/log"]}), resource("get", "ns", "", "pods", "", ""), false),
-        (json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["*/status"]}), resource("update", "ns", "apps", "deployments", "status", ""), true),
-        (json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["*/status"]}), resource("update", "ns", "apps", "deployments", "scale", ""), false),
-        (json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["*/status"]}), resource("update", "ns", "apps", "deployments", "", ""), false),
-        (json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["x/status"]}), resource("update", "ns", "apps", "deployments", "status", ""), false),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["*"]}),
+            resource("get", "ns", "", "pods", "log", ""),
+            true,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}),
+            resource("get", "ns", "", "pods", "log", ""),
+            false,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/log"]}),
+            resource("get", "ns", "", "pods", "log", ""),
+            true,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/log"]}),
+            resource("get", "ns", "", "pods", "", ""),
+            false,
+        ),
+        (
+            json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["*/status"]}),
+            resource("update", "ns", "apps", "deployments", "status", ""),
+            true,
+        ),
+        (
+            json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["*/status"]}),
+            resource("update", "ns", "apps", "deployments", "scale", ""),
+            false,
+        ),
+        (
+            json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["*/status"]}),
+            resource("update", "ns", "apps", "deployments", "", ""),
+            false,
+        ),
+        (
+            json!({"verbs": ["update"], "apiGroups": ["*"], "resources": ["x/status"]}),
+            resource("update", "ns", "apps", "deployments", "status", ""),
+            false,
+        ),
         // Resource names: none means all; otherwise the name must be listed (a list has no name).
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["a"]}), resource("get", "ns", "", "secrets", "", "a"), true),
-        (json!({"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["a"]}), resource("get", "ns", "", "secrets", "", "b"), false),
-        (json!({"verbs": ["list"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["a"]}), resource("list", "ns", "", "secrets", "", ""), false),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["a"]}),
+            resource("get", "ns", "", "secrets", "", "a"),
+            true,
+        ),
+        (
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["a"]}),
+            resource("get", "ns", "", "secrets", "", "b"),
+            false,
+        ),
+        (
+            json!({"verbs": ["list"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["a"]}),
+            resource("list", "ns", "", "secrets", "", ""),
+            false,
+        ),
         // Non-resource URLs: exact, "*", or a prefix before a trailing "*"; never for resource requests.
         (json!({"verbs": ["get"], "nonResourceURLs": ["/healthz"]}), path("get", "/healthz"), true),
         (json!({"verbs": ["get"], "nonResourceURLs": ["/healthz"]}), path("get", "/healthz/etcd"), false),
@@ -167,11 +235,38 @@ fn bindings_apply_to_their_subjects_and_scope() {
         role("ClusterRole", "", "pod-reader", pods.clone()),
         role("Role", "ns", "local-reader", pods.clone()),
         role("Role", "other", "elsewhere", pods.clone()),
-        binding("ClusterRoleBinding", "", "crb", "ClusterRole", "pod-reader", json!([{"kind": "User", "name": "alice"}])),
-        binding("RoleBinding", "ns", "rb-cluster", "ClusterRole", "pod-reader", json!([{"kind": "Group", "name": "devs"}])),
-        binding("RoleBinding", "ns", "rb-sa", "Role", "local-reader", json!([{"kind": "ServiceAccount", "name": "robot"}])),
-        binding("RoleBinding", "ns", "rb-sa-other", "Role", "local-reader",
-            json!([{"kind": "User", "name": "nobody"}, {"kind": "ServiceAccount", "name": "bot", "namespace": "other"}])),
+        binding(
+            "ClusterRoleBinding",
+            "",
+            "crb",
+            "ClusterRole",
+            "pod-reader",
+            json!([{"kind": "User", "name": "alice"}]),
+        ),
+        binding(
+            "RoleBinding",
+            "ns",
+            "rb-cluster",
+            "ClusterRole",
+            "pod-reader",
+            json!([{"kind": "Group", "name": "devs"}]),
+        ),
+        binding(
+            "RoleBinding",
+            "ns",
+            "rb-sa",
+            "Role",
+            "local-reader",
+            json!([{"kind": "ServiceAccount", "name": "robot"}]),
+        ),
+        binding(
+            "RoleBinding",
+            "ns",
+            "rb-sa-other",
+            "Role",
+            "local-reader",
+            json!([{"kind": "User", "name": "nobody"}, {"kind": "ServiceAccount", "name": "bot", "namespace": "other"}]),
+        ),
     ];
     let policy = policy(objects);
     let robot = user("system:serviceaccount:ns:robot", &["system:serviceaccounts"]);
@@ -181,13 +276,33 @@ fn bindings_apply_to_their_subjects_and_scope() {
     let (robotic, plain_robot) = (user("system:serviceaccount:ns:robotic", &[]), user("robot", &[]));
     let get_pods = |ns: &'static str| resource("get", ns, "", "pods", "", "");
     let cases: Vec<(&UserInfo, Request, &str)> = vec![
-        (&alice, get_pods("ns"), r#"RBAC: allowed by ClusterRoleBinding "crb" of ClusterRole "pod-reader" to User "alice""#),
-        (&alice, get_pods(""), r#"RBAC: allowed by ClusterRoleBinding "crb" of ClusterRole "pod-reader" to User "alice""#),
-        (&dev, get_pods("ns"), r#"RBAC: allowed by RoleBinding "rb-cluster/ns" of ClusterRole "pod-reader" to Group "devs""#),
+        (
+            &alice,
+            get_pods("ns"),
+            r#"RBAC: allowed by ClusterRoleBinding "crb" of ClusterRole "pod-reader" to User "alice""#,
+        ),
+        (
+            &alice,
+            get_pods(""),
+            r#"RBAC: allowed by ClusterRoleBinding "crb" of ClusterRole "pod-reader" to User "alice""#,
+        ),
+        (
+            &dev,
+            get_pods("ns"),
+            r#"RBAC: allowed by RoleBinding "rb-cluster/ns" of ClusterRole "pod-reader" to Group "devs""#,
+        ),
         (&dev, get_pods("other"), ""),
         (&dev, get_pods(""), ""),
-        (&robot, get_pods("ns"), r#"RBAC: allowed by RoleBinding "rb-sa/ns" of Role "local-reader" to ServiceAccount "robot/ns""#),
-        (&bot, get_pods("ns"), r#"RBAC: allowed by RoleBinding "rb-sa-other/ns" of Role "local-reader" to ServiceAccount "bot/other""#),
+        (
+            &robot,
+            get_pods("ns"),
+            r#"RBAC: allowed by RoleBinding "rb-sa/ns" of Role "local-reader" to ServiceAccount "robot/ns""#,
+        ),
+        (
+            &bot,
+            get_pods("ns"),
+            r#"RBAC: allowed by RoleBinding "rb-sa-other/ns" of Role "local-reader" to ServiceAccount "bot/other""#,
+        ),
         (&robot, resource("list", "ns", "", "pods", "", ""), ""),
         (&robotic, get_pods("ns"), ""),
         (&plain_robot, get_pods("ns"), ""),
@@ -258,7 +373,14 @@ fn aggregated_cluster_roles_hold_the_rules_of_the_roles_they_select() {
             "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"example.com/aggregate-to-monitoring": "true"}}]}}),
         json!({"kind": "ClusterRole", "metadata": {"name": "endpoints-reader", "labels": {"example.com/aggregate-to-monitoring": "true"}},
             "rules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["endpoints"]}]}),
-        binding("ClusterRoleBinding", "", "mon", "ClusterRole", "monitoring", json!([{"kind": "User", "name": "prom"}])),
+        binding(
+            "ClusterRoleBinding",
+            "",
+            "mon",
+            "ClusterRole",
+            "monitoring",
+            json!([{"kind": "User", "name": "prom"}]),
+        ),
     ];
     let prom = user("prom", &[]);
     let policy = policy(objects);
@@ -275,18 +397,48 @@ fn the_bootstrap_policy_grants_what_upstreams_does() {
     let authenticated = user("alice", &["system:authenticated"]);
     let anonymous = UserInfo::anonymous();
     let masters = user("admin", &["system:masters", "system:authenticated"]);
-    let view_in_ns = binding("RoleBinding", "ns", "v", "ClusterRole", "view", json!([{"kind": "User", "name": "alice"}]));
-    let edit_in_ns = binding("RoleBinding", "ns", "e", "ClusterRole", "edit", json!([{"kind": "User", "name": "alice"}]));
+    let view_in_ns =
+        binding("RoleBinding", "ns", "v", "ClusterRole", "view", json!([{"kind": "User", "name": "alice"}]));
+    let edit_in_ns =
+        binding("RoleBinding", "ns", "e", "ClusterRole", "edit", json!([{"kind": "User", "name": "alice"}]));
     let cases: Vec<(&UserInfo, Request, &str)> = vec![
-        (&authenticated, path("get", "/api"), r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#),
-        (&authenticated, path("get", "/apis/apps/v1"), r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#),
-        (&anonymous, path("get", "/healthz"), r#"RBAC: allowed by ClusterRoleBinding "system:public-info-viewer" of ClusterRole "system:public-info-viewer" to Group "system:unauthenticated""#),
+        (
+            &authenticated,
+            path("get", "/api"),
+            r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#,
+        ),
+        (
+            &authenticated,
+            path("get", "/apis/apps/v1"),
+            r#"RBAC: allowed by ClusterRoleBinding "system:discovery" of ClusterRole "system:discovery" to Group "system:authenticated""#,
+        ),
+        (
+            &anonymous,
+            path("get", "/healthz"),
+            r#"RBAC: allowed by ClusterRoleBinding "system:public-info-viewer" of ClusterRole "system:public-info-viewer" to Group "system:unauthenticated""#,
+        ),
         (&anonymous, path("get", "/api"), ""),
-        (&authenticated, resource("create", "", "authorization.k8s.io", "selfsubjectaccessreviews", "", ""), r#"RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated""#),
-        (&authenticated, resource("create", "", "authentication.k8s.io", "selfsubjectreviews", "", ""), r#"RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated""#),
+        (
+            &authenticated,
+            resource("create", "", "authorization.k8s.io", "selfsubjectaccessreviews", "", ""),
+            r#"RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated""#,
+        ),
+        (
+            &authenticated,
+            resource("create", "", "authentication.k8s.io", "selfsubjectreviews", "", ""),
+            r#"RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole "system:basic-user" to Group "system:authenticated""#,
+        ),
         (&authenticated, resource("list", "ns", "", "pods", "", ""), ""),
-        (&masters, resource("delete", "", "", "nodes", "", "n1"), r#"RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters""#),
-        (&masters, path("post", "/whatever"), r#"RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters""#),
+        (
+            &masters,
+            resource("delete", "", "", "nodes", "", "n1"),
+            r#"RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters""#,
+        ),
+        (
+            &masters,
+            path("post", "/whatever"),
+            r#"RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters""#,
+        ),
     ];
     for (who, request, want) in cases {
         let decision = policy.authorize(&request.by(who));
@@ -302,14 +454,23 @@ fn the_bootstrap_policy_grants_what_upstreams_does() {
     assert!(policy.authorize(&resource("create", "ns", "apps", "deployments", "", "").by(&authenticated)).allowed());
     assert!(policy.authorize(&resource("get", "ns", "", "secrets", "", "").by(&authenticated)).allowed());
     assert!(!policy.authorize(&resource("create", "ns", GROUP, "roles", "", "").by(&authenticated)).allowed());
-    assert!(!policy.authorize(&resource("create", "other", "apps", "deployments", "", "").by(&authenticated)).allowed());
+    assert!(!policy
+        .authorize(&resource("create", "other", "apps", "deployments", "", "").by(&authenticated))
+        .allowed());
 }
 
 #[test]
 fn the_chain_asks_each_mode_in_order() {
     let alice = user("alice", &[]);
     let masters = user("root", &["system:masters"]);
-    let broken = policy(vec![binding("ClusterRoleBinding", "", "b", "ClusterRole", "gone", json!([{"kind": "User", "name": "alice"}]))]);
+    let broken = policy(vec![binding(
+        "ClusterRoleBinding",
+        "",
+        "b",
+        "ClusterRole",
+        "gone",
+        json!([{"kind": "User", "name": "alice"}]),
+    )]);
     let get = resource("get", "ns", "", "pods", "", "");
     let modes = |list: &str| Modes::parse(list).unwrap();
     let cases: Vec<(&str, &UserInfo, Decision)> = vec![
@@ -317,13 +478,18 @@ fn the_chain_asks_each_mode_in_order() {
         ("AlwaysDeny", &alice, Decision::NoOpinion { reason: "Everything is forbidden.".into() }),
         ("AlwaysDeny", &masters, Decision::Allow { reason: "".into() }),
         ("AlwaysDeny,AlwaysAllow", &alice, Decision::Allow { reason: "".into() }),
-        ("Node,RBAC", &alice, Decision::NoOpinion { reason: r#"RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found"#.into() }),
+        (
+            "Node,RBAC",
+            &alice,
+            Decision::NoOpinion { reason: r#"RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found"#.into() },
+        ),
         ("Node,RBAC", &masters, Decision::Allow { reason: "".into() }),
         (
             "AlwaysDeny,RBAC",
             &alice,
             Decision::NoOpinion {
-                reason: "Everything is forbidden.\nRBAC: clusterrole.rbac.authorization.k8s.io \"gone\" not found".into(),
+                reason: "Everything is forbidden.\nRBAC: clusterrole.rbac.authorization.k8s.io \"gone\" not found"
+                    .into(),
             },
         ),
     ];
@@ -386,7 +552,12 @@ fn refusals_read_as_upstreams_403() {
 #[test]
 fn the_rules_a_user_holds_are_listed_in_upstreams_shape() {
     let objects = with_bootstrap(vec![
-        role("Role", "ns", "secrets", json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["s"]}])),
+        role(
+            "Role",
+            "ns",
+            "secrets",
+            json!([{"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["s"]}]),
+        ),
         binding("RoleBinding", "ns", "a", "Role", "secrets", json!([{"kind": "User", "name": "alice"}])),
         binding("RoleBinding", "ns", "b", "Role", "missing", json!([{"kind": "User", "name": "alice"}])),
     ]);
