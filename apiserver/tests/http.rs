@@ -66,7 +66,7 @@ fn events_are_written_under_a_lease_of_the_event_ttl() {
 
 /// A service account token round trip: `serviceaccounts/token` issues it; a `TokenReview` authenticates
 /// it as the account (for the server's audience, not another); as a bearer token it makes the request the
-/// account's (`SelfSubjectReview`); once the account is deleted, it no longer authenticates.
+/// account's (`SelfSubjectReview`); once the account is deleted, it no longer authenticates (401).
 #[test]
 fn a_service_account_token_authenticates_until_its_account_is_gone() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
@@ -114,7 +114,12 @@ fn a_service_account_token_authenticates_until_its_account_is_gone() {
             reviewed.json()["status"],
             serde_json::json!({"user": {}, "error": "service account token has been invalidated"})
         );
+        // A token that no longer authenticates is a 401, with upstream's bare Status, not the anonymous user.
         let whoami = send("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", bearer, "{}".into()).await;
-        assert_eq!(whoami.json()["status"]["userInfo"]["username"], "system:anonymous");
+        assert_eq!(whoami.status, 401);
+        assert_eq!(
+            whoami.text(),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#.to_string() + "\n"
+        );
     });
 }
