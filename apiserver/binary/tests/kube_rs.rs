@@ -694,7 +694,43 @@ async fn tokens_reviews_and_evictions_through_kube() {
 
         let whoami: Api<SelfSubjectReview> = Api::all(client.clone());
         let me = within("whoami", whoami.create(&PostParams::default(), &from(json!({})))).await.expect("whoami");
-        assert_eq!(me.status.and_then(|s| s.user_info).and_then(|u| u.username).as_deref(), Some("system:anonymous"));
+        // kube sends the kubeconfig's admin token even over plain HTTP (kubectl does not).
+        assert_eq!(me.status.and_then(|s| s.user_info).and_then(|u| u.username).as_deref(), Some("kubesim-admin"));
+        // A token for another audience does not authenticate to the apiserver (upstream's 401); a client of a
+        // token for the apiserver's own audience is the account.
+        let elsewhere = Config::from_custom_kubeconfig(
+            {
+                let mut kubeconfig = Kubeconfig::read_from(&server_kubeconfig).expect("kube reads the kubeconfig");
+                for named in &mut kubeconfig.auth_infos {
+                    if let Some(auth) = named.auth_info.as_mut() {
+                        auth.token = Some(token.clone().into());
+                    }
+                }
+                kubeconfig
+            },
+            &KubeConfigOptions::default(),
+        )
+        .await
+        .expect("config");
+        let refused: Api<SelfSubjectReview> = Api::all(Client::try_from(elsewhere).expect("a client"));
+        let err = within("whoami", refused.create(&PostParams::default(), &from(json!({})))).await.unwrap_err();
+        assert!(matches!(&err, kube::Error::Api(s) if s.code == 401 && s.message == "Unauthorized"), "{err:?}");
+        let own: TokenRequest = from(json!({"spec": {}}));
+        let issued: Result<TokenRequest, _> =
+            within("a token", accounts.create_subresource("token", "robot", &PostParams::default(), &own)).await;
+        let token = issued.expect("token").status.expect("a token").token;
+        let mut kubeconfig = Kubeconfig::read_from(&server_kubeconfig).expect("kube reads the kubeconfig");
+        for named in &mut kubeconfig.auth_infos {
+            if let Some(auth) = named.auth_info.as_mut() {
+                auth.token = Some(token.clone().into());
+            }
+        }
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.expect("config");
+        let robot = Client::try_from(config).expect("a client of the token");
+        let whoami: Api<SelfSubjectReview> = Api::all(robot);
+        let me = within("whoami", whoami.create(&PostParams::default(), &from(json!({})))).await.expect("whoami");
+        let user = me.status.and_then(|s| s.user_info).expect("a user");
+        assert_eq!(user.username.as_deref(), Some("system:serviceaccount:default:robot"));
         let can_i: Api<SelfSubjectAccessReview> = Api::all(client.clone());
         let asked: SelfSubjectAccessReview =
             from(json!({"spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}));
