@@ -138,6 +138,7 @@ pub fn build(
     }
     // The review kinds store nothing; they see the stores (a token review looks its account up).
     let stores = Arc::new(registry.clone());
+    let static_tokens = Arc::new(options.config.authentication.tokens.clone());
     for info in catalog.all() {
         if let Some(review) = info.review.clone() {
             let rest = ReviewRest::new(
@@ -147,7 +148,8 @@ pub fn build(
                 stores.clone(),
                 clock.clone(),
                 options.config.authorization.clone(),
-            );
+            )
+            .with_static_tokens(static_tokens.clone());
             let key = (info.resource.group.clone(), info.resource.version.clone(), info.resource.plural.clone());
             registry.insert(key, Arc::new(rest));
         }

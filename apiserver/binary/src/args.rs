@@ -75,6 +75,16 @@ pub struct Args {
     /// Admission plugins to disable from the default set (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub disable_admission_plugins: Vec<String>,
+    /// The private key service account tokens are signed with (ECDSA P-256, PEM); without it, each start
+    /// draws a key of its own.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// Public (or private) keys, PEM, whose tokens also authenticate.
+    #[arg(long)]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// The issuer (`iss`) of service account tokens, and their default audience.
+    #[arg(long, default_value = apiserver::registry::tokens::DEFAULT_ISSUER)]
+    pub service_account_issuer: String,
     /// Write a kubeconfig for this server to PATH (kubectl, kube-rs and the Python client load it as is).
     #[arg(long)]
     pub write_kubeconfig: Option<PathBuf>,

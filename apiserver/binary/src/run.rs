@@ -114,9 +114,7 @@ async fn run(args: Args) -> Result<(), String> {
         request_timeout: args.request_timeout,
         advertise_address: addr.to_string(),
         seed,
-        // kube-apiserver signs with `--service-account-key-file`; here each start draws its own key, so a
-        // token outlives neither a restart nor the process (the embedded etcd does not either, by default).
-        service_account_tokens: Arc::new(ServiceAccountTokens::from_seed(seed)),
+        service_account_tokens: Arc::new(service_account_tokens(&args, seed)?),
         authentication,
         authorization: Modes::parse(&args.authorization_mode).map_err(|e| format!("--authorization-mode: {e}"))?,
         admission: AdmissionConfig::from_flags(&args.enable_admission_plugins, &args.disable_admission_plugins)?,
@@ -195,6 +193,28 @@ async fn run(args: Args) -> Result<(), String> {
     }
     println!("kubesim-apiserver: stopped");
     Ok(())
+}
+
+/// The service account token keys of the flags. Without `--service-account-signing-key-file` each start
+/// draws its own key, so a token outlives neither a restart nor the process (the embedded etcd does not
+/// either, by default).
+fn service_account_tokens(args: &Args, seed: u64) -> Result<ServiceAccountTokens, String> {
+    let read =
+        |path: &std::path::Path| std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()));
+    let mut tokens = match &args.service_account_signing_key_file {
+        Some(path) => ServiceAccountTokens::from_pem(&read(path)?, &args.service_account_issuer)
+            .map_err(|e| format!("--service-account-signing-key-file {}: {e}", path.display()))?,
+        None if args.service_account_issuer != apiserver::registry::tokens::DEFAULT_ISSUER => {
+            return Err("--service-account-issuer needs --service-account-signing-key-file".into())
+        }
+        None => ServiceAccountTokens::from_seed(seed),
+    };
+    for path in &args.service_account_key_file {
+        tokens = tokens
+            .with_verification_keys(&read(path)?)
+            .map_err(|e| format!("--service-account-key-file {}: {e}", path.display()))?;
+    }
+    Ok(tokens)
 }
 
 /// The authenticators of the flags, and the admin token the kubeconfig carries: drawn from the seed, in

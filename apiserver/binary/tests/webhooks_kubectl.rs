@@ -5,10 +5,10 @@
 //! error under `failurePolicy: Fail` and admits the object under `Ignore`.
 #![cfg(not(madsim))]
 
-#[path = "support/spawn.rs"]
-mod spawn;
 #[path = "real_clients/mod.rs"]
 mod real_clients;
+#[path = "support/spawn.rs"]
+mod spawn;
 
 use std::convert::Infallible;
 use std::process::{Command, Output};
@@ -27,7 +27,9 @@ use serde_json::{json, Value};
 fn answer(path: &str, review: &Value) -> Option<Value> {
     let uid = review["request"]["uid"].clone();
     let response = match path {
-        "/deny" => json!({"uid": uid, "allowed": false, "status": {"message": "configmaps named deny-* are refused", "code": 403}}),
+        "/deny" => {
+            json!({"uid": uid, "allowed": false, "status": {"message": "configmaps named deny-* are refused", "code": 403}})
+        }
         "/patch" => {
             let patch = json!([{"op": "add", "path": "/metadata/labels", "value": {"patched-by": "webhook"}}]);
             let patch = base64::engine::general_purpose::STANDARD.encode(patch.to_string());
@@ -76,7 +78,9 @@ fn start_webhook(runtime: &tokio::runtime::Runtime) -> (u16, String) {
                     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
                     let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     match answer(&path, &review) {
-                        Some(answer) => Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from(answer.to_string())))),
+                        Some(answer) => {
+                            Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from(answer.to_string()))))
+                        }
                         None => {
                             // `/hang`: never answers within any webhook timeout.
                             tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -135,7 +139,8 @@ fn configuration(kind: &str, name: &str, port: u16, path: &str, ca: &str, policy
 
 #[test]
 fn webhooks_deny_patch_and_time_out_as_kube_apiserver_does() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("a runtime");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("a runtime");
     let (port, ca) = start_webhook(&runtime);
     let server = Server::start();
     let configs = [
@@ -145,7 +150,11 @@ fn webhooks_deny_patch_and_time_out_as_kube_apiserver_does() {
         ("ValidatingWebhookConfiguration", "hang-ignored", "/hang", "Ignore", 1),
     ];
     for (kind, name, path, policy, timeout_s) in configs {
-        let done = kubectl(&server, &["create", "-f", "-"], Some(&configuration(kind, name, port, path, &ca, policy, timeout_s)));
+        let done = kubectl(
+            &server,
+            &["create", "-f", "-"],
+            Some(&configuration(kind, name, port, path, &ca, policy, timeout_s)),
+        );
         assert!(done.status.success(), "creating {name}: {}", text(&done.stderr));
     }
     let create = |name: &str, hook: &str| {

@@ -51,6 +51,7 @@ pub mod strategies;
 pub(crate) mod strategy;
 pub(crate) mod structural;
 pub mod system;
+pub mod token_file;
 pub mod tokens;
 pub(crate) mod typecheck;
 pub mod user;

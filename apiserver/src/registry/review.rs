@@ -19,6 +19,7 @@ use crate::registry::rest::{BoxFuture, PatchFn, Registry, Rest};
 use crate::registry::store::{ApplyRequest, DeleteResult, ListRequest};
 use crate::registry::strategy::{DeleteStrategy, Strategy, Subresource};
 use crate::registry::system::Clock;
+use crate::registry::token_file::TokenFile;
 use crate::registry::tokens::ServiceAccountTokens;
 use crate::registry::user::UserInfo;
 use crate::storage::{GetOptions, ObjectList, ResourceVersion, SharedObject, Watcher};
@@ -36,6 +37,8 @@ pub(crate) struct ReviewContext<'a> {
     pub dry_run: &'a [String],
     /// The server's authorization chain, which the access reviews ask.
     pub authorization: &'a Modes,
+    /// The server's static tokens (`--token-auth-file`), which a token review checks too.
+    pub static_tokens: &'a TokenFile,
 }
 
 impl ReviewContext<'_> {
@@ -96,6 +99,7 @@ pub(crate) struct ReviewRest {
     stores: Arc<Registry>,
     clock: Arc<dyn Clock>,
     authorization: Modes,
+    static_tokens: Arc<TokenFile>,
 }
 
 impl ReviewRest {
@@ -107,7 +111,13 @@ impl ReviewRest {
         clock: Arc<dyn Clock>,
         authorization: Modes,
     ) -> ReviewRest {
-        ReviewRest { review, strategy, tokens, stores, clock, authorization }
+        ReviewRest { review, strategy, tokens, stores, clock, authorization, static_tokens: Arc::default() }
+    }
+
+    /// This review with the server's static tokens (`--token-auth-file`).
+    pub(crate) fn with_static_tokens(mut self, static_tokens: Arc<TokenFile>) -> ReviewRest {
+        self.static_tokens = static_tokens;
+        self
     }
 }
 
@@ -121,6 +131,7 @@ impl ReviewRest {
             stores: &self.stores,
             dry_run,
             authorization: &self.authorization,
+            static_tokens: &self.static_tokens,
         }
     }
 }

@@ -23,7 +23,8 @@ pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 /// The signing key and issuer of one cluster's service account tokens.
 pub struct ServiceAccountTokens {
     encoding: EncodingKey,
-    decoding: DecodingKey,
+    /// The keys tokens are verified with: the signing key's, then those of `--service-account-key-file`.
+    decoding: Vec<DecodingKey>,
     key_id: String,
     issuer: String,
 }
@@ -95,15 +96,51 @@ impl ServiceAccountTokens {
                 break key;
             }
         };
+        ServiceAccountTokens::from_secret(&secret, DEFAULT_ISSUER)
+    }
+
+    /// The tokens of `--service-account-signing-key-file` (a P-256 private key, PKCS #8 or SEC1 PEM) and
+    /// `--service-account-issuer`. kube-apiserver also signs with RSA keys; kubesim's tokens are ES256 only.
+    pub fn from_pem(key_pem: &str, issuer: &str) -> Result<ServiceAccountTokens, String> {
+        use p256::pkcs8::DecodePrivateKey;
+        let secret = p256::SecretKey::from_pkcs8_pem(key_pem)
+            .or_else(|_| p256::SecretKey::from_sec1_pem(key_pem))
+            .map_err(|_| "the signing key must be an ECDSA P-256 private key in PEM (PKCS #8 or SEC1)".to_string())?;
+        if issuer.is_empty() {
+            return Err("service-account-issuer is a required flag".into());
+        }
+        Ok(ServiceAccountTokens::from_secret(&secret, issuer))
+    }
+
+    /// These tokens, also verifying with the public keys of `--service-account-key-file` (P-256, PKIX PEM,
+    /// or private keys whose public halves count), as kube-apiserver accepts tokens signed by any of them.
+    pub fn with_verification_keys(mut self, pem_text: &str) -> Result<ServiceAccountTokens, String> {
+        use p256::pkcs8::{DecodePrivateKey, DecodePublicKey};
+        let blocks = pem::parse_many(pem_text).map_err(|e| e.to_string())?;
+        if blocks.is_empty() {
+            return Err("no keys found".into());
+        }
+        for block in blocks {
+            let text = pem::encode(&block);
+            let public = p256::PublicKey::from_public_key_pem(&text)
+                .or_else(|_| p256::SecretKey::from_pkcs8_pem(&text).map(|k| k.public_key()))
+                .or_else(|_| p256::SecretKey::from_sec1_pem(&text).map(|k| k.public_key()))
+                .map_err(|_| format!("a {:?} block is not an ECDSA P-256 key", block.tag()))?;
+            self.decoding.push(DecodingKey::from_ec_der(&public.to_sec1_bytes()));
+        }
+        Ok(self)
+    }
+
+    fn from_secret(secret: &p256::SecretKey, issuer: &str) -> ServiceAccountTokens {
         let pkcs8 = secret.to_pkcs8_der().expect("a P-256 key encodes as PKCS #8");
         let public = secret.public_key();
         let pkix = public.to_public_key_der().expect("a P-256 public key encodes as PKIX");
         let key_id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(pkix.as_bytes()));
         ServiceAccountTokens {
             encoding: EncodingKey::from_ec_der(pkcs8.as_bytes()),
-            decoding: DecodingKey::from_ec_der(&public.to_sec1_bytes()),
+            decoding: vec![DecodingKey::from_ec_der(&public.to_sec1_bytes())],
             key_id,
-            issuer: DEFAULT_ISSUER.into(),
+            issuer: issuer.into(),
         }
     }
 
@@ -130,8 +167,12 @@ impl ServiceAccountTokens {
         validation.validate_aud = false;
         validation.required_spec_claims.clear();
         validation.set_issuer(&[self.issuer.as_str()]);
-        let claims =
-            jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).map_err(|_| TokenError::Invalid)?.claims;
+        let claims = self
+            .decoding
+            .iter()
+            .find_map(|key| jsonwebtoken::decode::<Claims>(token, key, &validation).ok())
+            .ok_or(TokenError::Invalid)?
+            .claims;
         // go-jose's leeway for clock skew: one minute.
         const LEEWAY_S: i64 = 60;
         if now_unix_s > claims.exp + LEEWAY_S {
@@ -192,6 +233,32 @@ mod tests {
             serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(header).unwrap()).unwrap();
         assert_eq!(header["alg"], "ES256");
         assert_eq!(header["kid"].as_str().unwrap().len(), 43, "a base64url SHA-256");
+    }
+
+    #[test]
+    fn keys_from_pem_sign_and_verify_with_the_issuer_given() {
+        use p256::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+        let secret = p256::SecretKey::from_slice(&[7u8; 32]).unwrap();
+        let pem = secret.to_pkcs8_pem(LineEnding::LF).unwrap();
+        let tokens = ServiceAccountTokens::from_pem(&pem, "https://issuer.example").unwrap();
+        assert_eq!(tokens.issuer(), "https://issuer.example");
+        let mut c = claims(4600);
+        c.iss = "https://issuer.example".into();
+        let token = tokens.issue(&c);
+        assert_eq!(tokens.verify(&token, 2000, &[]), Ok(c.clone()));
+        // Another signer's tokens verify once its public key is given.
+        let other = ServiceAccountTokens::from_pem(
+            &p256::SecretKey::from_slice(&[9u8; 32]).unwrap().to_pkcs8_pem(LineEnding::LF).unwrap(),
+            "https://issuer.example",
+        )
+        .unwrap();
+        let foreign = other.issue(&c);
+        assert_eq!(tokens.verify(&foreign, 2000, &[]), Err(TokenError::Invalid));
+        let public = p256::SecretKey::from_slice(&[9u8; 32]).unwrap().public_key();
+        let tokens = tokens.with_verification_keys(&public.to_public_key_pem(LineEnding::LF).unwrap()).unwrap();
+        assert_eq!(tokens.verify(&foreign, 2000, &[]), Ok(c));
+        assert!(ServiceAccountTokens::from_pem("not a key", "x").unwrap_err().contains("P-256"));
+        assert!(ServiceAccountTokens::from_pem(&pem, "").unwrap_err().contains("issuer"));
     }
 
     #[test]

@@ -139,7 +139,8 @@ pub(crate) async fn read(
     let Some(rest) = registry.get(&(group.to_string(), version.to_string(), plural.to_string())) else {
         return Ok(None);
     };
-    match rest.get(ns, name, &GetOptions::default()).await {
+    // From the watch cache (resourceVersion "0"), as upstream's plugins read their informers.
+    match rest.get(ns, name, &GetOptions { resource_version: "0".into() }).await {
         Ok(obj) => Ok(Some(obj)),
         Err(e) if e.to_status().code == Some(404) => Ok(None),
         Err(e) => Err(e),
@@ -155,7 +156,9 @@ pub(crate) async fn list(
     let Some(rest) = registry.get(&(group.to_string(), version.to_string(), plural.to_string())) else {
         return Ok(Vec::new());
     };
-    let list = rest.list(ns, &ListRequest::default()).await?;
+    // From the watch cache, as upstream's plugins read their informers: a configuration a moment old may not
+    // apply yet, in both.
+    let list = rest.list(ns, &ListRequest { resource_version: "0".into(), ..ListRequest::default() }).await?;
     Ok(list.items.iter().map(|o| o.value().clone()).collect())
 }
 

@@ -73,6 +73,7 @@ mod tests {
             stores: &stores,
             dry_run: &[],
             authorization: &modes,
+            static_tokens: crate::registry::token_file::TokenFile::empty(),
         };
         let answer = futures::executor::block_on(SelfSubjectReviews.review(ctx, json!({"metadata": {"name": "x"}})));
         assert_eq!(

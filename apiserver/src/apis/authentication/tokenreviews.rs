@@ -55,7 +55,11 @@ impl Review for TokenReviews {
                 return Err(RegistryError::BadRequest("token is required for TokenReview in authentication".into()));
             }
             let audiences = requested_audiences(&obj, ctx.tokens);
-            let status = match authenticate(&ctx, &token, &audiences).await {
+            let result = match static_token(&ctx, &token, &audiences) {
+                Some(result) => result,
+                None => authenticate(&ctx, &token, &audiences).await,
+            };
+            let status = match result {
                 Ok((user, audiences)) => {
                     json!({"authenticated": true, "user": user.to_json(), "audiences": audiences})
                 }
@@ -80,6 +84,29 @@ fn requested_audiences(obj: &Value, tokens: &ServiceAccountTokens) -> Vec<String
     } else {
         asked
     }
+}
+
+/// The user of a static token (`--token-auth-file`), if it is one. Static tokens know no audiences: they
+/// are for the server's own (`WrapAudienceAgnosticToken`), so a review asking for others fails.
+fn static_token(
+    ctx: &ReviewContext<'_>,
+    token: &str,
+    audiences: &[String],
+) -> Option<Result<(UserInfo, Vec<String>), String>> {
+    let mut user = ctx.static_tokens.user(token)?.clone();
+    let implicit = vec![ctx.tokens.issuer().to_string()];
+    let accepted: Vec<String> = audiences.iter().filter(|a| implicit.contains(a)).cloned().collect();
+    if accepted.is_empty() {
+        return Some(Err(format!(
+            "token audiences {} is invalid for the target audiences {}",
+            go_quoted(&implicit),
+            go_quoted(audiences)
+        )));
+    }
+    if !user.groups.iter().any(|g| g == "system:authenticated") {
+        user.groups.push("system:authenticated".into());
+    }
+    Some(Ok((user, accepted)))
 }
 
 /// The user a service account token stands for, and the audiences it was accepted for; or why not.
@@ -149,6 +176,7 @@ mod tests {
             stores: &NO_STORES,
             dry_run: &[],
             authorization: &MODES,
+            static_tokens: crate::registry::token_file::TokenFile::empty(),
         }
     }
 
@@ -156,6 +184,28 @@ mod tests {
         let tokens = ServiceAccountTokens::from_seed(0);
         let user = UserInfo::anonymous();
         futures::executor::block_on(TokenReviews.review(ctx(&tokens, &user), obj))
+    }
+
+    #[test]
+    fn static_tokens_review_as_their_user_for_the_servers_audience_only() {
+        use crate::registry::tokens::DEFAULT_ISSUER;
+        let tokens = ServiceAccountTokens::from_seed(0);
+        let user = UserInfo::anonymous();
+        let file = crate::registry::token_file::TokenFile::parse("t.csv", "bob-token,bob,7,dev\n").unwrap();
+        let ctx = || ReviewContext { static_tokens: &file, ..ctx(&tokens, &user) };
+        let run = |obj| futures::executor::block_on(TokenReviews.review(ctx(), obj)).unwrap()["status"].clone();
+        assert_eq!(
+            run(json!({"spec": {"token": "bob-token"}})),
+            json!({
+                "authenticated": true,
+                "user": {"username": "bob", "uid": "7", "groups": ["dev", "system:authenticated"]},
+                "audiences": [DEFAULT_ISSUER],
+            })
+        );
+        assert_eq!(
+            run(json!({"spec": {"token": "bob-token", "audiences": ["vault"]}})),
+            json!({"user": {}, "error": format!("token audiences [\"{DEFAULT_ISSUER}\"] is invalid for the target audiences [\"vault\"]")})
+        );
     }
 
     #[test]

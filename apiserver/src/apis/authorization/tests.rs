@@ -27,6 +27,7 @@ fn run(
         stores,
         dry_run: &[],
         authorization: modes,
+        static_tokens: crate::registry::token_file::TokenFile::empty(),
     };
     let review = info.review.expect("an access review is a review kind");
     futures::executor::block_on(review.review(ctx, obj)).map_err(|e| e.to_string())

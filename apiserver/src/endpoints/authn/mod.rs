@@ -6,7 +6,6 @@
 
 pub(crate) mod impersonation;
 pub(crate) mod service_accounts;
-pub mod token_file;
 pub mod x509;
 
 use http::HeaderMap;
@@ -14,7 +13,7 @@ use http::HeaderMap;
 use crate::endpoints::ApiServer;
 use crate::registry::user::UserInfo;
 
-pub use token_file::TokenFile;
+pub use crate::registry::token_file::TokenFile;
 pub use x509::ClientCa;
 
 /// `user.AllAuthenticated`: the group every authenticated user is in.

@@ -21,6 +21,7 @@ pub(crate) async fn user(server: &ApiServer, token: &str) -> Option<UserInfo> {
         stores: &served.registry,
         dry_run: &[],
         authorization: &server.config.authorization,
+        static_tokens: crate::registry::token_file::TokenFile::empty(),
     };
     let audiences = vec![server.config.service_account_tokens.issuer().to_string()];
     tokenreviews::authenticate(&ctx, token, &audiences).await.ok().map(|(user, _)| user)

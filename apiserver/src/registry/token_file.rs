@@ -42,6 +42,12 @@ impl TokenFile {
         Ok(TokenFile { users })
     }
 
+    /// No tokens at all.
+    pub fn empty() -> &'static TokenFile {
+        static EMPTY: std::sync::LazyLock<TokenFile> = std::sync::LazyLock::new(TokenFile::default);
+        &EMPTY
+    }
+
     /// One token for one user: the admin identity the binary writes into its kubeconfig.
     pub fn single(token: &str, user: UserInfo) -> TokenFile {
         TokenFile { users: BTreeMap::from([(token.to_string(), user)]) }
