@@ -1,5 +1,5 @@
 """The kubeconfig the binary writes when it serves HTTPS (the certificate chain as certificate-authority-data,
-and a token), loaded as is: the client verifies the server's certificate for 127.0.0.1, then reads, writes
+and the server's admin token), loaded as is: the client verifies the server's certificate for 127.0.0.1, then reads, writes
 and watches through it.
 """
 
@@ -14,8 +14,11 @@ configuration = api_client.configuration
 check(configuration.host.startswith("https://"), f"the kubeconfig's server: {configuration.host}")
 check(configuration.verify_ssl, "the client verifies the server's certificate")
 check(configuration.ssl_ca_cert, "the client trusts the kubeconfig's certificate-authority-data")
-eq(configuration.api_key.get("BearerToken"), "Bearer kubesim", "the kubeconfig's token")
+check(configuration.api_key.get("BearerToken", "").startswith("Bearer "), "the kubeconfig's admin token")
 api = client.CoreV1Api(api_client)
+me = client.AuthenticationV1Api(api_client).create_self_subject_review({"metadata": {}})
+eq(me.status.user_info.username, "kubesim-admin", "who the kubeconfig's token is")
+eq(me.status.user_info.groups, ["system:masters", "system:authenticated"], "the admin's groups")
 
 say("wait for the server's bootstrap over HTTPS")
 deadline = time.monotonic() + 20
