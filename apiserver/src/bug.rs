@@ -75,6 +75,13 @@ kubesim_failpoints::bugs! {
             "kubernetes #73648, PR #74040",
             "a DELETE sent with the resourceVersion its client read as precondition deletes the object even after another client changed it, so that change is lost"
         ),
+        /// The registry store retries an update that admission refused on the watch cache's copy against a
+        /// live read even when that copy was current, running admission again.
+        AdmissionRejectionRetried => (
+            "admission-rejection-retried",
+            "kubernetes PR #104182",
+            "an update that admission refuses is retried once against a live read even though the cached copy it was judged on was current, so a webhook that refuses it is called twice with the same request"
+        ),
     }
 }
 

@@ -234,3 +234,59 @@ fn a_service_account_does_exactly_what_its_role_allows_and_can_i_agrees() {
     let as_robot = admin.ok(&["auth", "can-i", "--list", "-n", "team", "--as=system:serviceaccount:team:robot"]);
     assert_eq!(as_robot, listed);
 }
+
+#[test]
+fn a_user_grants_only_what_they_hold_or_may_bind() {
+    let (server, _, _) = start();
+    let admin = Kubectl { server: &server, identity: Vec::new() };
+    admin.ok(&["create", "namespace", "team"]);
+    // An edit-like role: pods and configmaps, and writing roles and role bindings.
+    admin.ok(&[
+        "create",
+        "role",
+        "editor",
+        "-n",
+        "team",
+        "--verb=get,list,watch,create,update,patch,delete",
+        "--resource=pods,configmaps,roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io",
+    ]);
+    admin.ok(&["create", "rolebinding", "bob-edit", "-n", "team", "--role=editor", "--user=bob"]);
+    let bob = Kubectl { server: &server, identity: vec!["--token=bob-token".into()] };
+
+    // A role beyond bob's rights is RBAC storage's 403, with the rule he lacks.
+    assert_eq!(
+        bob.fails(&["create", "role", "secret-reader", "-n", "team", "--verb=get", "--resource=secrets"]),
+        "Error from server (Forbidden): roles.rbac.authorization.k8s.io \"secret-reader\" is forbidden: user \"bob\" \
+         (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n\
+         {APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}\n"
+    );
+    // Within them, it is written.
+    bob.ok(&["create", "role", "pod-reader", "-n", "team", "--verb=get,list", "--resource=pods"]);
+
+    // Binding a cluster role bob does not hold is refused too, unless he may `bind` it.
+    admin.ok(&["create", "clusterrole", "secret-reader", "--verb=get", "--resource=secrets"]);
+    let refused =
+        bob.fails(&["create", "rolebinding", "eve-secrets", "-n", "team", "--clusterrole=secret-reader", "--user=eve"]);
+    assert!(
+        refused.contains(
+            "rolebindings.rbac.authorization.k8s.io \"eve-secrets\" is forbidden: user \"bob\" \
+             (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n\
+             {APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}\n"
+        ),
+        "{refused}"
+    );
+    admin.ok(&[
+        "create",
+        "role",
+        "binder",
+        "-n",
+        "team",
+        "--verb=bind",
+        "--resource=clusterroles.rbac.authorization.k8s.io",
+        "--resource-name=secret-reader",
+    ]);
+    admin.ok(&["create", "rolebinding", "bob-binds", "-n", "team", "--role=binder", "--user=bob"]);
+    bob.ok(&["create", "rolebinding", "eve-secrets", "-n", "team", "--clusterrole=secret-reader", "--user=eve"]);
+    // Bob's own rules he may bind without `bind`.
+    bob.ok(&["create", "rolebinding", "eve-pods", "-n", "team", "--role=pod-reader", "--user=eve"]);
+}

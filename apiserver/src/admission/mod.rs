@@ -10,6 +10,7 @@
 
 pub(crate) mod plugins;
 pub(crate) mod policy;
+pub(crate) mod rbac_escalation;
 pub(crate) mod webhook;
 
 use std::collections::BTreeSet;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::registry::admission::Attributes;
+use crate::registry::authorizer::Modes;
 use crate::registry::error::RegistryError;
 use crate::registry::rest::{BoxFuture, Registry};
 use crate::registry::user::UserInfo;
@@ -99,15 +101,17 @@ impl AdmissionConfig {
 pub struct Plugins(pub(crate) Vec<Arc<dyn Plugin>>);
 
 impl Plugins {
-    /// The chain `config` turns on, in upstream's order.
-    pub fn new(config: &AdmissionConfig) -> Plugins {
-        Plugins(
-            plugins::ORDER
-                .iter()
-                .filter(|(name, _)| config.enabled.contains(*name))
-                .filter_map(|(_, make)| make.map(|make| make()))
-                .collect(),
-        )
+    /// The chain `config` turns on, in upstream's order, and RBAC's escalation check when `authorization`
+    /// includes RBAC: not a plugin upstream but the RBAC storage itself, so no flag turns it off, and last,
+    /// since that storage sees a write after every mutating plugin ([`rbac_escalation`]).
+    pub fn new(config: &AdmissionConfig, authorization: &Modes) -> Plugins {
+        let mut chain: Vec<Arc<dyn Plugin>> = plugins::ORDER
+            .iter()
+            .filter(|(name, _)| config.enabled.contains(*name))
+            .filter_map(|(_, make)| make.map(|make| make()))
+            .collect();
+        chain.extend(rbac_escalation::make(authorization));
+        Plugins(chain)
     }
 
     /// Every plugin's mutating phase, in order.

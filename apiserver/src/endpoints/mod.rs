@@ -213,7 +213,7 @@ impl ApiServer {
     ) -> ApiServer {
         ApiServer {
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(config.seed)),
-            plugins: crate::admission::Plugins::new(&config.admission),
+            plugins: crate::admission::Plugins::new(&config.admission, &config.authorization),
             served: RwLock::new(Arc::new(Served::new(catalog, registry, 0))),
             config,
             clock,

@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use crate::bug::Bug;
 use crate::registry::admission::{AdmissionHook, Attributes, Operation as AdmissionOp};
 use crate::registry::error::{RegistryError, OPTIMISTIC_LOCK_MESSAGE};
 use crate::registry::field_error::FieldError;
@@ -165,16 +166,35 @@ impl<S: Storage + Clone> Store<S> {
             };
             return self.guaranteed(name, key, &mut attempt, preconditions).await;
         }
+        // The first attempt is judged against the watch cache's copy, as upstream's GuaranteedUpdate starts
+        // from the Cacher's suggestion; a failure on it is retried against a live read only if the copy
+        // was stale (kubernetes PR #104182), so that a webhook that refuses is asked once.
+        let mut existing = self.read_for_update(key, name, "0").await?;
+        let mut live = false;
         for _ in 0..ADMITTED_ATTEMPTS {
-            let existing = match self.storage.get(key, &GetOptions::default()).await {
-                Ok(existing) => existing,
-                Err(StorageError::KeyNotFound { .. }) => Value::Null,
-                Err(err) => return Err(self.storage_error(err, Operation::Update, name)),
+            let judged = match (preconditions, existing.is_null()) {
+                (Some(pre), false) => {
+                    pre.check(key, &existing).map_err(|err| self.storage_error(err, Operation::Update, name))
+                }
+                _ => Ok(()),
             };
-            if let (Some(pre), false) = (preconditions, existing.is_null()) {
-                pre.check(key, &existing).map_err(|err| self.storage_error(err, Operation::Update, name))?;
-            }
-            let outcome = self.admitted(namespace, name, produce, &existing, how, false).await?;
+            let judged = match judged {
+                Ok(()) => self.admitted(namespace, name, produce, &existing, how, false).await,
+                Err(err) => Err(err),
+            };
+            let outcome = match judged {
+                Ok(outcome) => outcome,
+                Err(err) if live => return Err(err),
+                Err(err) => {
+                    let fresh = self.read_for_update(key, name, "").await?;
+                    let current = fresh.resource_version() == existing.resource_version();
+                    if current && !self.bugs.has(Bug::AdmissionRejectionRetried) {
+                        return Err(err);
+                    }
+                    (existing, live) = (fresh, true);
+                    continue;
+                }
+            };
             let read_rv = existing.resource_version().to_string();
             let mut attempt = |current: &Value| {
                 if current.resource_version() != read_rv {
@@ -184,7 +204,9 @@ impl<S: Storage + Clone> Store<S> {
             };
             match self.guaranteed(name, key, &mut attempt, preconditions).await {
                 Ok(done) => return Ok(done),
-                Err(RegistryError::Internal(why)) if why == STALE_ADMISSION => continue,
+                Err(RegistryError::Internal(why)) if why == STALE_ADMISSION => {
+                    (existing, live) = (self.read_for_update(key, name, "").await?, true);
+                }
                 Err(err) => return Err(err),
             }
         }
@@ -193,6 +215,16 @@ impl<S: Storage + Clone> Store<S> {
             name: name.to_string(),
             why: OPTIMISTIC_LOCK_MESSAGE.to_string(),
         })
+    }
+
+    /// The object an update starts from, read at `resource_version` ("0": the watch cache's copy; "": etcd's),
+    /// `Value::Null` if there is none.
+    async fn read_for_update(&self, key: &str, name: &str, resource_version: &str) -> Result<Value, RegistryError> {
+        match self.storage.get(key, &GetOptions { resource_version: resource_version.into() }).await {
+            Ok(existing) => Ok(existing),
+            Err(StorageError::KeyNotFound { .. }) => Ok(Value::Null),
+            Err(err) => Err(self.storage_error(err, Operation::Update, name)),
+        }
     }
 
     /// One attempt of an update through the admission chain: produce, mutate, `BeforeUpdate`, validate.

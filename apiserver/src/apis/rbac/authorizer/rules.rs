@@ -12,7 +12,7 @@
 //! [`bootstrap::aggregate`]). The stored object keeps the rules it was written with; only the decision
 //! sees the aggregated ones.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::apis::rbac::bootstrap;
 use crate::go_text::quote;
@@ -35,6 +35,9 @@ pub(crate) struct Policy {
     cluster_role_bindings: Vec<Value>,
     /// Failures of reading the objects, reported as the resolver reports a lister's error.
     read_errors: Vec<String>,
+    /// Whether the objects were read from storage rather than informers' caches, which changes how a
+    /// missing role reads (see [`Policy::read_from_storage`]).
+    from_storage: bool,
 }
 
 impl Policy {
@@ -48,7 +51,22 @@ impl Policy {
         // The aggregation writes `rules` into each role it changes, which needs an object.
         cluster_roles.retain(Value::is_object);
         bootstrap::aggregate(&mut cluster_roles);
-        Policy { roles, cluster_roles, role_bindings, cluster_role_bindings, read_errors: Vec::new() }
+        Policy {
+            roles,
+            cluster_roles,
+            role_bindings,
+            cluster_role_bindings,
+            read_errors: Vec::new(),
+            from_storage: false,
+        }
+    }
+
+    /// Marks the objects as read from storage, as the RBAC registry's own rule resolver reads them
+    /// (`KK/pkg/registry/rbac/rest/storage_rbac.go` builds it over the stores): a missing role is then the
+    /// store's NotFound, `roles.rbac.authorization.k8s.io "r" not found`, not a lister's `role...`.
+    pub(crate) fn read_from_storage(mut self) -> Policy {
+        self.from_storage = true;
+        self
     }
 
     /// Records that reading some of the objects failed; the evaluation goes on with what it has.
@@ -99,9 +117,10 @@ impl Policy {
         }
     }
 
-    /// `GetRoleReferenceRules`: the rules of the role a binding refers to, or the listers' NotFound.
-    fn role_ref_rules(&self, role_ref: &Value, namespace: &str) -> Result<&[Value], String> {
+    /// `GetRoleReferenceRules`: the rules of the role a binding refers to, or the getter's NotFound.
+    pub(crate) fn role_ref_rules(&self, role_ref: &Value, namespace: &str) -> Result<&[Value], String> {
         let name = str_at(role_ref, "/name");
+        // A lister's `errors.NewNotFound(rbac.Resource("role"), name)`; a store's names the plural.
         let (found, resource) = match str_at(role_ref, "/kind") {
             "Role" => (
                 self.roles.iter().find(|r| {
@@ -109,12 +128,14 @@ impl Policy {
                         && str_at(r, "/metadata/namespace") == namespace
                         && str_at(r, "/metadata/name") == name
                 }),
-                "role",
+                if self.from_storage { "roles" } else { "role" },
             ),
-            "ClusterRole" => (self.cluster_roles.iter().find(|r| str_at(r, "/metadata/name") == name), "clusterrole"),
+            "ClusterRole" => (
+                self.cluster_roles.iter().find(|r| str_at(r, "/metadata/name") == name),
+                if self.from_storage { "clusterroles" } else { "clusterrole" },
+            ),
             other => return Err(format!("unsupported role reference kind: {}", quote(other))),
         };
-        // A lister's `errors.NewNotFound(rbac.Resource(...), name)`.
         let role = found.ok_or_else(|| format!("{resource}.rbac.authorization.k8s.io {} not found", quote(name)))?;
         Ok(role.get("rules").and_then(Value::as_array).map_or(&[][..], Vec::as_slice))
     }
@@ -319,4 +340,70 @@ fn strings<'a>(obj: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
 /// The string at a JSON pointer, "" when absent.
 fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `validation.Covers` (`staging/src/k8s.io/component-helpers/auth/rbac/validation/policy_comparator.go`):
+/// whether the `owner` rules allow everything the `servant` rules do, and the servant's rules broken down
+/// to one verb, group, resource and name (or one verb and URL) that no owner rule covers, in order.
+pub(crate) fn covers(owner: &[Value], servant: &[Value]) -> (bool, Vec<Value>) {
+    let uncovered: Vec<Value> = servant
+        .iter()
+        .flat_map(breakdown_rule)
+        .filter(|sub| !owner.iter().any(|rule| rule_covers(rule, sub)))
+        .collect();
+    (uncovered.is_empty(), uncovered)
+}
+
+/// `BreakdownRule`: one rule per group, resource, verb and resource name (in that nesting), then one per
+/// non-resource URL and verb.
+fn breakdown_rule(rule: &Value) -> Vec<Value> {
+    let mut subrules = Vec::new();
+    let names: Vec<&str> = strings(rule, "resourceNames").collect();
+    for group in strings(rule, "apiGroups") {
+        for resource in strings(rule, "resources") {
+            for verb in strings(rule, "verbs") {
+                if names.is_empty() {
+                    subrules.push(json!({"apiGroups": [group], "resources": [resource], "verbs": [verb]}));
+                }
+                for name in &names {
+                    subrules.push(json!({
+                        "apiGroups": [group], "resources": [resource], "verbs": [verb], "resourceNames": [name],
+                    }));
+                }
+            }
+        }
+    }
+    for url in strings(rule, "nonResourceURLs") {
+        for verb in strings(rule, "verbs") {
+            subrules.push(json!({"nonResourceURLs": [url], "verbs": [verb]}));
+        }
+    }
+    subrules
+}
+
+/// `ruleCovers`: whether one owner rule covers a broken-down rule. An owner rule with resource names
+/// covers only sub-rules naming one of them; a `*` verb, group or resource covers any.
+fn rule_covers(owner: &Value, sub: &Value) -> bool {
+    let has_all = |key: &str| strings(sub, key).all(|s| strings(owner, key).any(|o| o == s));
+    let verbs = strings(owner, "verbs").any(|v| v == ALL) || has_all("verbs");
+    let groups = strings(owner, "apiGroups").any(|g| g == ALL) || has_all("apiGroups");
+    let resources = resource_covers_all(owner, sub);
+    let urls = strings(sub, "nonResourceURLs").all(|path| {
+        strings(owner, "nonResourceURLs")
+            .any(|o| o == path || (o.ends_with('*') && path.starts_with(o.trim_end_matches('*'))))
+    });
+    let owner_names = strings(owner, "resourceNames").next().is_some();
+    let names = !owner_names || (strings(sub, "resourceNames").next().is_some() && has_all("resourceNames"));
+    verbs && groups && resources && names && urls
+}
+
+/// `resourceCoversAll`: `*`, every resource named, or for a subresource `*/subresource`.
+fn resource_covers_all(owner: &Value, sub: &Value) -> bool {
+    let held = |r: &str| strings(owner, "resources").any(|o| o == r);
+    if held(ALL) {
+        return true;
+    }
+    strings(sub, "resources").all(|path| {
+        held(path) || path.split_once('/').is_some_and(|(_, subresource)| held(&format!("*/{subresource}")))
+    })
 }
