@@ -36,8 +36,8 @@ struct KnownDifference {
     what: &'static str,
 }
 
-// No script differs for want of a feature today (issue 26 closed the last, discovery); the variant stays
-// for the next one.
+// No script differs today (issue 26 closed the last limitation, discovery; the ServiceAccount admission
+// plugin the last choice, pods); the variants stay for the next one.
 #[allow(dead_code)]
 enum Kind {
     /// kubesim cannot do this yet; pinned in `<script>.limitation`, with the issue that will fix it.
@@ -64,12 +64,7 @@ impl KnownDifference {
     }
 }
 
-const KNOWN_DIFFERENCES: &[KnownDifference] = &[KnownDifference {
-    script: "pods",
-    kind: Kind::Choice,
-    what: "the ServiceAccount admission plugin is off, as in test apiservers without a controller manager: \
-               pods need no `default` ServiceAccount and get no token volume",
-}];
+const KNOWN_DIFFERENCES: &[KnownDifference] = &[];
 
 /// Scripts running at once. Each is mostly waiting on kubectl processes and its own small server, so a
 /// few overlap well even on two cores.

@@ -2,6 +2,20 @@
 //! default. A name without a constructor is accepted by the flags but not modelled (the README lists
 //! them); the store itself enforces NamespaceLifecycle on create.
 
+mod default_storage_class;
+mod default_toleration_seconds;
+mod limit_ranger;
+mod pod_security;
+mod pod_security_checks;
+mod priority;
+mod quantity;
+mod resource_quota;
+mod resource_quota_usage;
+mod service_account;
+mod support;
+#[cfg(test)]
+mod testing;
+
 use std::sync::Arc;
 
 use crate::admission::Plugin;
@@ -16,20 +30,20 @@ pub(crate) const ORDER: &[(&str, Option<Make>)] = &[
     ("NamespaceLifecycle", None),
     ("NamespaceExists", None),
     ("LimitPodHardAntiAffinityTopology", None),
-    ("LimitRanger", None),
-    ("ServiceAccount", None),
+    ("LimitRanger", Some(limit_ranger::make)),
+    ("ServiceAccount", Some(service_account::make)),
     ("NodeRestriction", None),
     ("TaintNodesByCondition", None),
     ("AlwaysPullImages", None),
     ("ImagePolicyWebhook", None),
-    ("PodSecurity", None),
+    ("PodSecurity", Some(pod_security::make)),
     ("PodNodeSelector", None),
-    ("Priority", None),
-    ("DefaultTolerationSeconds", None),
+    ("Priority", Some(priority::make)),
+    ("DefaultTolerationSeconds", Some(default_toleration_seconds::make)),
     ("PodTolerationRestriction", None),
     ("EventRateLimit", None),
     ("ExtendedResourceToleration", None),
-    ("DefaultStorageClass", None),
+    ("DefaultStorageClass", Some(default_storage_class::make)),
     ("StorageObjectInUseProtection", None),
     ("OwnerReferencesPermissionEnforcement", None),
     ("PersistentVolumeClaimResize", None),
@@ -43,7 +57,7 @@ pub(crate) const ORDER: &[(&str, Option<Make>)] = &[
     ("MutatingAdmissionWebhook", Some(crate::admission::webhook::make_mutating)),
     ("ValidatingAdmissionPolicy", Some(crate::admission::policy::make)),
     ("ValidatingAdmissionWebhook", Some(crate::admission::webhook::make_validating)),
-    ("ResourceQuota", None),
+    ("ResourceQuota", Some(resource_quota::make)),
     ("AlwaysDeny", None),
 ];
 

@@ -1,7 +1,8 @@
 //! The v1 defaults of a pod spec (`KK/pkg/apis/core/v1/defaults.go`: `SetDefaults_PodSpec`,
 //! `SetDefaults_Container`, `SetDefaults_ContainerPort`), applied to pods and to the pod templates of
-//! workloads, so that what a client reads back has the fields kube-apiserver fills in. The admission
-//! plugins that add more (the service account's token volume, default tolerations) do not run.
+//! workloads, so that what a client reads back has the fields kube-apiserver fills in. What the admission
+//! plugins add to a new pod (the service account's token volume, its priority, default tolerations, a
+//! limit range's defaults) is theirs (`crate::admission::plugins`), and runs before these defaults.
 
 use serde_json::{json, Map, Value};
 
