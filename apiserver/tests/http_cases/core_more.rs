@@ -135,6 +135,8 @@ pub fn cases() -> Vec<Case> {
         case(
             "a Binding posted to the namespace's bindings assigns the pod it names, once",
             vec![
+                // The ServiceAccount admission plugin wants the namespace's `default` account (no controller makes it).
+                post("/api/v1/namespaces/{ns}/serviceaccounts", r#"{"metadata":{"name":"default"}}"#),
                 post("/api/v1/namespaces/{ns}/pods", r#"{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}"#).code(201),
                 post("/api/v1/namespaces/{ns}/bindings", r#"{"metadata":{"name":"p"},"target":{"kind":"Node","name":"node-1"}}"#)
                     .code(201)

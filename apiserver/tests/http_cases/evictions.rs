@@ -32,6 +32,8 @@ pub fn cases() -> Vec<Case> {
         case(
             "an eviction honours the pod's disruption budget",
             vec![
+                // The ServiceAccount admission plugin wants the namespace's `default` account.
+                post("/api/v1/namespaces/{ns}/serviceaccounts", r#"{"metadata":{"name":"default"}}"#).code(201),
                 post(PODS, &pod("pending")).code(201),
                 post(&format!("{PODS}/pending/eviction"), &eviction("pending"))
                     .code(201)

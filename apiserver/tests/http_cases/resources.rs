@@ -148,6 +148,8 @@ pub fn cases() -> Vec<Case> {
         case(
             "a scheduler binds a pod to a node once",
             vec![
+                // The ServiceAccount admission plugin wants the namespace's `default` account (no controller makes it).
+                post("/api/v1/namespaces/{ns}/serviceaccounts", r#"{"metadata":{"name":"default"}}"#),
                 post("/api/v1/namespaces/{ns}/pods", r#"{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}"#),
                 post("/api/v1/namespaces/{ns}/pods/p/binding", r#"{"metadata":{"name":"p"},"target":{"kind":"Node","name":"n1"}}"#)
                     .field("/kind", json!("Status"))

@@ -102,12 +102,11 @@ impl Strategy for Pods {
 
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({"phase": "Pending", "qosClass": qos_class(obj)});
-        // v1's pod spec defaults (graceful deletion reads the termination grace period among them), then
-        // what the default admission plugins add (the ServiceAccount plugin is off: see `admit`).
+        // v1's pod spec defaults (graceful deletion reads the termination grace period among them); what
+        // the admission plugins add (priority, tolerations, the service account's token) is theirs.
         if let Some(spec) = obj.get_mut("spec") {
             pod_defaults::default_pod_spec(spec);
             pod_defaults::default_pod(spec);
-            admit(spec);
         }
     }
 
@@ -209,35 +208,6 @@ fn validate_spec_update(new: &Value, old: &Value) -> Vec<FieldError> {
         return Vec::new();
     }
     vec![FieldError::forbidden("spec", &format!("pod updates may not change fields other than {UPDATABLE}"))]
-}
-
-/// The tolerations the DefaultTolerationSeconds admission plugin adds: a pod stays bound for 300 s to a
-/// node that is not ready or unreachable.
-const DEFAULT_TOLERATION_KEYS: [&str; 2] = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
-const DEFAULT_TOLERATION_SECONDS: i64 = 300;
-
-/// What kube-apiserver's default admission plugins add to a new pod: the Priority plugin's priority 0 and
-/// preemption policy (no PriorityClass is the global default), and DefaultTolerationSeconds' tolerations.
-/// The ServiceAccount plugin, which would refuse pods until a `default` ServiceAccount exists (a
-/// controller creates it, and none runs here) and mount its token, is off, as test apiservers run it.
-fn admit(spec: &mut Value) {
-    let Some(spec) = spec.as_object_mut() else { return };
-    if spec.get("priorityClassName").and_then(Value::as_str).unwrap_or("").is_empty() {
-        spec.entry("priority").or_insert(json!(0));
-    }
-    spec.entry("preemptionPolicy").or_insert(json!("PreemptLowerPriority"));
-    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
-    let Some(list) = tolerations.as_array_mut() else { return };
-    for key in DEFAULT_TOLERATION_KEYS {
-        let tolerated = list.iter().any(|t| {
-            let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
-            let tkey = t.get("key").and_then(Value::as_str).unwrap_or("");
-            (tkey == key || tkey.is_empty()) && (effect == "NoExecute" || effect.is_empty())
-        });
-        if !tolerated {
-            list.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}));
-        }
-    }
 }
 
 impl crate::registry::strategy::DeleteStrategy for Pods {

@@ -1,7 +1,8 @@
 //! ResourceQuotas and LimitRanges (`KK/pkg/registry/core/resourcequota/strategy.go`,
 //! `KK/pkg/registry/core/limitrange/strategy.go`): namespaced, names are DNS subdomains; a quota's status
-//! belongs to `/status`. kubectl's `describe namespace` lists both. No quota controller runs, so a quota's
-//! `status.used` is whatever a client writes, and no admission plugin enforces either.
+//! belongs to `/status`. kubectl's `describe namespace` lists both. No quota controller runs: the
+//! ResourceQuota admission plugin counts a quota's usage itself when a request first needs it and keeps
+//! `status.used` as it charges writes; the LimitRanger plugin applies and enforces limit ranges.
 
 use serde_json::{json, Value};
 
