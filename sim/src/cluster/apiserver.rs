@@ -153,7 +153,7 @@ pub fn build_apiserver(
     // Who the apiservers know and what they let each do: the scenario's users by their tokens (and the
     // harness's own, which creates the webhooks' configurations), under the scenario's authorization mode.
     let mut config = apiserver::endpoints::ServerConfig {
-        authentication: super::access::authentication(&spec.users, !spec.webhooks.is_empty()),
+        authentication: super::access::authentication(&spec.users, spec.harness_acts()),
         ..Default::default()
     };
     config.authorization =

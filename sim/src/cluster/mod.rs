@@ -158,6 +158,13 @@ impl ClusterSpec {
         self.webhooks.iter().map(|w| w.name.clone()).collect()
     }
 
+    /// Whether the harness talks to the apiservers as its own user before the clients start: to create the
+    /// webhooks' configurations, or to wait for the RBAC bootstrap policy under an authorization mode other
+    /// than the default.
+    pub fn harness_acts(&self) -> bool {
+        !self.webhooks.is_empty() || self.authorization_mode != "AlwaysAllow"
+    }
+
     /// Every node a fault may name: members, apiservers, clients, webhooks.
     pub fn node_names(&self) -> Vec<String> {
         let mut names = self.member_names();

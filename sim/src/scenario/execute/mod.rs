@@ -8,14 +8,14 @@
 //!   registry prefix that the apiserver checks compare it with;
 //! - [`script`]: one scripted client, step by step, each step run by its kind (`crate::scenario::steps`)
 //!   with the run's shared context (`steps::ctx`) and board (`steps::board`);
-//! - [`webhooks`]: the admission webhooks' configurations, created before the clients start, and what each
-//!   webhook saw.
+//! - [`access`]: before the clients start, the RBAC bootstrap policy awaited and the admission webhooks'
+//!   configurations created; after, what each webhook saw.
 
 pub mod api_workload;
 pub(crate) mod lifecycle;
 mod phases;
 mod script;
-pub mod webhooks;
+pub mod access;
 pub mod writes_kept;
 
 pub use crate::scenario::steps::observed::{AuthOutcome, KubeEvent, KubeResult, Observed};
@@ -70,7 +70,7 @@ pub struct ScenarioRun {
     /// `AcknowledgedWritesKept`.
     pub writes_kept: Option<Vec<writes_kept::KeptWrite>>,
     /// What each admission webhook saw, in file order.
-    pub webhooks: Vec<webhooks::WebhookLog>,
+    pub webhooks: Vec<access::WebhookLog>,
 }
 
 impl ScenarioRun {
@@ -159,7 +159,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         None => None,
     };
     lifecycle::finish(&cluster, &trace).await;
-    let webhook_logs = webhooks::logs(&cluster);
+    let webhook_logs = access::logs(&cluster);
 
     let clients = client_records(scenario, &records, &kube_events, &informers);
     let state = std::mem::take(&mut *ctx.board.lock());

@@ -57,8 +57,10 @@ pub(super) async fn start_cluster(
         // they would behind a load balancer that checks /readyz.
         cluster.wait_for_apiservers().await;
         trace.event("sim", "apiservers ready");
-        // The webhooks' configurations exist before any client sends, as an operator installs them first.
-        super::webhooks::install(&cluster, trace).await;
+        // The RBAC bootstrap policy and the webhooks' configurations exist before any client sends, as
+        // kube-apiserver's readiness waits for the first and an operator installs the second first.
+        super::access::wait_for_rbac_policy(&cluster, &scenario.cluster, trace).await;
+        super::access::install(&cluster, trace).await;
     }
     cluster
 }
