@@ -161,7 +161,7 @@ mod bench {
         let strategy: Arc<dyn Strategy> = Arc::new(configmaps::ConfigMaps);
         let cms =
             Store::new(configmaps::resource(), strategy, store(configmaps::resource()).await, system, Some(ns_storage));
-        let updater = UpdateOptions { dry_run: Vec::new(), field_manager: Some("updater".into()) };
+        let updater = UpdateOptions { field_manager: Some("updater".into()), ..UpdateOptions::default() };
         let created = CreateOptions { field_manager: Some("updater".into()), ..CreateOptions::default() };
         cms.create_with(NS, configmap("updated", 0, 0), &created).await.expect("create");
         let update = measure(&format!("{label}, update"), secs, |i| {

@@ -114,7 +114,7 @@ async fn dry_run_values_other_than_all_are_422s(ctx: Ctx) {
                "details": {"name": "", "group": "meta.k8s.io", "kind": "CreateOptions",
                            "causes": [{"reason": "FieldValueNotSupported", "message": "Unsupported value: []string{\"Some\"}: supported values: \"All\"", "field": "dryRun"}]}})
     );
-    let options = UpdateOptions { dry_run: vec!["All".into(), "x".into()], field_manager: None };
+    let options = UpdateOptions { dry_run: vec!["All".into(), "x".into()], ..UpdateOptions::default() };
     let status = expect_err(ctx.configmaps.update_with("ns", "a", cm("a"), &options).await);
     assert_eq!(
         status["message"],

@@ -2,6 +2,8 @@
 //! free port with the kubeconfig it wrote (over plain HTTP, or over HTTPS with a certificate from a test CA),
 //! and a deadline for waits that must never hang a test.
 #![cfg(not(madsim))]
+// Each test binary that includes this module uses a part of it.
+#![allow(dead_code)]
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -39,7 +41,6 @@ impl Server {
 
     /// [`Server::start_tls`] with more flags, which `extra` makes given the server's directory (where it may
     /// write files the flags name: a token file, a client CA).
-    #[allow(dead_code)]
     pub fn start_tls_with(extra: impl FnOnce(&Path) -> Vec<std::ffi::OsString>) -> Server {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (cert, key) = serving_certificate(dir.path());

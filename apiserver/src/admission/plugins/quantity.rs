@@ -161,12 +161,13 @@ impl Quantity {
         let sign = if self.nanos < 0 { "-" } else { "" };
         let magnitude = self.nanos.unsigned_abs();
         // BinarySI is kept only for whole values of at least 1024 (`CanonicalizeBytes`).
-        let binary =
-            self.format == Format::BinarySi && magnitude >= 1024 * NANO as u128 && magnitude % NANO as u128 == 0;
+        let binary = self.format == Format::BinarySi
+            && magnitude >= 1024 * NANO as u128
+            && magnitude.is_multiple_of(NANO as u128);
         if binary {
             let mut amount = magnitude / NANO as u128;
             let mut power = 0;
-            while power < 6 && amount % 1024 == 0 {
+            while power < 6 && amount.is_multiple_of(1024) {
                 amount /= 1024;
                 power += 1;
             }

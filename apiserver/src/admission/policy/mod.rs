@@ -409,16 +409,15 @@ impl ValidatingAdmissionPolicy {
                 namespace_object(read(req.registry, ("", "v1", "namespaces"), "", attrs.namespace).await?)
             };
             for binding in own {
-                match &binding.match_resources {
-                    Some(mr) => match Self::matches(req, mr, obj, old).await {
+                if let Some(mr) = &binding.match_resources {
+                    match Self::matches(req, mr, obj, old).await {
                         Ok(true) => {}
                         Ok(false) => continue,
                         Err(e) => {
                             config_error(Some(&binding.name), e.to_string(), &mut denied);
                             continue;
                         }
-                    },
-                    None => {}
+                    }
                 }
                 let namespaced = param_resource.as_ref().is_some_and(|(_, ns)| *ns);
                 let source =

@@ -31,7 +31,8 @@ impl<S: Storage + Clone> Store<S> {
         let mut obj = typecheck::decode(&self.resource, obj)?;
         self.strategy.decode(&mut obj);
         self.admit_create(namespace, &obj).await?;
-        let generate_name = meta::get_str(&obj, "name").to_string();
+        // Admission sees the name the client gave: "" for a create with `generateName`.
+        let given_name = meta::get_str(&obj, "name").to_string();
         let attrs = admission::Attributes {
             operation: admission::Operation::Create,
             resource: &self.resource,
@@ -40,8 +41,7 @@ impl<S: Storage + Clone> Store<S> {
             name: "",
             dry_run,
         };
-        let mut obj = obj;
-        opts.admission.admit(attrs.named(&generate_name), &mut obj, &Value::Null).await?;
+        opts.admission.admit(attrs.named(&given_name), &mut obj, &Value::Null).await?;
         let obj = self.track(&Value::Null, obj, opts.field_manager.as_deref(), None);
         let generated = meta::get_str(&obj, "name").is_empty() && !meta::get_str(&obj, "generateName").is_empty();
         let mut last_name = String::new();
