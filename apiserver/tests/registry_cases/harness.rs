@@ -123,6 +123,7 @@ fn all_cases() -> Vec<Case> {
     cases.extend(super::pods::cases());
     cases.extend(super::watch::cases());
     cases.extend(super::dry_run::cases());
+    cases.extend(super::admission::cases());
     cases.extend(super::graceful::cases());
     cases.extend(super::subresources::cases());
     cases.extend(super::finalizers::cases());

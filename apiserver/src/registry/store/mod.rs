@@ -61,7 +61,7 @@ impl<S: Storage + Clone> Store<S> {
     }
 
     /// This store with the apiserver's bug switches (`crate::server::ServerOptions::bugs`).
-    pub(crate) fn with_bugs(mut self, bugs: Bugs) -> Store<S> {
+    pub fn with_bugs(mut self, bugs: Bugs) -> Store<S> {
         self.bugs = bugs;
         self
     }
