@@ -15,7 +15,10 @@ use serde_json::Value;
 
 use crate::registry::error::RegistryError;
 use crate::registry::resource::Resource;
-use crate::registry::rest::BoxFuture;
+
+/// A boxed future, as an object-safe async method returns (declared here, not taken from `rest`, so that
+/// the options that carry a hook need nothing of the registry table).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// `admission.Operation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

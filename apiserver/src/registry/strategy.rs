@@ -26,6 +26,21 @@ pub enum Subresource {
     Approval,
 }
 
+impl Subresource {
+    /// The subresource's name in a path and in a managed fields entry (`status`, `scale`).
+    pub fn path_name(self) -> &'static str {
+        match self {
+            Subresource::Status => "status",
+            Subresource::Finalize => "finalize",
+            Subresource::Scale => "scale",
+            Subresource::Binding => "binding",
+            Subresource::Approval => "approval",
+            Subresource::Token => "token",
+            Subresource::Eviction => "eviction",
+        }
+    }
+}
+
 /// Per-resource behaviour of create and update (delete: the [`DeleteStrategy`] supertrait). Objects are JSON;
 /// hooks edit them in place.
 pub trait Strategy: DeleteStrategy {

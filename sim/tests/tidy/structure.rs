@@ -363,7 +363,9 @@ fn expand(tree: &str) -> Vec<Vec<String>> {
         return vec![path.split("::").filter(|s| !s.is_empty()).map(str::to_string).collect()];
     };
     let prefix: Vec<String> = tree[..open].split("::").filter(|s| !s.is_empty()).map(str::to_string).collect();
-    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    // A "use " inside a string literal can make a tree with no closing brace after its opening one.
+    let close = tree.rfind('}').filter(|&close| close > open).unwrap_or(tree.len());
+    let inner = &tree[open + 1..close];
     let mut out = Vec::new();
     let (mut depth, mut start) = (0, 0);
     let bytes = inner.as_bytes();

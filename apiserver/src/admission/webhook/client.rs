@@ -232,6 +232,7 @@ where
     let mut conn = std::pin::pin!(conn);
     let mut call = std::pin::pin!(call);
     tokio::select! {
+        biased;
         answer = &mut call => answer,
         closed = &mut conn => match closed {
             Err(e) => Err(hyper_error(&e)),

@@ -30,17 +30,8 @@ pub struct ApplyRequest<'a> {
 }
 
 /// How `managedFields` names a subresource.
-pub(super) fn subresource_name(sub: Option<Subresource>) -> &'static str {
-    match sub {
-        None => "",
-        Some(Subresource::Status) => "status",
-        Some(Subresource::Finalize) => "finalize",
-        Some(Subresource::Scale) => "scale",
-        Some(Subresource::Binding) => "binding",
-        Some(Subresource::Approval) => "approval",
-        Some(Subresource::Token) => "token",
-        Some(Subresource::Eviction) => "eviction",
-    }
+fn subresource_name(sub: Option<Subresource>) -> &'static str {
+    sub.map_or("", Subresource::path_name)
 }
 
 impl<S: Storage + Clone> Store<S> {

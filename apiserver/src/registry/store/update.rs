@@ -240,7 +240,7 @@ impl<S: Storage + Clone> Store<S> {
         let attrs = Attributes {
             operation: if existing.is_null() { AdmissionOp::Create } else { AdmissionOp::Update },
             resource: &self.resource,
-            subresource: how.sub.map_or("", |sub| super::fields::subresource_name(Some(sub))),
+            subresource: how.sub.map_or("", Subresource::path_name),
             namespace,
             name,
             dry_run,
