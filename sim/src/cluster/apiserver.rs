@@ -152,11 +152,8 @@ pub fn build_apiserver(
     let bugs = spec.bugs.apiserver.clone();
     // Who the apiservers know and what they let each do: the scenario's users by their tokens (and the
     // harness's own, which creates the webhooks' configurations), under the scenario's authorization mode.
-    let mut config = apiserver::endpoints::ServerConfig {
-        authentication: super::access::authentication(&spec.users, spec.harness_acts()),
-        ..Default::default()
-    };
-    config.authorization =
+    let authentication = super::access::authentication(&spec.users, spec.harness_acts());
+    let authorization =
         apiserver::registry::authorizer::Modes::parse(&spec.authorization_mode).expect("validated before the run");
     let ready = Arc::new(AtomicBool::new(false));
     let expected_starts = Arc::new(AtomicUsize::new(0));
@@ -171,14 +168,17 @@ pub fn build_apiserver(
         .init(move || {
             let first = lives.begin(&trace, &node_name);
             init_ready.store(false, Ordering::SeqCst);
-            let options = ServerOptions {
+            let mut options = ServerOptions {
                 watch_cache: api.watch_cache,
                 watch_cache_size: api.watch_cache_size,
                 failpoints: init_failpoints.clone(),
                 bugs: bugs.clone(),
-                config: config.clone(),
                 ..ServerOptions::default()
             };
+            // Every life gets a fresh configuration (its admission plugins keep state), as before users
+            // existed; only who is known and what they may do come from the scenario.
+            options.config.authentication = authentication.clone();
+            options.config.authorization = authorization.clone();
             let system = SystemFields::new(Box::new(SharedRng(rng.clone())), Arc::new(SimClock));
             let (catalog, endpoints, trace, node_name, ready) =
                 (catalog.clone(), endpoints.clone(), trace.clone(), node_name.clone(), init_ready.clone());

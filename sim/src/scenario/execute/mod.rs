@@ -11,11 +11,11 @@
 //! - [`access`]: before the clients start, the RBAC bootstrap policy awaited and the admission webhooks'
 //!   configurations created; after, what each webhook saw.
 
+pub mod access;
 pub mod api_workload;
 pub(crate) mod lifecycle;
 mod phases;
 mod script;
-pub mod access;
 pub mod writes_kept;
 
 pub use crate::scenario::steps::observed::{AuthOutcome, KubeEvent, KubeResult, Observed};
@@ -212,9 +212,11 @@ fn client_records(
                     observed: Observed::NotRun(reason),
                 });
             }
-            let member = match &script.kube {
-                Some(target) => target.to_string(),
-                None => script.member.clone(),
+            // A Kubernetes client's apiservers, and the user it runs as when it has one.
+            let member = match (&script.kube, &script.user) {
+                (Some(target), Some(user)) => format!("{target} as {user}"),
+                (Some(target), None) => target.to_string(),
+                (None, _) => script.member.clone(),
             };
             ClientRecord { name: script.name.clone(), member, steps }
         })
