@@ -7,10 +7,10 @@ macro_rules! cases {
     };
 }
 
+pub mod admission;
 pub mod bad_input;
 pub mod crud;
 pub mod custom;
-pub mod admission;
 pub mod dry_run;
 pub mod finalizers;
 pub mod graceful;
