@@ -737,6 +737,9 @@ async fn tokens_reviews_and_evictions_through_kube() {
         let answer = within("can-i", can_i.create(&PostParams::default(), &asked)).await.expect("can-i");
         assert!(answer.status.expect("a status").allowed);
 
+        // The ServiceAccount admission plugin wants the namespace's `default` account (no controller makes it).
+        let default: ServiceAccount = from(json!({"metadata": {"name": "default"}}));
+        within("a create", accounts.create(&PostParams::default(), &default)).await.expect("create");
         let pods: Api<Pod> = Api::default_namespaced(client.clone());
         let pod = |name: &str| {
             from::<Pod>(

@@ -10,6 +10,9 @@ from kubesim_check import check, connect, eq, eq_later, expect_status, finish, r
 api = client.CoreV1Api(connect())
 NS = "default"
 
+# The ServiceAccount admission plugin wants the namespace's `default` account, which no controller makes here.
+api.create_namespaced_service_account(NS, {"metadata": {"name": "default"}})
+
 say("create pod web")
 pod = api.create_namespaced_pod(
     NS,

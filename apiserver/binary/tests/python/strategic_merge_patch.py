@@ -20,6 +20,8 @@ cm = api.patch_namespaced_config_map("smp", NS, {"metadata": {"labels": {"a": No
 eq(cm.data, {"k": "v", "k2": "v2"}, "data")
 eq(cm.metadata.labels, {"b": "2"}, "labels")
 
+# The ServiceAccount admission plugin wants the namespace's `default` account, which no controller makes here.
+api.create_namespaced_service_account(NS, {"metadata": {"name": "default"}})
 say("a pod's containers merge by name")
 api.create_namespaced_pod(
     NS,
