@@ -30,14 +30,13 @@ use serde_json::{json, Map, Value};
 
 use crate::admission::{Plugin, Request};
 use crate::apis::rbac::authorizer::rules::{aggregate_errors, covers};
-use crate::apis::rbac::authorizer::{authorize, Policy};
+use crate::apis::rbac::authorizer::{authorize, read_policy, PolicySource};
 use crate::apis::rbac::GROUP;
 use crate::go_text::quote;
 use crate::registry::admission::Operation;
 use crate::registry::authorizer::{Attributes, Modes, ResourceAttributes};
 use crate::registry::error::RegistryError;
-use crate::registry::rest::{BoxFuture, Registry};
-use crate::registry::store::ListRequest;
+use crate::registry::rest::BoxFuture;
 use crate::registry::user::UserInfo;
 use crate::storage::status::GroupResource;
 
@@ -123,7 +122,8 @@ impl RbacEscalation {
             return Ok(());
         }
         let name = str_at(obj, "/metadata/name");
-        let (owner, errors) = stored_policy(req.registry, namespace).await.rules_for(req.user, namespace);
+        let (owner, errors) =
+            read_policy(req.registry, namespace, PolicySource::Storage).await.rules_for(req.user, namespace);
         confirm_no_escalation(req.user, &owner, &errors, rules_of(obj)).map_err(|why| forbidden(plural, name, why))?;
         // An aggregation rule can gather any rule, so setting, changing or dropping one needs everything.
         let aggregates = has_aggregation_rule(obj) || old.is_some_and(has_aggregation_rule);
@@ -169,7 +169,7 @@ impl RbacEscalation {
                 return Ok(());
             }
         }
-        let policy = stored_policy(req.registry, namespace).await;
+        let policy = read_policy(req.registry, namespace, PolicySource::Storage).await;
         // `GetRoleReferenceRules` through the stores: a missing role is the store's 404, an unknown kind an
         // error that is no `Status` (upstream answers it as a 500; validation would refuse it later).
         let rules = policy.role_ref_rules(role_ref, namespace).map_err(|why| match role_resource {
@@ -194,42 +194,6 @@ impl RbacEscalation {
 /// `EscalationAllowed`: members of `system:masters` write any role and binding.
 fn escalation_allowed(user: &UserInfo) -> bool {
     user.groups.iter().any(|g| g == SYSTEM_PRIVILEGED_GROUP)
-}
-
-/// The RBAC objects a check in `namespace` reads, as the registry's rule resolver reads them: from the
-/// stores (a consistent list), not from the authorizer's caches, with aggregated cluster roles aggregated
-/// (what the aggregation controller would have written into them).
-async fn stored_policy(registry: &Registry, namespace: &str) -> Policy {
-    let cluster_role_bindings = list(registry, "clusterrolebindings", "").await;
-    let cluster_roles = list(registry, "clusterroles", "").await;
-    let (roles, role_bindings) = if namespace.is_empty() {
-        (Ok(Vec::new()), Ok(Vec::new()))
-    } else {
-        (list(registry, "roles", namespace).await, list(registry, "rolebindings", namespace).await)
-    };
-    let mut errors = Vec::new();
-    let mut objects = |read: Result<Vec<Value>, String>| {
-        read.unwrap_or_else(|err| {
-            errors.push(err);
-            Vec::new()
-        })
-    };
-    let (cluster_role_bindings, cluster_roles) = (objects(cluster_role_bindings), objects(cluster_roles));
-    let (roles, role_bindings) = (objects(roles), objects(role_bindings));
-    let mut policy = Policy::new(roles, cluster_roles, role_bindings, cluster_role_bindings).read_from_storage();
-    for error in errors {
-        policy = policy.with_read_error(error);
-    }
-    policy
-}
-
-/// The stored objects of one RBAC kind in `namespace` ("" for all), none when the kind is not served.
-async fn list(registry: &Registry, plural: &str, namespace: &str) -> Result<Vec<Value>, String> {
-    let Some(rest) = registry.get(&(GROUP.to_string(), "v1".to_string(), plural.to_string())) else {
-        return Ok(Vec::new());
-    };
-    let list = rest.list(namespace, &ListRequest::default()).await.map_err(|err| err.to_string())?;
-    Ok(list.items.iter().map(|o| o.value().clone()).collect())
 }
 
 /// `ConfirmNoEscalation`: `Ok` when the `owner` rules (those the user holds, resolved with `errors`) cover

@@ -80,23 +80,34 @@ fn privileged(user: &UserInfo) -> bool {
 /// The chain's decision about a request, reading the RBAC objects from `stores` when RBAC is asked.
 pub(crate) async fn authorize(modes: &Modes, stores: &Registry, attrs: &Attributes<'_>) -> Decision {
     let policy = if reaches_rbac(modes, attrs.user) {
-        Some(read_policy(stores, attrs.resource.map_or("", |r| r.namespace)).await)
+        Some(read_policy(stores, attrs.resource.map_or("", |r| r.namespace), PolicySource::Cache).await)
     } else {
         None
     };
     decide(modes, attrs, policy.as_ref())
 }
 
-/// The RBAC objects a decision in `namespace` reads (from the watch cache): every ClusterRole and ClusterRoleBinding, and the
+/// Where the RBAC objects of a decision are read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PolicySource {
+    /// The watch cache (resourceVersion "0"), as upstream's authorizer reads its informers' caches: a binding
+    /// a moment old may not count yet, in both.
+    Cache,
+    /// The stores themselves (a consistent list), as the registry's rule resolver behind the escalation
+    /// check reads them; a missing role then reads as the store's 404 text.
+    Storage,
+}
+
+/// The RBAC objects a decision in `namespace` reads: every ClusterRole and ClusterRoleBinding, and the
 /// namespace's Roles and RoleBindings. A kind that is not served reads as empty; a failed list is an error
 /// the evaluation reports, as upstream's resolver reports a lister's.
-pub(crate) async fn read_policy(stores: &Registry, namespace: &str) -> Policy {
-    let cluster_role_bindings = list(stores, "clusterrolebindings", "").await;
-    let cluster_roles = list(stores, "clusterroles", "").await;
+pub(crate) async fn read_policy(stores: &Registry, namespace: &str, source: PolicySource) -> Policy {
+    let cluster_role_bindings = list(stores, "clusterrolebindings", "", source).await;
+    let cluster_roles = list(stores, "clusterroles", "", source).await;
     let (roles, role_bindings) = if namespace.is_empty() {
         (Ok(Vec::new()), Ok(Vec::new()))
     } else {
-        (list(stores, "roles", namespace).await, list(stores, "rolebindings", namespace).await)
+        (list(stores, "roles", namespace, source).await, list(stores, "rolebindings", namespace, source).await)
     };
     let mut errors = Vec::new();
     let mut objects = |read: Result<Vec<Value>, String>| {
@@ -108,6 +119,9 @@ pub(crate) async fn read_policy(stores: &Registry, namespace: &str) -> Policy {
     let (cluster_role_bindings, cluster_roles) = (objects(cluster_role_bindings), objects(cluster_roles));
     let (roles, role_bindings) = (objects(roles), objects(role_bindings));
     let mut policy = Policy::new(roles, cluster_roles, role_bindings, cluster_role_bindings);
+    if source == PolicySource::Storage {
+        policy = policy.read_from_storage();
+    }
     for error in errors {
         policy = policy.with_read_error(error);
     }
@@ -115,13 +129,12 @@ pub(crate) async fn read_policy(stores: &Registry, namespace: &str) -> Policy {
 }
 
 /// The objects of one RBAC kind in `namespace` ("" for all), none when the kind is not served.
-async fn list(stores: &Registry, plural: &str, namespace: &str) -> Result<Vec<Value>, String> {
+async fn list(stores: &Registry, plural: &str, namespace: &str, source: PolicySource) -> Result<Vec<Value>, String> {
     let Some(rest) = stores.get(&(GROUP.to_string(), "v1".to_string(), plural.to_string())) else {
         return Ok(Vec::new());
     };
-    // From the watch cache (resourceVersion "0"), as upstream's authorizer reads its informers' caches: a
-    // binding a moment old may not count yet, in both.
-    let request = ListRequest { resource_version: "0".into(), ..ListRequest::default() };
+    let resource_version = if source == PolicySource::Cache { "0" } else { "" };
+    let request = ListRequest { resource_version: resource_version.into(), ..ListRequest::default() };
     let list = rest.list(namespace, &request).await.map_err(|err| err.to_string())?;
     Ok(list.items.iter().map(|o| o.value().clone()).collect())
 }
@@ -224,7 +237,7 @@ pub(crate) fn resolve_rules(modes: &Modes, user: &UserInfo, namespace: &str, pol
 
 /// The rules RBAC grants a user in a namespace, with the other modes', reading the policy when needed.
 pub(crate) async fn rules_for(modes: &Modes, stores: &Registry, user: &UserInfo, namespace: &str) -> SubjectRules {
-    let policy = if modes.rbac() { Some(read_policy(stores, namespace).await) } else { None };
+    let policy = if modes.rbac() { Some(read_policy(stores, namespace, PolicySource::Cache).await) } else { None };
     resolve_rules(modes, user, namespace, policy.as_ref())
 }
 
