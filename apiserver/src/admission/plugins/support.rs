@@ -9,7 +9,6 @@ use crate::admission::Request;
 use crate::registry::admission::Operation;
 use crate::registry::error::RegistryError;
 use crate::registry::rest::Registry;
-use crate::storage::GetOptions;
 
 /// `admission.NewForbidden`: `<resource> "<name>" is forbidden: <why>`, named by the object's name, else its
 /// `generateName` (a create is admitted before a name is generated), else `Unknown` (a delete, which has no
@@ -71,18 +70,11 @@ pub(crate) async fn read_cached(
 /// One object from storage itself, as a plugin's live lookup after its informer missed it.
 pub(crate) async fn read_live(
     registry: &Registry,
-    (group, version, plural): (&str, &str, &str),
+    gvr: (&str, &str, &str),
     ns: &str,
     name: &str,
 ) -> Result<Option<Value>, RegistryError> {
-    let Some(rest) = registry.get(&(group.to_string(), version.to_string(), plural.to_string())) else {
-        return Ok(None);
-    };
-    match rest.get(ns, name, &GetOptions::default()).await {
-        Ok(obj) => Ok(Some(obj)),
-        Err(e) if e.to_status().code == Some(404) => Ok(None),
-        Err(e) => Err(e),
-    }
+    webhook::read_at(registry, gvr, ns, name, "").await
 }
 
 /// Every object of a resource in `ns` ("" for all), from the watch cache.

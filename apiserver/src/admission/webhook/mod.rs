@@ -129,18 +129,29 @@ pub(crate) fn cel_request(attrs: &Attributes<'_>, user: &crate::registry::user::
     review::admission_request(attrs, user)
 }
 
-/// Reads one object; `None` when it does not exist or its resource is not served.
+/// Reads one object from the watch cache; `None` when it does not exist or its resource is not served.
 pub(crate) async fn read(
+    registry: &Registry,
+    gvr: (&str, &str, &str),
+    ns: &str,
+    name: &str,
+) -> Result<Option<Value>, RegistryError> {
+    // From the watch cache (resourceVersion "0"), as upstream's plugins read their informers.
+    read_at(registry, gvr, ns, name, "0").await
+}
+
+/// Reads one object at `resource_version` ("0": the watch cache; "": storage itself).
+pub(crate) async fn read_at(
     registry: &Registry,
     (group, version, plural): (&str, &str, &str),
     ns: &str,
     name: &str,
+    resource_version: &str,
 ) -> Result<Option<Value>, RegistryError> {
     let Some(rest) = registry.get(&(group.to_string(), version.to_string(), plural.to_string())) else {
         return Ok(None);
     };
-    // From the watch cache (resourceVersion "0"), as upstream's plugins read their informers.
-    match rest.get(ns, name, &GetOptions { resource_version: "0".into() }).await {
+    match rest.get(ns, name, &GetOptions { resource_version: resource_version.into() }).await {
         Ok(obj) => Ok(Some(obj)),
         Err(e) if e.to_status().code == Some(404) => Ok(None),
         Err(e) => Err(e),
