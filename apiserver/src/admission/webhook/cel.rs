@@ -102,6 +102,8 @@ pub(crate) fn to_cel(json: &Json) -> cel::Value {
         Json::String(s) => cel::Value::String(Arc::new(s.clone())),
         Json::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
         Json::Object(fields) => {
+            // The cel crate's maps are HashMaps: lookups and equality do not depend on their order; only an
+            // expression that turns a map's keys into a list would, which admission's answers never print.
             let map: HashMap<String, cel::Value> = fields.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
             cel::Value::from(map)
         }
