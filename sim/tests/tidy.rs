@@ -32,7 +32,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn all_rust_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     // The fuzz targets (a workspace of their own) keep the same rules, and so do the leaf crates under crates/.
-    for krate in ["crates", "fake-etcd", "apiserver", "sim", "fuzz"] {
+    for krate in ["crates", "fake-etcd", "apiserver", "controllers", "sim", "fuzz"] {
         rust_files(&repo_root().join(krate), &mut files);
     }
     files.sort();
@@ -42,7 +42,8 @@ fn all_rust_files() -> Vec<PathBuf> {
 /// The workspace dependencies a crate's Cargo.toml names in `section` ("dependencies" or "dev-dependencies").
 fn workspace_deps(manifest: &str, section: &str) -> Vec<String> {
     let text = fs::read_to_string(repo_root().join(manifest)).unwrap();
-    let crates = ["etcd-proto", "kubesim-failpoints", "kubesim-testsupport", "fake-etcd", "apiserver", "sim"];
+    let crates =
+        ["etcd-proto", "kubesim-failpoints", "kubesim-testsupport", "fake-etcd", "apiserver", "kubesim-controllers", "sim"];
     let header = format!("[{section}]");
     let mut in_section = false;
     let mut deps = Vec::new();
@@ -86,10 +87,22 @@ fn crate_dependencies_point_the_right_way() {
             &["etcd-proto", "kubesim-failpoints"],
             &["etcd-proto", "fake-etcd", "kubesim-testsupport"],
         ),
-        ("sim/Cargo.toml", &["etcd-proto", "kubesim-failpoints", "fake-etcd", "apiserver"], &["kubesim-testsupport"]),
+        // The controllers reach the apiserver only through its HTTP API (the library's `ApiServer::handle` in
+        // the binary), never its registry or storage, and never etcd.
+        // Its end-to-end tests may start an apiserver over an in-process fake-etcd member.
+        ("controllers/Cargo.toml", &["apiserver", "kubesim-failpoints"], &["kubesim-testsupport", "fake-etcd"]),
+        (
+            "sim/Cargo.toml",
+            &["etcd-proto", "kubesim-failpoints", "fake-etcd", "apiserver", "kubesim-controllers"],
+            &["kubesim-testsupport"],
+        ),
         // The apiserver binary embeds a fake-etcd member by default: the only crate beside sim that may
         // depend on fake-etcd, and the library above never does.
-        ("apiserver/binary/Cargo.toml", &["apiserver", "fake-etcd", "etcd-proto"], &["kubesim-testsupport"]),
+        (
+            "apiserver/binary/Cargo.toml",
+            &["apiserver", "fake-etcd", "etcd-proto", "kubesim-controllers"],
+            &["kubesim-testsupport"],
+        ),
     ];
     for (manifest, allowed, allowed_dev) in cases {
         for (section, allowed) in [("dependencies", allowed), ("dev-dependencies", allowed_dev)] {
@@ -202,6 +215,7 @@ const CRATES: &[&str] = &[
     "fake-etcd/proto",
     "apiserver",
     "apiserver/binary",
+    "controllers",
     "sim",
     "fuzz",
 ];

@@ -85,6 +85,15 @@ pub struct Args {
     /// The issuer (`iss`) of service account tokens, and their default audience.
     #[arg(long, default_value = apiserver::registry::tokens::DEFAULT_ISSUER)]
     pub service_account_issuer: String,
+    /// The controllers to run in-process, kube-controller-manager's syntax: `*` (every controller on by
+    /// default), `name` (on), `-name` (off), comma separated. The default, an empty list, runs none (the bare
+    /// apiserver); `--controllers='*'` runs them all.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    pub controllers: Vec<String>,
+    /// Whether the in-process controller manager takes the `kube-system/kube-controller-manager` Lease
+    /// before its controllers run, as kube-controller-manager does.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
     /// Write a kubeconfig for this server to PATH (kubectl, kube-rs and the Python client load it as is).
     #[arg(long)]
     pub write_kubeconfig: Option<PathBuf>,

@@ -102,7 +102,11 @@ async fn run(args: Args) -> Result<(), String> {
         (Some(cert), Some(key)) => Some(tls::acceptor(cert, key, args.client_ca_file.is_some())?),
         _ => None,
     };
-    let (authentication, admin_token) = authentication(&args, seed)?;
+    let selection = controllers::runtime::selection::Selection::parse(
+        &args.controllers.iter().filter(|c| !c.is_empty()).cloned().collect::<Vec<_>>(),
+        &controllers::kcm::descriptors(),
+    )?;
+    let (authentication, admin_token, manager_token) = authentication(&args, seed)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{addr}");
 
@@ -134,6 +138,8 @@ async fn run(args: Args) -> Result<(), String> {
     };
     let server = server::build(Catalog::builtin(), client, options, system, Arc::new(WallClock));
     let bootstrap = tokio::spawn(server::bootstrap(server.clone()));
+    let root_ca = tls.as_ref().map(|(_, pem)| String::from_utf8_lossy(pem).into_owned()).unwrap_or_default();
+    let manager = tokio::spawn(controller_manager(server.clone(), manager_token, selection, &args, seed, root_ca));
 
     if let Some(path) = &args.write_kubeconfig {
         kubeconfig::write(path, &url, tls.as_ref().map(|(_, pem)| pem.as_slice()), &admin_token)?;
@@ -184,6 +190,8 @@ async fn run(args: Args) -> Result<(), String> {
         }
     }
     bootstrap.abort();
+    manager.abort();
+    let _ = manager.await;
     // The embedded etcd stops once its clients have gone: the server's stores, caches and their watches.
     drop(server);
     if let Some(embedded) = embedded {
@@ -217,20 +225,55 @@ fn service_account_tokens(args: &Args, seed: u64) -> Result<ServiceAccountTokens
     Ok(tokens)
 }
 
-/// The authenticators of the flags, and the admin token the kubeconfig carries: drawn from the seed, in
-/// `system:masters`, so that the kubeconfig works whatever `--authorization-mode` says.
-fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String), String> {
+/// The in-process controller manager (`--controllers`, `--leader-elect`): kube-controller-manager's
+/// controllers over the server's own request handler, so that their requests pass authentication,
+/// authorization and admission like any client's.
+fn controller_manager(
+    server: Arc<apiserver::endpoints::ApiServer>,
+    token: String,
+    selection: controllers::runtime::selection::Selection,
+    args: &Args,
+    seed: u64,
+    root_ca: String,
+) -> impl std::future::Future<Output = ()> {
+    use controllers::client::{Client, Transport};
+    use controllers::runtime::leader::ElectorConfig;
+    let client = Arc::new(Client::new(Transport::InProcess(server), Some(token), "kube-controller-manager"));
+    let config = controllers::manager::Config {
+        selection,
+        leader_elect: args.leader_elect,
+        // kube-controller-manager's identity: its host name and a random suffix.
+        election: ElectorConfig::new(format!("kubesim-apiserver_{seed:016x}")),
+        seed,
+        root_ca,
+        now_unix_us: Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)),
+    };
+    controllers::manager::run(client, config)
+}
+
+/// A token drawn from the seed and a purpose.
+fn token(seed: u64, purpose: u64) -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 24];
-    rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6b75_6265_7369_6d00).fill_bytes(&mut bytes);
-    let admin_token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let admin = UserInfo {
-        username: "kubesim-admin".into(),
+    rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ purpose).fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The authenticators of the flags, the admin token the kubeconfig carries, and the controller manager's:
+/// drawn from the seed, in `system:masters`, so that the kubeconfig and the controllers work whatever
+/// `--authorization-mode` says (the controller manager as `system:kube-controller-manager`; upstream's
+/// per-controller service accounts and their `system:controller:*` roles are not bootstrapped).
+fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String, String), String> {
+    let admin_token = token(seed, 0x6b75_6265_7369_6d00);
+    let manager_token = token(seed, 0x6b63_6d00_0000_0000);
+    let in_masters = |name: &str| UserInfo {
+        username: name.into(),
         uid: String::new(),
         groups: vec!["system:masters".into()],
         extra: Default::default(),
     };
-    let mut tokens = TokenFile::single(&admin_token, admin);
+    let mut tokens = TokenFile::single(&admin_token, in_masters("kubesim-admin"));
+    tokens.extend(TokenFile::single(&manager_token, in_masters("system:kube-controller-manager")));
     if let Some(path) = &args.token_auth_file {
         let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         tokens.extend(TokenFile::parse(&path.display().to_string(), &text)?);
@@ -242,7 +285,7 @@ fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String), St
         }
         None => None,
     };
-    Ok((Authentication { anonymous: args.anonymous_auth, tokens, client_ca }, admin_token))
+    Ok((Authentication { anonymous: args.anonymous_auth, tokens, client_ca }, admin_token, manager_token))
 }
 
 async fn shutdown_signal() {

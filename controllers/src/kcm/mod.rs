@@ -1,0 +1,57 @@
+//! kube-controller-manager's controllers, one module each, under upstream's names (1.32,
+//! `cmd/kube-controller-manager/names`). A controller is one module with a `run(Context)` future that
+//! lives as long as its manager leads, and one line of [`CONTROLLERS`].
+
+pub mod garbagecollector;
+pub mod namespace;
+pub mod rootca;
+pub mod serviceaccount;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::client::Client;
+use crate::runtime::events::Recorder;
+use crate::runtime::informer::Informers;
+use crate::runtime::selection::Descriptor;
+
+/// What every controller is handed when its manager starts leading.
+#[derive(Clone)]
+pub struct Context {
+    /// The manager's client (the same identity for every controller).
+    pub client: Arc<Client>,
+    /// The manager's shared informers.
+    pub informers: Arc<Informers>,
+    /// Events the controllers emit, as `kube-controller-manager`'s event recorder.
+    pub events: Recorder,
+    /// The seed this controller's random choices (backoff jitter) start from.
+    pub seed: u64,
+    /// The CA bundle `kube-root-ca.crt` publishes: the apiserver's serving CA ("" without TLS).
+    pub root_ca: String,
+    /// The time of day in Unix microseconds (the simulation's clock under simulation), for timestamps the
+    /// controllers write.
+    pub now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+/// A running controller.
+pub type Running = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// One controller the manager knows: its names and how to start it.
+pub struct Entry {
+    pub descriptor: Descriptor,
+    pub start: fn(Context) -> Running,
+}
+
+/// Every controller kubesim runs, in kube-controller-manager's start order.
+pub const CONTROLLERS: &[Entry] = &[
+    Entry { descriptor: serviceaccount::DESCRIPTOR, start: |ctx| Box::pin(serviceaccount::run(ctx)) },
+    Entry { descriptor: namespace::DESCRIPTOR, start: |ctx| Box::pin(namespace::run(ctx)) },
+    Entry { descriptor: garbagecollector::DESCRIPTOR, start: |ctx| Box::pin(garbagecollector::run(ctx)) },
+    Entry { descriptor: rootca::DESCRIPTOR, start: |ctx| Box::pin(rootca::run(ctx)) },
+];
+
+/// The descriptors of [`CONTROLLERS`], for `--controllers`.
+pub fn descriptors() -> Vec<Descriptor> {
+    CONTROLLERS.iter().map(|e| e.descriptor).collect()
+}
