@@ -16,6 +16,7 @@
 
 #![warn(unreachable_pub)]
 
+pub mod bug;
 pub mod client;
 pub mod kcm;
 pub mod manager;

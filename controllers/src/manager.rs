@@ -4,15 +4,24 @@
 //! them all at once (informers included) before anything else can be written, and stands for election
 //! again. Upstream's process exits at that point ("leaderelection lost") and its supervisor restarts it:
 //! standing again is what the restarted process would do, without a process to restart.
+//!
+//! One correction to client-go: a fence. client-go's controllers run on until the renew loop gives up, even
+//! after a pause long enough for another manager to take the lease (kubernetes #67651). Here the
+//! controllers' writes go out only within the renew deadline of the last renewal that succeeded, counted
+//! from when that renewal was sent: another manager takes over only a lease duration (longer) after it saw
+//! that renewal, so two managers never write in the same instant. The `unfenced-leader` switch removes the
+//! fence.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 
+use crate::bug::{Bug, Bugs};
+use crate::client::observe::Observer;
 use crate::client::resource::builtin;
-use crate::client::{Client, ClientError};
+use crate::client::{Client, ClientError, Fence};
 use crate::kcm::{Context, CONTROLLERS};
 use crate::runtime::events::Recorder;
 use crate::runtime::informer::Informers;
@@ -39,15 +48,32 @@ pub struct Config {
     pub root_ca: String,
     /// The time of day, Unix microseconds.
     pub now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// Told of the manager's leadership and its controllers' writes.
+    pub observer: Option<Arc<dyn Observer>>,
+    /// The runtime's bug switches on.
+    pub bugs: Bugs,
 }
 
 /// Runs the controller manager over `client` for as long as the future lives.
 pub async fn run(client: Arc<Client>, config: Config) {
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let mut term: u64 = 0;
+    // When the last renewal that succeeded was sent: the fence opens from there for a renew deadline.
+    let renewed: Arc<Mutex<Option<tokio::time::Instant>>> = Arc::default();
+    // The lease's own writes are the election, not the controllers' acts: the observer is not told of them.
+    let lease_client = Arc::new(client.fresh().with_observer(None));
     loop {
         term += 1;
-        let leading = || lead(client.clone(), &config, term);
+        let fence: Fence = if config.leader_elect && !config.bugs.has(Bug::UnfencedLeader) {
+            let (renewed, deadline) = (renewed.clone(), config.election.renew_deadline);
+            Arc::new(move || {
+                renewed.lock().expect("never poisoned").is_some_and(|at| tokio::time::Instant::now() < at + deadline)
+            })
+        } else {
+            Arc::new(|| true)
+        };
+        let fenced = Arc::new(client.fenced(fence));
+        let leading = || lead(fenced.clone(), &config, term);
         if !config.leader_elect {
             leading().await;
             return;
@@ -59,7 +85,7 @@ pub async fn run(client: Arc<Client>, config: Config) {
                 return;
             }
         };
-        let lock = ClientLease { client: client.clone() };
+        let lock = ClientLease { client: lease_client.clone(), renewed_at: renewed.clone() };
         let lost = leader::run(elector, &lock, &*config.now_unix_us, &mut rng, leading).await;
         tracing::error!(identity = %config.election.identity, "leaderelection lost: {}", lost.reason);
     }
@@ -70,6 +96,7 @@ async fn lead(client: Arc<Client>, config: &Config, term: u64) {
     let seed = config.seed ^ term.wrapping_mul(0x2545_f491_4f6c_dd1d);
     let informers = Arc::new(Informers::new(client.clone(), seed));
     let events = Recorder::new(client.clone(), "kube-controller-manager", config.now_unix_us.clone());
+    let _leading = Leading::start(config.observer.clone());
     let running = CONTROLLERS.iter().enumerate().filter(|(_, e)| config.selection.enabled(e.descriptor.name)).map(
         |(i, entry)| {
             tracing::info!(controller = entry.descriptor.name, "starting controller");
@@ -87,9 +114,40 @@ async fn lead(client: Arc<Client>, config: &Config, term: u64) {
     futures::future::join_all(running).await;
 }
 
-/// The lease as `LeaseLock` reads and writes it, over the manager's client.
+/// Tells the observer that leading started, and when dropped (the leading future dropped or done) that it
+/// ended.
+struct Leading(Option<Arc<dyn Observer>>);
+
+impl Leading {
+    fn start(observer: Option<Arc<dyn Observer>>) -> Leading {
+        if let Some(o) = &observer {
+            o.leading(true);
+        }
+        Leading(observer)
+    }
+}
+
+impl Drop for Leading {
+    fn drop(&mut self) {
+        if let Some(o) = &self.0 {
+            o.leading(false);
+        }
+    }
+}
+
+/// The lease as `LeaseLock` reads and writes it, over the manager's client (unfenced: the lease's own
+/// writes are how the manager learns whether it leads).
 struct ClientLease {
     client: Arc<Client>,
+    /// When the last successful write of the lease was sent.
+    renewed_at: Arc<Mutex<Option<tokio::time::Instant>>>,
+}
+
+impl ClientLease {
+    /// A write of the lease sent at `sent` succeeded: the fence opens from then.
+    fn renewed(&self, sent: tokio::time::Instant) {
+        *self.renewed_at.lock().expect("never poisoned") = Some(sent);
+    }
 }
 
 fn lock_error(err: ClientError) -> LockError {
@@ -122,12 +180,18 @@ impl LeaseLock for ClientLease {
     async fn create(&self, record: LeaderElectionRecord) -> Result<String, LockError> {
         let lease = record.to_lease(LEASE_NAMESPACE, LEASE_NAME, None);
         let path = builtin::leases().collection_path(Some(LEASE_NAMESPACE));
-        self.client.create(&path, &lease).await.map(|l| resource_version(&l)).map_err(lock_error)
+        let sent = tokio::time::Instant::now();
+        let created = self.client.create(&path, &lease).await.map_err(lock_error)?;
+        self.renewed(sent);
+        Ok(resource_version(&created))
     }
 
     async fn update(&self, record: LeaderElectionRecord, rv: String) -> Result<String, LockError> {
         let lease = record.to_lease(LEASE_NAMESPACE, LEASE_NAME, Some(&rv));
         let path = builtin::leases().object_path(Some(LEASE_NAMESPACE), LEASE_NAME);
-        self.client.update(&path, &lease).await.map(|l| resource_version(&l)).map_err(lock_error)
+        let sent = tokio::time::Instant::now();
+        let updated = self.client.update(&path, &lease).await.map_err(lock_error)?;
+        self.renewed(sent);
+        Ok(resource_version(&updated))
     }
 }

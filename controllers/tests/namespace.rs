@@ -110,7 +110,9 @@ async fn a_deleted_namespace_is_emptied_and_then_gone() {
     assert_eq!(deleting["status"]["phase"], "Terminating");
     assert_eq!(deleting["spec"]["finalizers"], json!(["kubernetes"]), "the namespace waits for the controller");
 
-    wait_for(&client, "doomed", GONE_WITHIN, "the namespace going", |a| matches!(a, Err(e) if e.is_not_found())).await;
+    wait_for(&client, "doomed", GONE_WITHIN, "the namespace going", |a| matches!(a, Err(e) if e.is_not_found()))
+        .await
+        .expect_err("the namespace is gone");
     assert!(items(&client, "/api/v1/namespaces/doomed/configmaps").await.is_empty());
     assert!(items(&client, "/api/v1/namespaces/doomed/pods").await.is_empty());
     assert!(items(&client, "/api/v1/namespaces/doomed/serviceaccounts").await.is_empty());
@@ -169,6 +171,8 @@ async fn content_held_by_a_finalizer_holds_the_namespace_until_it_is_removed() {
         .patch("/api/v1/namespaces/held/configmaps/cm", &release, MERGE_PATCH)
         .await
         .expect("the finalizer is removed");
-    wait_for(&client, "held", GONE_WITHIN, "the namespace going", |a| matches!(a, Err(e) if e.is_not_found())).await;
+    wait_for(&client, "held", GONE_WITHIN, "the namespace going", |a| matches!(a, Err(e) if e.is_not_found()))
+        .await
+        .expect_err("the namespace is gone");
     controller.abort();
 }

@@ -1,7 +1,7 @@
 //! Every bug switch of every component, in one place for the harness: the scenario language (`[cluster]
 //! bugs = [...]`), the CLI (`kubesim bugs`) and the README's table read this list, while each switch is
 //! declared once, beside the code it changes, in its component (`fake_etcd::bug`, `apiserver::bug`, the scenario
-//! informers' `crate::kube::reflector::Bug`).
+//! informers' `crate::kube::reflector::Bug`, the controller runtime's `controllers::bug`).
 //! [`Bugs`] is what a cluster description carries: one typed set per component, handed to each member's
 //! and each apiserver's configuration.
 
@@ -14,6 +14,8 @@ pub struct Bugs {
     pub apiserver: apiserver::bug::Bugs,
     /// The scenario informers' (client-go's reflector, `crate::kube::reflector`).
     pub informer: crate::kube::reflector::Bugs,
+    /// The controller managers' runtime (`controllers::bug`).
+    pub controllers: controllers::bug::Bugs,
 }
 
 /// One switch, as listings show it.
@@ -46,7 +48,13 @@ pub fn all() -> Vec<Switch> {
         issue: b.issue(),
         what: b.what(),
     });
-    etcd.chain(apiserver).chain(informer).collect()
+    let controllers = controllers::bug::Bug::ALL.iter().map(|b| Switch {
+        component: "controllers",
+        name: b.name(),
+        issue: b.issue(),
+        what: b.what(),
+    });
+    etcd.chain(apiserver).chain(informer).chain(controllers).collect()
 }
 
 /// The switches as a Markdown table (`kubesim bugs`, and the README's table, which a test holds equal).
@@ -78,6 +86,8 @@ impl Bugs {
             self.apiserver.insert(bug);
         } else if let Ok(bug) = name.parse::<crate::kube::reflector::Bug>() {
             self.informer.insert(bug);
+        } else if let Ok(bug) = name.parse::<controllers::bug::Bug>() {
+            self.controllers.insert(bug);
         } else {
             return Err(UnknownSwitch(name.to_string()));
         }
@@ -87,7 +97,10 @@ impl Bugs {
     /// The names of the switches on, component by component.
     pub fn names(&self) -> Vec<&'static str> {
         let etcd = self.etcd.iter().map(|b| b.name());
-        etcd.chain(self.apiserver.iter().map(|b| b.name())).chain(self.informer.iter().map(|b| b.name())).collect()
+        etcd.chain(self.apiserver.iter().map(|b| b.name()))
+            .chain(self.informer.iter().map(|b| b.name()))
+            .chain(self.controllers.iter().map(|b| b.name()))
+            .collect()
     }
 }
 
@@ -105,7 +118,7 @@ mod tests {
         assert_eq!(bugs.names(), ["skip-sync", "stale-suggestion-trusted"]);
         let err = bugs.turn_on("skip-syncs").unwrap_err().to_string();
         assert!(err.starts_with("unknown bug \"skip-syncs\"; expected one of \"restore-lowers-watchers\""), "{err}");
-        assert!(err.ends_with("\"list-at-rv-zero\""), "{err}");
+        assert!(err.ends_with("\"unfenced-leader\""), "{err}");
     }
 
     #[test]

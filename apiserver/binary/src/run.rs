@@ -247,6 +247,8 @@ fn controller_manager(
         seed,
         root_ca,
         now_unix_us: Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)),
+        observer: None,
+        bugs: Default::default(),
     };
     controllers::manager::run(client, config)
 }

@@ -13,6 +13,9 @@ pub enum ClientError {
     /// No answer: the connection could not be made, broke, or the answer was not JSON.
     #[error("{0}")]
     Transport(String),
+    /// Not sent: the manager's lease may have passed to another (its fence is closed).
+    #[error("not sent: the controller manager's lease may have passed to another manager")]
+    Fenced,
 }
 
 impl ClientError {
@@ -31,7 +34,7 @@ impl ClientError {
     pub fn reason(&self) -> Option<&str> {
         match self {
             ClientError::Status { status, .. } => status.reason.as_deref(),
-            ClientError::Transport(_) => None,
+            ClientError::Transport(_) | ClientError::Fenced => None,
         }
     }
 
@@ -39,7 +42,7 @@ impl ClientError {
     pub fn code(&self) -> Option<u16> {
         match self {
             ClientError::Status { code, .. } => Some(*code),
-            ClientError::Transport(_) => None,
+            ClientError::Transport(_) | ClientError::Fenced => None,
         }
     }
 

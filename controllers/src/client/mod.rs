@@ -7,10 +7,15 @@
 //! dropped takes its connection with it.
 //!
 //! Files: `watch` (a watch's event stream), `error` (`ClientError`, and which errors are worth a retry),
-//! `resource` (`ApiResource` and its paths), `discovery` (the preferred resources of every group).
+//! `resource` (`ApiResource` and its paths), `discovery` (the preferred resources of every group), `observe`
+//! (what a client tells a recorder of its writes).
+//!
+//! A client may carry a fence: a leading controller manager's controllers write only while the fence says
+//! the lease is surely still theirs, and a write past it fails at once, never reaching the server.
 
 pub mod discovery;
 mod error;
+pub mod observe;
 pub mod resource;
 mod watch;
 
@@ -51,8 +56,15 @@ pub enum Transport {
     Http(SocketAddr),
 }
 
+/// Whether writes may go out now.
+pub type Fence = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// One controller manager's connection to its apiserver.
 pub struct Client {
+    /// Writes are refused while this says no (a manager that may have lost its lease).
+    fence: Option<Fence>,
+    /// Told of every write sent.
+    observer: Option<Arc<dyn observe::Observer>>,
     transport: Transport,
     /// The bearer token every request carries.
     token: Option<String>,
@@ -68,6 +80,8 @@ impl Client {
     /// `agent` in its user agent (kube-controller-manager's is `kube-controller-manager`).
     pub fn new(transport: Transport, token: Option<String>, agent: &str) -> Client {
         Client {
+            fence: None,
+            observer: None,
             transport,
             token,
             user_agent: format!("{agent}/v1.32.0 (linux/amd64) kubernetes/kubesim"),
@@ -75,9 +89,23 @@ impl Client {
         }
     }
 
+    /// The same client, its writes told to `observer`.
+    pub fn with_observer(mut self, observer: Option<Arc<dyn observe::Observer>>) -> Client {
+        self.observer = observer;
+        self
+    }
+
+    /// A client of the same apiserver, on connections of its own, whose writes go out only while `fence`
+    /// allows them.
+    pub fn fenced(&self, fence: Fence) -> Client {
+        Client { fence: Some(fence), ..self.fresh() }
+    }
+
     /// A client of the same apiserver with the same credentials, on connections of its own.
     pub fn fresh(&self) -> Client {
         Client {
+            fence: self.fence.clone(),
+            observer: self.observer.clone(),
             transport: self.transport.clone(),
             token: self.token.clone(),
             user_agent: self.user_agent.clone(),
@@ -156,6 +184,14 @@ impl Client {
         body: Option<&Value>,
         content_type: &str,
     ) -> Result<Value, ClientError> {
+        if method != Method::GET {
+            if self.fence.as_ref().is_some_and(|fence| !fence()) {
+                return Err(ClientError::Fenced);
+            }
+            if let Some(observer) = &self.observer {
+                observer.write_sent(method.as_str(), path);
+            }
+        }
         let response = self.send(self.request(method, path, body, content_type), true).await?;
         let status = response.status();
         let bytes = response

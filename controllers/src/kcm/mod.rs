@@ -4,6 +4,7 @@
 
 pub mod garbagecollector;
 pub mod namespace;
+pub mod replicaset;
 pub mod rootca;
 pub mod serviceaccount;
 
@@ -46,6 +47,7 @@ pub struct Entry {
 /// Every controller kubesim runs, in kube-controller-manager's start order.
 pub const CONTROLLERS: &[Entry] = &[
     Entry { descriptor: serviceaccount::DESCRIPTOR, start: |ctx| Box::pin(serviceaccount::run(ctx)) },
+    Entry { descriptor: replicaset::DESCRIPTOR, start: |ctx| Box::pin(replicaset::run(ctx)) },
     Entry { descriptor: namespace::DESCRIPTOR, start: |ctx| Box::pin(namespace::run(ctx)) },
     Entry { descriptor: garbagecollector::DESCRIPTOR, start: |ctx| Box::pin(garbagecollector::run(ctx)) },
     Entry { descriptor: rootca::DESCRIPTOR, start: |ctx| Box::pin(rootca::run(ctx)) },

@@ -33,7 +33,7 @@ pub(crate) fn has_cause(err: &ClientError, cause: &str) -> bool {
             .as_ref()
             .and_then(|d| d.causes.as_ref())
             .is_some_and(|causes| causes.iter().any(|c| c.reason.as_deref() == Some(cause))),
-        ClientError::Transport(_) => false,
+        ClientError::Transport(_) | ClientError::Fenced => false,
     }
 }
 

@@ -5,12 +5,14 @@
 //! - [`watch`]: Ordered, Unique, Atomic, Reliable, Resumable and Bookmarkable, per watch;
 //! - [`apiserver`]: the apiserver's guarantees (watch from a resourceVersion, consistent reads, cache parity)
 //!   over an apiserver run's own history.
+//! - [`controllers`]: the controller managers' guarantee (one manager acts at a time) over their log.
 //!
 //! A failing verdict quotes the guarantee it found broken (in our words, after etcd's API guarantees) and
 //! names the operations or watch events that broke it. `Unknown` means a checker gave up within its budget;
 //! it is neither a pass nor a failure.
 
 pub mod apiserver;
+pub mod controllers;
 pub mod linearizable;
 pub mod model;
 pub mod watch;

@@ -14,6 +14,10 @@ use super::seeds::fnv1a;
 /// The harness's own user: it creates the webhooks' configurations before any client starts.
 pub const HARNESS_USER: &str = "kubesim:harness";
 
+/// The controller managers' user (`cluster::controller_manager`), in `system:masters`: upstream's
+/// per-controller service accounts and their `system:controller:*` roles are not bootstrapped.
+pub const CONTROLLER_MANAGER_USER: &str = "system:kube-controller-manager";
+
 /// The group whose members every authorizer lets do anything (upstream's `system:masters`).
 pub const MASTERS: &str = "system:masters";
 
@@ -31,12 +35,15 @@ pub fn token_of(user: &str) -> String {
 }
 
 /// The authenticators of every apiserver: anonymous requests allowed (kube-apiserver's default), and one
-/// static token per user, with the harness's own when `harness` is set. No users and no harness leave
-/// the apiservers exactly as they were before scenarios had identities.
-pub fn authentication(users: &[UserSpec], harness: bool) -> Authentication {
+/// static token per user, with the harness's own when `harness` is set and the controller managers' when
+/// `managers` is. No users, no harness and no managers leave the apiservers exactly as they were before
+/// scenarios had identities.
+pub fn authentication(users: &[UserSpec], harness: bool, managers: bool) -> Authentication {
     let mut tokens = TokenFile::default();
     let harness_user = harness.then(|| UserSpec { name: HARNESS_USER.into(), groups: vec![MASTERS.into()] });
-    for user in users.iter().chain(harness_user.as_ref()) {
+    let manager_user =
+        managers.then(|| UserSpec { name: CONTROLLER_MANAGER_USER.into(), groups: vec![MASTERS.into()] });
+    for user in users.iter().chain(harness_user.as_ref()).chain(manager_user.as_ref()) {
         let info = UserInfo {
             username: user.name.clone(),
             uid: format!("uid-{}", user.name),
@@ -62,13 +69,15 @@ mod tests {
     #[test]
     fn every_user_and_the_harness_are_trusted_with_their_groups() {
         let users = [UserSpec { name: "admin".into(), groups: vec![MASTERS.into()] }];
-        let authn = authentication(&users, true);
+        let authn = authentication(&users, true, false);
         let admin = authn.tokens.user(&token_of("admin")).expect("admin is trusted");
         assert_eq!((admin.username.as_str(), admin.groups.clone()), ("admin", vec![MASTERS.to_string()]));
         let harness = authn.tokens.user(&token_of(HARNESS_USER)).expect("the harness is trusted");
         assert_eq!(harness.groups, vec![MASTERS.to_string()]);
         assert!(authn.anonymous);
-        assert!(authentication(&users, false).tokens.user(&token_of(HARNESS_USER)).is_none());
-        assert_eq!(authentication(&[], false), Authentication::default());
+        assert!(authentication(&users, false, false).tokens.user(&token_of(HARNESS_USER)).is_none());
+        assert_eq!(authentication(&[], false, false), Authentication::default());
+        let managers = authentication(&[], false, true);
+        assert_eq!(managers.tokens.user(&token_of(CONTROLLER_MANAGER_USER)).unwrap().groups, vec![MASTERS.to_string()]);
     }
 }

@@ -152,7 +152,7 @@ pub fn build_apiserver(
     let bugs = spec.bugs.apiserver.clone();
     // Who the apiservers know and what they let each do: the scenario's users by their tokens (and the
     // harness's own, which creates the webhooks' configurations), under the scenario's authorization mode.
-    let authentication = super::access::authentication(&spec.users, spec.harness_acts());
+    let authentication = super::access::authentication(&spec.users, spec.harness_acts(), spec.controller_managers > 0);
     let authorization =
         apiserver::registry::authorizer::Modes::parse(&spec.authorization_mode).expect("validated before the run");
     let ready = Arc::new(AtomicBool::new(false));

@@ -4,7 +4,8 @@
 //!
 //! Naming and addressing: members are `etcd-1..N` at `10.0.0.i:2379`, apiservers `apiserver-1..M` at
 //! `10.0.2.i:6443`, clients `c1..cK` at `10.0.1.i`, admission webhooks ([`webhook`]) by their names at
-//! `10.0.3.i:8443`, and a `control` node at `10.0.9.1` runs the harness's own
+//! `10.0.3.i:8443`, controller managers ([`controller_manager`]) `controller-manager-1..N` at `10.0.4.i`, and a
+//! `control` node at `10.0.9.1` runs the harness's own
 //! tasks (nemesis, restarts), so that killing a member, an apiserver or a client never kills the harness.
 //!
 //! Members form one Raft cluster: peers are addressed like the client endpoints (`10.0.0.i:2380`). Each
@@ -15,6 +16,7 @@
 
 pub mod access;
 pub mod apiserver;
+pub mod controller_manager;
 pub mod seeds;
 pub mod webhook;
 
@@ -37,6 +39,7 @@ use crate::bugs::Bugs;
 pub use self::access::UserSpec;
 use self::apiserver::build_apiserver;
 pub use self::apiserver::{apiserver_name, ApiserverNode, ApiserverSpec};
+use self::controller_manager::{build_controller_manager, controller_manager_name, ControllerManagerNode};
 use self::webhook::build_webhook;
 pub use self::webhook::{WebhookNode, WebhookSpec};
 use crate::error::SimError;
@@ -72,6 +75,8 @@ pub struct ClusterSpec {
     pub users: Vec<UserSpec>,
     /// The admission webhooks, each on a node of its own (`webhook`).
     pub webhooks: Vec<WebhookSpec>,
+    /// kube-controller-manager replicas, each on a node of its own, leader-elected (`controller_manager`).
+    pub controller_managers: usize,
 }
 
 impl ClusterSpec {
@@ -89,6 +94,7 @@ impl ClusterSpec {
             authorization_mode: "AlwaysAllow".into(),
             users: Vec::new(),
             webhooks: Vec::new(),
+            controller_managers: 0,
         }
     }
 
@@ -158,6 +164,10 @@ impl ClusterSpec {
         self.webhooks.iter().map(|w| w.name.clone()).collect()
     }
 
+    pub fn controller_manager_names(&self) -> Vec<String> {
+        (1..=self.controller_managers).map(controller_manager_name).collect()
+    }
+
     /// Whether the harness talks to the apiservers as its own user before the clients start: to create the
     /// webhooks' configurations, or to wait for the RBAC bootstrap policy under an authorization mode other
     /// than the default.
@@ -165,12 +175,13 @@ impl ClusterSpec {
         !self.webhooks.is_empty() || self.authorization_mode != "AlwaysAllow"
     }
 
-    /// Every node a fault may name: members, apiservers, clients, webhooks.
+    /// Every node a fault may name: members, apiservers, clients, webhooks, controller managers.
     pub fn node_names(&self) -> Vec<String> {
         let mut names = self.member_names();
         names.extend(self.apiserver_names());
         names.extend(self.client_names());
         names.extend(self.webhook_names());
+        names.extend(self.controller_manager_names());
         names
     }
 
@@ -274,6 +285,10 @@ pub struct Cluster {
     pub clients: Vec<ClientNode>,
     /// The admission webhooks, in file order.
     pub webhooks: Vec<WebhookNode>,
+    /// The controller managers, in order (`controller-manager-1` first).
+    pub controller_managers: Vec<ControllerManagerNode>,
+    /// What the controller managers did: leadership and writes, in simulated time.
+    pub manager_log: crate::history::controllers::ManagerLog,
     /// The harness's own node (nemesis, restarts): never faulted.
     pub control: NodeHandle,
     pub trace: Trace,
@@ -305,11 +320,17 @@ impl Cluster {
             })
             .collect();
         let webhooks = spec.webhooks.iter().enumerate().map(|(i, w)| build_webhook(&handle, w, i + 1, trace)).collect();
+        let manager_log = crate::history::controllers::ManagerLog::default();
+        let controller_managers = (1..=spec.controller_managers)
+            .map(|i| build_controller_manager(&handle, spec, i, trace, seeds, &panics, &manager_log))
+            .collect();
         let cluster = Cluster {
             members,
             apiservers,
             clients,
             webhooks,
+            controller_managers,
+            manager_log,
             control,
             trace: trace.clone(),
             pending_restarts: Arc::default(),
@@ -334,10 +355,15 @@ impl Cluster {
             .or_else(apiserver)
             .or_else(|| self.clients.iter().find(|c| c.name == name).map(|c| c.id))
             .or_else(webhook)
+            .or_else(|| self.controller_manager(name).map(|c| c.id))
     }
 
     pub fn apiserver(&self, name: &str) -> Option<&ApiserverNode> {
         self.apiservers.iter().find(|a| a.name == name)
+    }
+
+    pub fn controller_manager(&self, name: &str) -> Option<&ControllerManagerNode> {
+        self.controller_managers.iter().find(|c| c.name == name)
     }
 
     /// Waits until every apiserver is ready (caches listed, system namespaces created): the named
@@ -547,12 +573,13 @@ impl Cluster {
         }
     }
 
-    /// Every member, apiserver, client and webhook node, in that order.
+    /// Every member, apiserver, client, webhook and controller manager node, in that order.
     pub fn all_node_ids(&self) -> Vec<NodeId> {
         let apiservers = self.apiservers.iter().map(|a| a.id);
         let webhooks = self.webhooks.iter().map(|w| w.id);
+        let managers = self.controller_managers.iter().map(|c| c.id);
         let nodes = self.members.iter().map(|m| m.id).chain(apiservers);
-        nodes.chain(self.clients.iter().map(|c| c.id)).chain(webhooks).collect()
+        nodes.chain(self.clients.iter().map(|c| c.id)).chain(webhooks).chain(managers).collect()
     }
 
     pub fn member_names(&self) -> Vec<String> {
@@ -569,5 +596,9 @@ impl Cluster {
 
     pub fn webhook_names(&self) -> Vec<String> {
         self.webhooks.iter().map(|w| w.spec.name.clone()).collect()
+    }
+
+    pub fn controller_manager_names(&self) -> Vec<String> {
+        self.controller_managers.iter().map(|c| c.name.clone()).collect()
     }
 }

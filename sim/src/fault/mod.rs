@@ -203,10 +203,11 @@ impl Fault {
             Fault::Kill(n) => cluster.kill(n),
             Fault::Restart(n) => {
                 cluster.mark_restarted(n);
-                match (cluster.member(n), cluster.apiserver(n)) {
-                    (Some(m), _) => m.restart(),
-                    (None, Some(a)) => a.restart(),
-                    (None, None) => crate::cluster::restart_node(id(n)),
+                match (cluster.member(n), cluster.apiserver(n), cluster.controller_manager(n)) {
+                    (Some(m), _, _) => m.restart(),
+                    (None, Some(a), _) => a.restart(),
+                    (None, None, Some(c)) => c.restart(),
+                    (None, None, None) => crate::cluster::restart_node(id(n)),
                 }
             }
             Fault::Pause(n) => Handle::current().pause(id(n)),

@@ -16,6 +16,7 @@
 //! Everything is plain data (serde, `Vec`, `BTreeMap`) and independent of the gRPC types; `proto` converts.
 
 pub mod apiserver;
+pub mod controllers;
 mod bytes;
 mod kv;
 mod outcome;

@@ -83,6 +83,7 @@ pub fn error_text(err: &ClientError) -> String {
             _ => err.to_string(),
         },
         ClientError::Transport(text) => text.clone(),
+        ClientError::Fenced => err.to_string(),
     }
 }
 

@@ -187,8 +187,10 @@ mod tests {
 
     #[test]
     fn the_descriptor_and_defaults_are_upstreams() {
-        assert_eq!((DESCRIPTOR.name, DESCRIPTOR.aliases), ("namespace-controller", &["namespace"][..]));
-        assert!(!DESCRIPTOR.disabled_by_default);
+        assert_eq!(
+            DESCRIPTOR,
+            Descriptor { name: "namespace-controller", aliases: &["namespace"], disabled_by_default: false }
+        );
         assert_eq!(
             Options::default(),
             Options {

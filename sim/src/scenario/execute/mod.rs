@@ -71,6 +71,8 @@ pub struct ScenarioRun {
     pub writes_kept: Option<Vec<writes_kept::KeptWrite>>,
     /// What each admission webhook saw, in file order.
     pub webhooks: Vec<access::WebhookLog>,
+    /// The controller managers' leadership and writes (`None`: the cluster has none).
+    pub controllers: Option<Vec<crate::history::controllers::ManagerEvent>>,
 }
 
 impl ScenarioRun {
@@ -160,6 +162,8 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     };
     lifecycle::finish(&cluster, &trace).await;
     let webhook_logs = access::logs(&cluster);
+    let controllers = (!cluster.controller_managers.is_empty())
+        .then(|| cluster.manager_log.lock().expect("the manager log is never poisoned").clone());
 
     let clients = client_records(scenario, &records, &kube_events, &informers);
     let state = std::mem::take(&mut *ctx.board.lock());
@@ -179,6 +183,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         without_watch_cache: None,
         writes_kept,
         webhooks: webhook_logs,
+        controllers,
     }
 }
 

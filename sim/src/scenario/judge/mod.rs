@@ -13,6 +13,7 @@
 
 pub mod apiserver;
 mod cache_parity;
+mod controllers;
 mod writes_kept;
 
 use super::execute::{Observed, ScenarioRun};
@@ -108,6 +109,7 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
     findings.extend(apiserver::findings(scenario, run.api_history.as_ref()));
     findings.extend(cache_parity::finding(scenario, run));
     findings.extend(writes_kept::finding(scenario, run));
+    findings.extend(controllers::finding(scenario, run));
     let mut checks = Vec::new();
     for (g, verdict) in &report.verdicts {
         let must_hold = if scenario.hold.contains(g) {

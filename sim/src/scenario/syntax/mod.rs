@@ -135,6 +135,9 @@ pub struct Cluster {
     /// The apiservers' `--authorization-mode` (`AlwaysAllow`, the default; `RBAC`; `Node,RBAC`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_mode: Option<Spanned<String>>,
+    /// kube-controller-manager replicas, `controller-manager-1..N`, each on a node of its own, leader-elected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_managers: Option<Spanned<usize>>,
 }
 
 fn default_members() -> Spanned<usize> {
@@ -159,6 +162,7 @@ impl Default for Cluster {
             apiservers: None,
             resources: Vec::new(),
             authorization_mode: None,
+            controller_managers: None,
         }
     }
 }

@@ -26,6 +26,19 @@ fn no_apiservers(src: &Source, span: std::ops::Range<usize>, what: &str) -> crat
     src.err(span, format!("{what} belongs to the apiservers, and the cluster has none; set `[cluster] apiservers`"))
 }
 
+/// `[cluster] controller_managers`, into the cluster's spec: at most 9, beside at least one apiserver.
+pub(super) fn controller_managers(src: &Source, file: &syntax::File, spec: &mut ClusterSpec) -> Result<()> {
+    let Some(count) = &file.cluster.controller_managers else { return Ok(()) };
+    if spec.apiservers.is_empty() {
+        return Err(no_apiservers(src, count.span(), "`controller_managers`"));
+    }
+    if !(1..=9).contains(count.get_ref()) {
+        return Err(src.err(count.span(), format!("`controller_managers` is {}; expected 1 to 9", count.get_ref())));
+    }
+    spec.controller_managers = *count.get_ref();
+    Ok(())
+}
+
 /// `[cluster] authorization_mode` and the `[[user]]`s, into the cluster's spec.
 pub(super) fn identities(src: &Source, file: &syntax::File, spec: &mut ClusterSpec) -> Result<()> {
     if let Some(mode) = &file.cluster.authorization_mode {
@@ -254,6 +267,12 @@ fn is_dns_label(name: &str) -> bool {
 /// not served reads as empty, so every user would be refused), and the webhooks' configuration kinds.
 pub(super) fn served(spec: &mut ClusterSpec) {
     if spec.api_resources.is_empty() {
+        return;
+    }
+    // Controllers act on whatever the cluster holds (the garbage collector and the namespace controller
+    // on every resource discovery lists): with controller managers, every built-in resource is served.
+    if spec.controller_managers > 0 {
+        spec.api_resources.clear();
         return;
     }
     if Modes::parse(&spec.authorization_mode).is_ok_and(|m| m.rbac()) {

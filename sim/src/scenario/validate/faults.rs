@@ -21,11 +21,13 @@ pub(super) struct Nodes<'a> {
     pub(super) apiservers: &'a [String],
     pub(super) clients: &'a [String],
     pub(super) webhooks: &'a [String],
+    pub(super) controller_managers: &'a [String],
 }
 
 impl Nodes<'_> {
     fn all(&self) -> impl Iterator<Item = &String> {
-        self.members.iter().chain(self.apiservers).chain(self.clients).chain(self.webhooks)
+        let nodes = self.members.iter().chain(self.apiservers).chain(self.clients).chain(self.webhooks);
+        nodes.chain(self.controller_managers)
     }
 
     fn check(&self, src: &Source, node: &str, span: std::ops::Range<usize>, what: &str) -> Result<()> {

@@ -44,18 +44,26 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     spec.clients = client_names.len();
     spec.client_labels = client_names.clone();
     access::identities(&src, &file, &mut spec)?;
-    let taken: Vec<String> = servers.iter().chain(&client_names).cloned().collect();
+    access::controller_managers(&src, &file, &mut spec)?;
+    let taken: Vec<String> =
+        servers.iter().chain(&client_names).cloned().chain(spec.controller_manager_names()).collect();
     access::webhooks(&src, &file, &mut spec, &taken)?;
     access::served(&mut spec);
     let webhooks = spec.webhook_names();
+    let managers = spec.controller_manager_names();
 
     let steps = names::steps(&src, &file)?;
     let names = Names { steps: &steps };
     let clients = steps::scripts(&src, &names, &file, &spec, &catalog)?;
     order::check_no_deadlock(&src, &file, &clients)?;
 
-    let nodes =
-        faults::Nodes { members: &members, apiservers: &apiservers, clients: &client_names, webhooks: &webhooks };
+    let nodes = faults::Nodes {
+        members: &members,
+        apiservers: &apiservers,
+        clients: &client_names,
+        webhooks: &webhooks,
+        controller_managers: &managers,
+    };
     let (faults, notes) = faults::faults(&src, &names, &file, &spec, &nodes)?;
     let relations = super::relations::plans(&src, &names, &file.relations)?;
     let failpoints = faults::failpoints(&src, &file, &nodes)?;

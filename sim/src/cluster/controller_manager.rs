@@ -1,0 +1,141 @@
+//! Controller managers: `[cluster] controller_managers = N` runs kube-controller-manager's controllers
+//! (`kubesim-controllers`, the same code the binary runs in-process) on N nodes of their own,
+//! `controller-manager-1..N` at `10.0.4.i`, each talking HTTP to one apiserver (`apiserver-((i-1) mod A)+1`)
+//! through the simulated network, so that kills, pauses and partitions reach them like any node. They are
+//! leader-elected over the `kube-system/kube-controller-manager` Lease with upstream's timings (15 s lease,
+//! 10 s renew deadline, 2 s retry period); a kill and restart re-runs the node's init, which starts a new
+//! manager from nothing, as a restarted process does.
+//!
+//! What they do is recorded in a [`ManagerLog`] outside the nodes (it survives their restarts): each start
+//! and end of a manager's leadership and each write its controllers sent, in simulated time, for the
+//! `OneManagerActsAtATime` checker (`checker::controllers`). Their leadership also becomes trace lines.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use controllers::client::observe::Observer;
+use controllers::client::{Client, Transport};
+use controllers::manager::{self, Config};
+use controllers::runtime::leader::ElectorConfig;
+use controllers::runtime::selection::Selection;
+use madsim::runtime::{Handle, NodeHandle};
+use madsim::task::NodeId;
+use rand::RngCore;
+
+use super::apiserver::APISERVER_PORT;
+use super::{ClusterSpec, Seeds};
+use crate::history::controllers::{ManagerAct, ManagerEvent, ManagerLog};
+use crate::trace::Trace;
+
+/// The name of controller manager `i` (1-based).
+pub fn controller_manager_name(i: usize) -> String {
+    format!("controller-manager-{i}")
+}
+
+fn controller_manager_ip(i: usize) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(10, 0, 4, i as u8))
+}
+
+/// The simulation's time of day in Unix microseconds, from the epoch the apiservers' clock starts at.
+fn now_unix_us() -> i64 {
+    1_750_000_000_000_000 + madsim::time::TimeHandle::current().elapsed().as_micros() as i64
+}
+
+/// A running controller manager node.
+pub struct ControllerManagerNode {
+    pub name: String,
+    pub id: NodeId,
+    pub node: NodeHandle,
+    /// Restarts the harness asked for and the node has not yet begun.
+    expected_starts: Arc<AtomicUsize>,
+}
+
+impl ControllerManagerNode {
+    /// Restarts the node (kill and re-run its init): a new manager, which stands for election again.
+    pub fn restart(&self) {
+        self.expected_starts.fetch_add(1, Ordering::SeqCst);
+        super::restart_node(self.id);
+    }
+}
+
+/// What one manager tells the log and the trace.
+struct Recorder {
+    name: String,
+    log: ManagerLog,
+    trace: Trace,
+}
+
+impl Recorder {
+    fn push(&self, what: ManagerAct) {
+        let at_ms = madsim::time::TimeHandle::current().elapsed().as_millis() as u64;
+        self.log.lock().expect("the manager log is never poisoned").push(ManagerEvent {
+            at_ms,
+            manager: self.name.clone(),
+            what,
+        });
+    }
+}
+
+impl Observer for Recorder {
+    fn write_sent(&self, method: &str, path: &str) {
+        self.push(ManagerAct::Write { method: method.to_string(), path: path.to_string() });
+    }
+
+    fn leading(&self, leading: bool) {
+        self.trace.event(&self.name, if leading { "leading" } else { "stopped leading" });
+        self.push(if leading { ManagerAct::Leading } else { ManagerAct::Stopped });
+    }
+}
+
+/// Builds controller manager `i` of `spec` (1-based); its acts go to `log`.
+pub fn build_controller_manager(
+    handle: &Handle,
+    spec: &ClusterSpec,
+    i: usize,
+    trace: &Trace,
+    seeds: Seeds,
+    panics: &Arc<Mutex<Vec<String>>>,
+    log: &ManagerLog,
+) -> ControllerManagerNode {
+    let name = controller_manager_name(i);
+    let apiserver = (i - 1) % spec.apiservers.len().max(1) + 1;
+    let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 2, apiserver as u8)), APISERVER_PORT);
+    // Each life draws its seed from a stream that continues across restarts.
+    let lives_rng = Arc::new(Mutex::new(seeds.rng(&format!("{name}/manager"))));
+    let expected_starts = Arc::new(AtomicUsize::new(0));
+    let lives = super::Lives::new(expected_starts.clone(), panics);
+    let token = super::access::token_of(super::access::CONTROLLER_MANAGER_USER);
+    let recorder: Arc<dyn Observer> = Arc::new(Recorder { name: name.clone(), log: log.clone(), trace: trace.clone() });
+    let bugs = spec.bugs.controllers.clone();
+    let selection = Selection::parse(&["*".to_string()], &controllers::kcm::descriptors())
+        .expect("every controller is known by its own name");
+    let (node_name, trace) = (name.clone(), trace.clone());
+    let restarts = Arc::new(AtomicUsize::new(0));
+    let node = handle
+        .create_node()
+        .name(name.clone())
+        .ip(controller_manager_ip(i))
+        .restart_on_panic()
+        .init(move || {
+            lives.begin(&trace, &node_name);
+            let life = restarts.fetch_add(1, Ordering::SeqCst);
+            let seed = lives_rng.lock().expect("the generator lock is never poisoned").next_u64();
+            let client = Client::new(Transport::Http(addr), Some(token.clone()), "kube-controller-manager")
+                .with_observer(Some(recorder.clone()));
+            let config = Config {
+                selection: selection.clone(),
+                leader_elect: true,
+                // Upstream's identity is the host name and a uuid; the life number keeps restarts apart.
+                election: ElectorConfig::new(format!("{node_name}_{life}")),
+                seed,
+                root_ca: String::new(),
+                now_unix_us: Arc::new(now_unix_us),
+                observer: Some(recorder.clone()),
+                bugs: bugs.clone(),
+            };
+            manager::run(Arc::new(client), config)
+        })
+        .build();
+    ControllerManagerNode { name, id: node.id(), node, expected_starts }
+}

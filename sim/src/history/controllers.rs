@@ -1,0 +1,32 @@
+//! What the controller managers did (`cluster::controller_manager`): each start and end of a manager's
+//! leadership and each write its controllers sent, in the order the simulation saw them (one thread: that
+//! order is the true one), with the simulated time for the reader. Plain data; `checker::controllers`
+//! judges it.
+
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+/// One act of one manager.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ManagerAct {
+    /// It took the lease and started its controllers.
+    Leading,
+    /// It dropped its controllers (it lost the lease, or its node went down mid-term and came back).
+    Stopped,
+    /// One of its controllers sent a write.
+    Write { method: String, path: String },
+}
+
+/// An act, who did it and when.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagerEvent {
+    /// Simulated milliseconds since the run began.
+    pub at_ms: u64,
+    /// The manager's node (`controller-manager-2`).
+    pub manager: String,
+    pub what: ManagerAct,
+}
+
+/// The managers' acts, shared by their nodes and kept across their restarts.
+pub type ManagerLog = Arc<Mutex<Vec<ManagerEvent>>>;
