@@ -4,58 +4,22 @@
 //! Terminating, saying so in its conditions, until that finalizer is removed.
 #![cfg(not(madsim))]
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::apis::Catalog;
-use apiserver::endpoints::ApiServer;
-use apiserver::registry::{FixedClock, SystemFields};
-use apiserver::server::{self, ServerOptions};
-use controllers::client::{Client, ClientError, Transport, MERGE_PATCH};
-use controllers::kcm::{namespace, Context};
-use controllers::runtime::events::Recorder;
-use controllers::runtime::informer::Informers;
-use fake_etcd::service::{serve_listener, Member, MemberConfig};
-use rand::SeedableRng;
+use controllers::client::{Client, ClientError, MERGE_PATCH};
+use controllers::kcm::namespace;
 use serde_json::{json, Value};
-
-/// The instant both the apiserver's and the controller's clocks show: 2023-11-14T22:13:20Z.
-const NOW_UNIX_S: i64 = 1_700_000_000;
 
 /// How long a namespace may take to go: the 5 s grace before the first pass, and for the held namespace
 /// a requeue after 8 s (a 15 s finalizer estimate), with room to spare.
 const GONE_WITHIN: Duration = Duration::from_secs(60);
 
-/// An apiserver over a fresh fake-etcd member, ready (system namespaces created).
-async fn start_apiserver(name: &str) -> Arc<ApiServer> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-    let endpoint = format!("http://{}", listener.local_addr().expect("a bound address"));
-    let config = MemberConfig::single(name, vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], name);
-    let member = Member::new(config, 0).expect("a fresh member opens");
-    tokio::spawn(serve_listener(member, listener, std::future::pending()));
-    let etcd = apiserver::storage::etcd3::EtcdClient::new(&[endpoint], 7).expect("a valid endpoint");
-    let system =
-        SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(7)), Arc::new(FixedClock(NOW_UNIX_S)));
-    let server =
-        server::build(Catalog::builtin(), etcd, ServerOptions::default(), system, Arc::new(FixedClock(NOW_UNIX_S)));
-    server::bootstrap(server.clone()).await;
-    assert!(server::wait_until_ready(&server, Duration::from_secs(30)).await, "the apiserver never got ready");
-    server
-}
-
 /// The apiserver, a client of it, and the namespace controller running in a task of its own.
 async fn start(name: &str) -> (Arc<Client>, tokio::task::JoinHandle<()>) {
-    let server = start_apiserver(name).await;
-    let client = Arc::new(Client::new(Transport::InProcess(server), None, "kube-controller-manager"));
-    let now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync> = Arc::new(|| NOW_UNIX_S * 1_000_000);
-    let ctx = Context {
-        client: client.clone(),
-        informers: Arc::new(Informers::new(client.clone(), 1)),
-        events: Recorder::new(client.clone(), namespace::DESCRIPTOR.name, now_unix_us.clone()),
-        seed: 1,
-        root_ca: String::new(),
-        now_unix_us,
-    };
+    let (client, ctx) = support::context(name, namespace::DESCRIPTOR.name).await;
     let controller = tokio::spawn(namespace::run(ctx));
     (client, controller)
 }

@@ -7,67 +7,27 @@
 //! and nothing is ready.
 #![cfg(not(madsim))]
 
-use std::sync::atomic::{AtomicI64, Ordering};
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::apis::Catalog;
-use apiserver::endpoints::ApiServer;
-use apiserver::registry::{FixedClock, SystemFields};
-use apiserver::server::{self, ServerOptions};
-use controllers::client::{Client, Transport, MERGE_PATCH};
-use controllers::kcm::{replicaset, Context};
-use controllers::runtime::events::Recorder;
-use controllers::runtime::informer::Informers;
-use fake_etcd::service::{serve_listener, Member, MemberConfig};
-use rand::SeedableRng;
+use controllers::client::{Client, MERGE_PATCH};
+use controllers::kcm::replicaset;
 use serde_json::{json, Value};
-
-/// The instant the apiserver's clock shows, and the controller's starts from: 2023-11-14T22:13:20Z.
-const NOW_UNIX_S: i64 = 1_700_000_000;
 
 /// How long the controller may take to settle: a few requests per pod, with room for a loaded machine.
 const WITHIN: Duration = Duration::from_secs(60);
 
 const NS: &str = "rs-e2e";
 
-/// An apiserver over a fresh fake-etcd member, ready (system namespaces created).
-async fn start_apiserver(name: &str) -> Arc<ApiServer> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-    let endpoint = format!("http://{}", listener.local_addr().expect("a bound address"));
-    let config = MemberConfig::single(name, vec!["http://127.0.0.1:2380".into()], vec![endpoint.clone()], name);
-    let member = Member::new(config, 0).expect("a fresh member opens");
-    tokio::spawn(serve_listener(member, listener, std::future::pending()));
-    let etcd = apiserver::storage::etcd3::EtcdClient::new(&[endpoint], 7).expect("a valid endpoint");
-    let system =
-        SystemFields::new(Box::new(rand_chacha::ChaCha8Rng::seed_from_u64(7)), Arc::new(FixedClock(NOW_UNIX_S)));
-    let server =
-        server::build(Catalog::builtin(), etcd, ServerOptions::default(), system, Arc::new(FixedClock(NOW_UNIX_S)));
-    server::bootstrap(server.clone()).await;
-    assert!(server::wait_until_ready(&server, Duration::from_secs(30)).await, "the apiserver never got ready");
-    server
-}
-
 /// The apiserver, a client of it, a namespace with its `default` service account (which pods need to be
 /// admitted), and the ReplicaSet controller running in a task of its own.
 async fn start(name: &str) -> (Arc<Client>, tokio::task::JoinHandle<()>) {
-    let server = start_apiserver(name).await;
-    let client = Arc::new(Client::new(Transport::InProcess(server), None, "kube-controller-manager"));
+    let (client, ctx) = support::context(name, replicaset::DESCRIPTOR.name).await;
     client.create("/api/v1/namespaces", &json!({"metadata": {"name": NS}})).await.expect("the namespace is created");
     let account = json!({"metadata": {"name": "default"}});
     client.create(&format!("/api/v1/namespaces/{NS}/serviceaccounts"), &account).await.expect("the account is created");
-    // Each reading advances a millisecond, so that events (named after their instant) do not collide.
-    let tick = Arc::new(AtomicI64::new(0));
-    let now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync> =
-        Arc::new(move || NOW_UNIX_S * 1_000_000 + tick.fetch_add(1_000, Ordering::SeqCst));
-    let ctx = Context {
-        client: client.clone(),
-        informers: Arc::new(Informers::new(client.clone(), 1)),
-        events: Recorder::new(client.clone(), replicaset::DESCRIPTOR.name, now_unix_us.clone()),
-        seed: 1,
-        root_ca: String::new(),
-        now_unix_us,
-    };
     let controller = tokio::spawn(replicaset::run(ctx));
     (client, controller)
 }

@@ -42,8 +42,15 @@ fn all_rust_files() -> Vec<PathBuf> {
 /// The workspace dependencies a crate's Cargo.toml names in `section` ("dependencies" or "dev-dependencies").
 fn workspace_deps(manifest: &str, section: &str) -> Vec<String> {
     let text = fs::read_to_string(repo_root().join(manifest)).unwrap();
-    let crates =
-        ["etcd-proto", "kubesim-failpoints", "kubesim-testsupport", "fake-etcd", "apiserver", "kubesim-controllers", "sim"];
+    let crates = [
+        "etcd-proto",
+        "kubesim-failpoints",
+        "kubesim-testsupport",
+        "fake-etcd",
+        "apiserver",
+        "kubesim-controllers",
+        "sim",
+    ];
     let header = format!("[{section}]");
     let mut in_section = false;
     let mut deps = Vec::new();

@@ -86,9 +86,9 @@ pub struct Args {
     #[arg(long, default_value = apiserver::registry::tokens::DEFAULT_ISSUER)]
     pub service_account_issuer: String,
     /// The controllers to run in-process, kube-controller-manager's syntax: `*` (every controller on by
-    /// default), `name` (on), `-name` (off), comma separated. The default, an empty list, runs none (the bare
-    /// apiserver); `--controllers='*'` runs them all.
-    #[arg(long, value_delimiter = ',', default_value = "")]
+    /// default), `name` (on), `-name` (off), comma separated; the default runs them all, like a small real
+    /// cluster, and an empty list (`--controllers=`) none: the bare apiserver.
+    #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Whether the in-process controller manager takes the `kube-system/kube-controller-manager` Lease
     /// before its controllers run, as kube-controller-manager does.

@@ -98,6 +98,9 @@ pub mod builtin {
     pub fn replica_sets() -> ApiResource {
         ApiResource::new("apps", "v1", "replicasets", "ReplicaSet", true)
     }
+    pub fn deployments() -> ApiResource {
+        ApiResource::new("apps", "v1", "deployments", "Deployment", true)
+    }
 }
 
 #[cfg(test)]
@@ -109,8 +112,18 @@ mod tests {
         let cases = [
             (builtin::pods(), Some("ns"), "p", "/api/v1/namespaces/ns/pods/p"),
             (builtin::namespaces(), Some("ignored"), "n", "/api/v1/namespaces/n"),
-            (builtin::leases(), Some("kube-system"), "kcm", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kcm"),
-            (ApiResource::new("apps", "v1", "deployments", "Deployment", true), None, "d", "/apis/apps/v1/deployments/d"),
+            (
+                builtin::leases(),
+                Some("kube-system"),
+                "kcm",
+                "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kcm",
+            ),
+            (
+                ApiResource::new("apps", "v1", "deployments", "Deployment", true),
+                None,
+                "d",
+                "/apis/apps/v1/deployments/d",
+            ),
         ];
         for (resource, ns, name, want) in cases {
             assert_eq!(resource.object_path(ns, name), want);

@@ -2,6 +2,7 @@
 //! `cmd/kube-controller-manager/names`). A controller is one module with a `run(Context)` future that
 //! lives as long as its manager leads, and one line of [`CONTROLLERS`].
 
+pub mod deployment;
 pub mod garbagecollector;
 pub mod namespace;
 pub mod replicaset;
@@ -48,6 +49,7 @@ pub struct Entry {
 pub const CONTROLLERS: &[Entry] = &[
     Entry { descriptor: serviceaccount::DESCRIPTOR, start: |ctx| Box::pin(serviceaccount::run(ctx)) },
     Entry { descriptor: replicaset::DESCRIPTOR, start: |ctx| Box::pin(replicaset::run(ctx)) },
+    Entry { descriptor: deployment::DESCRIPTOR, start: |ctx| Box::pin(deployment::run(ctx)) },
     Entry { descriptor: namespace::DESCRIPTOR, start: |ctx| Box::pin(namespace::run(ctx)) },
     Entry { descriptor: garbagecollector::DESCRIPTOR, start: |ctx| Box::pin(garbagecollector::run(ctx)) },
     Entry { descriptor: rootca::DESCRIPTOR, start: |ctx| Box::pin(rootca::run(ctx)) },

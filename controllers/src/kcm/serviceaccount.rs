@@ -93,7 +93,8 @@ async fn sync_namespace(
         if accounts.get(&format!("{ns}/{name}")).is_some() {
             continue;
         }
-        let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}});
+        let account =
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}});
         match client.create(&builtin::service_accounts().collection_path(Some(&ns)), &account).await {
             Ok(_) => {}
             Err(err) if err.is_already_exists() || has_cause(&err, NAMESPACE_TERMINATING_CAUSE) => {}

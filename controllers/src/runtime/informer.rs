@@ -96,7 +96,13 @@ impl Informer {
     /// The cached objects of one namespace.
     pub fn list_namespace(&self, namespace: &str) -> Vec<Value> {
         let prefix = format!("{namespace}/");
-        self.lock().store.objects().range(prefix.clone()..).take_while(|(k, _)| k.starts_with(&prefix)).map(|(_, v)| v.clone()).collect()
+        self.lock()
+            .store
+            .objects()
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     /// Whether the first list has been cached (`HasSynced`).
@@ -193,7 +199,8 @@ impl Informer {
             let mut page = client.get(&path).await?;
             let kind = self.resource.kind.clone();
             let api_version = self.resource.api_version();
-            for mut item in page.get_mut("items").and_then(Value::as_array_mut).map(std::mem::take).unwrap_or_default() {
+            for mut item in page.get_mut("items").and_then(Value::as_array_mut).map(std::mem::take).unwrap_or_default()
+            {
                 // A list's items carry no kind; handlers want whole objects, as client-go's decoded ones.
                 if let Some(map) = item.as_object_mut() {
                     map.entry("kind").or_insert_with(|| Value::String(kind.clone()));
@@ -231,7 +238,8 @@ impl Informer {
             }
         };
         while let Some(event) = stream.next().await {
-            let rv = event.object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("").to_string();
+            let rv =
+                event.object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("").to_string();
             match event.kind.as_str() {
                 "ERROR" => {
                     let code = event.object.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;

@@ -26,9 +26,8 @@ impl Selection {
     /// Reads `--controllers` against the controllers `known`; every unknown name is reported, as
     /// upstream's validation aggregates them.
     pub fn parse(gates: &[String], known: &[Descriptor]) -> Result<Selection, String> {
-        let canonical = |name: &str| {
-            known.iter().find(|d| d.name == name || d.aliases.contains(&name)).map(|d| d.name.to_string())
-        };
+        let canonical =
+            |name: &str| known.iter().find(|d| d.name == name || d.aliases.contains(&name)).map(|d| d.name.to_string());
         let mut errors = Vec::new();
         let mut resolved = Vec::new();
         for gate in gates {
@@ -101,7 +100,11 @@ mod tests {
             let list = if list.is_empty() { Vec::new() } else { gates(list) };
             let s = Selection::parse(&list, KNOWN).unwrap();
             assert_eq!(
-                (s.enabled("namespace-controller"), s.enabled("garbage-collector-controller"), s.enabled("bootstrap-signer-controller")),
+                (
+                    s.enabled("namespace-controller"),
+                    s.enabled("garbage-collector-controller"),
+                    s.enabled("bootstrap-signer-controller")
+                ),
                 (ns, gc, bs),
                 "{list:?}"
             );

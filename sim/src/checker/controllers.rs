@@ -32,7 +32,10 @@ pub fn one_manager_acts_at_a_time(log: &[ManagerEvent]) -> Vec<Violation> {
                     ),
                 }),
                 None => out.push(Violation {
-                    details: format!("{} sent {method} {path} at {} ms, before any manager led", event.manager, event.at_ms),
+                    details: format!(
+                        "{} sent {method} {path} at {} ms, before any manager led",
+                        event.manager, event.at_ms
+                    ),
                 }),
             },
         }
@@ -49,7 +52,11 @@ mod tests {
     }
 
     fn write(at_ms: u64, manager: &str) -> ManagerEvent {
-        ev(at_ms, manager, ManagerAct::Write { method: "POST".into(), path: "/api/v1/namespaces/a/serviceaccounts".into() })
+        ev(
+            at_ms,
+            manager,
+            ManagerAct::Write { method: "POST".into(), path: "/api/v1/namespaces/a/serviceaccounts".into() },
+        )
     }
 
     #[test]
@@ -65,7 +72,8 @@ mod tests {
         ];
         assert_eq!(one_manager_acts_at_a_time(&clean), []);
         // m1 was paused past its lease: m2 took over, and m1 wrote when it woke.
-        let split = [ev(0, "m1", ManagerAct::Leading), ev(30, "m2", ManagerAct::Leading), write(31, "m2"), write(32, "m1")];
+        let split =
+            [ev(0, "m1", ManagerAct::Leading), ev(30, "m2", ManagerAct::Leading), write(31, "m2"), write(32, "m1")];
         let found = one_manager_acts_at_a_time(&split);
         assert_eq!(found.len(), 1);
         assert_eq!(

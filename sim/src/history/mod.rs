@@ -16,8 +16,8 @@
 //! Everything is plain data (serde, `Vec`, `BTreeMap`) and independent of the gRPC types; `proto` converts.
 
 pub mod apiserver;
-pub mod controllers;
 mod bytes;
+pub mod controllers;
 mod kv;
 mod outcome;
 mod proto;

@@ -245,8 +245,8 @@ impl<S: Storage + Clone> Store<S> {
 
     /// `deletionFinalizersForGarbageCollection`: the finalizers `obj` must carry for the propagation the
     /// delete asks for (`orphan` for Orphan, `foregroundDeletion` for Foreground, neither for Background),
-    /// or `None` when they are already those. No garbage collector runs in kubesim, so an object given one
-    /// of these finalizers waits until a client removes it, as it would in a cluster without one.
+    /// or `None` when they are already those. The garbage collector (`kubesim-controllers`, a client) removes
+    /// them once it has dealt with the dependents; without it an object given one waits until a client does.
     fn gc_finalizers(&self, obj: &Value, opts: &DeleteOptions) -> Option<Vec<String>> {
         let policy = self.strategy.default_gc_policy();
         if policy == GcPolicy::Unsupported {

@@ -3,7 +3,8 @@
 //! 25 %/25 % rolling update, ten old ReplicaSets kept, a 600 s progress deadline, the pod template's
 //! defaults); the status belongs to `/status` (whose strategy keeps the spec and the labels); the
 //! generation follows the spec and the annotations; the selector must match the template and never
-//! changes; `/scale` sets `spec.replicas`. No controller runs: a Deployment creates no ReplicaSet.
+//! changes; `/scale` sets `spec.replicas`. What a Deployment makes is the deployment controller's
+//! (`kubesim-controllers`), a client like any other.
 
 use serde_json::{json, Value};
 
