@@ -101,6 +101,9 @@ pub mod builtin {
     pub fn deployments() -> ApiResource {
         ApiResource::new("apps", "v1", "deployments", "Deployment", true)
     }
+    pub fn jobs() -> ApiResource {
+        ApiResource::new("batch", "v1", "jobs", "Job", true)
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod deployment;
 pub mod garbagecollector;
+pub mod job;
 pub mod namespace;
 pub mod replicaset;
 pub mod rootca;
@@ -50,6 +51,7 @@ pub const CONTROLLERS: &[Entry] = &[
     Entry { descriptor: serviceaccount::DESCRIPTOR, start: |ctx| Box::pin(serviceaccount::run(ctx)) },
     Entry { descriptor: replicaset::DESCRIPTOR, start: |ctx| Box::pin(replicaset::run(ctx)) },
     Entry { descriptor: deployment::DESCRIPTOR, start: |ctx| Box::pin(deployment::run(ctx)) },
+    Entry { descriptor: job::DESCRIPTOR, start: |ctx| Box::pin(job::run(ctx)) },
     Entry { descriptor: namespace::DESCRIPTOR, start: |ctx| Box::pin(namespace::run(ctx)) },
     Entry { descriptor: garbagecollector::DESCRIPTOR, start: |ctx| Box::pin(garbagecollector::run(ctx)) },
     Entry { descriptor: rootca::DESCRIPTOR, start: |ctx| Box::pin(rootca::run(ctx)) },

@@ -11,6 +11,7 @@
 //! client-go's `AddEventHandler` does, so that it misses nothing.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -51,16 +52,17 @@ struct State {
 pub struct Informer {
     resource: ApiResource,
     state: Arc<Mutex<State>>,
-    synced: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Whether the first list is cached, and who waits for it. (Not a tokio watch channel: it wakes its
+    /// waiters in an order drawn from a thread-local generator, which a simulation cannot replay.)
+    synced: Arc<(AtomicBool, tokio::sync::Notify)>,
 }
 
 impl Informer {
     pub fn new(resource: ApiResource) -> Informer {
-        let (synced, _) = tokio::sync::watch::channel(false);
         Informer {
             resource,
             state: Arc::new(Mutex::new(State { store: Store::default(), subscribers: Vec::new() })),
-            synced: Arc::new(synced),
+            synced: Arc::default(),
         }
     }
 
@@ -107,13 +109,19 @@ impl Informer {
 
     /// Whether the first list has been cached (`HasSynced`).
     pub fn has_synced(&self) -> bool {
-        *self.synced.borrow()
+        self.synced.0.load(Ordering::SeqCst)
     }
 
     /// Waits until the first list has been cached (`WaitForCacheSync`).
     pub async fn wait_synced(&self) {
-        let mut rx = self.synced.subscribe();
-        let _ = rx.wait_for(|synced| *synced).await;
+        loop {
+            // Registered before the flag is read, so that a sync in between still wakes this waiter.
+            let notified = self.synced.1.notified();
+            if self.has_synced() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Tells every live handler of `deltas`, dropping those that went away.
@@ -160,7 +168,8 @@ impl Informer {
                         Ok((items, rv)) => {
                             self.apply_list(items);
                             reflector.listed(&rv);
-                            self.synced.send_replace(true);
+                            self.synced.0.store(true, Ordering::SeqCst);
+                            self.synced.1.notify_waiters();
                             Ok(())
                         }
                         Err(err) => {

@@ -15,15 +15,12 @@ use std::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use super::util::{by_creation, meta, POD_TEMPLATE_HASH_LABEL};
+pub use super::util::{DESIRED_REPLICAS, MAX_REPLICAS};
 
 /// `RevisionAnnotation`.
 pub const REVISION: &str = "deployment.kubernetes.io/revision";
 /// `RevisionHistoryAnnotation`.
 pub const REVISION_HISTORY: &str = "deployment.kubernetes.io/revision-history";
-/// `DesiredReplicasAnnotation`: the Deployment's replicas when the ReplicaSet was last sized.
-pub const DESIRED_REPLICAS: &str = "deployment.kubernetes.io/desired-replicas";
-/// `MaxReplicasAnnotation`: the Deployment's replicas plus its surge, likewise.
-pub const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
 /// `v1.LastAppliedConfigAnnotation`.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// `apps.DeprecatedRollbackTo`: the round-tripped `spec.rollbackTo` of the old API versions.

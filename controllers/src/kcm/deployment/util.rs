@@ -15,6 +15,11 @@ use serde_json::Value;
 use crate::kcm::replicaset::pods::creation_time_us;
 
 /// `apps.DefaultDeploymentUniqueLabelKey`: the label that tells a Deployment's ReplicaSets apart.
+/// `DesiredReplicasAnnotation`: the Deployment's replicas when the ReplicaSet was last sized.
+pub const DESIRED_REPLICAS: &str = "deployment.kubernetes.io/desired-replicas";
+/// `MaxReplicasAnnotation`: the Deployment's replicas plus its surge, likewise.
+pub const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
+
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
 /// `apps.RollingUpdateDeploymentStrategyType`.
 pub const ROLLING_UPDATE: &str = "RollingUpdate";
@@ -183,7 +188,7 @@ pub fn parse_go_int(text: &str) -> Option<i64> {
 pub fn is_saturated(d: &Value, rs: Option<&Value>) -> bool {
     let Some(rs) = rs else { return false };
     let desired = replicas(d);
-    let Some(annotated) = int_annotation(rs, super::revision::DESIRED_REPLICAS) else { return false };
+    let Some(annotated) = int_annotation(rs, DESIRED_REPLICAS) else { return false };
     replicas(rs) == desired && annotated == desired && status_count(rs, "availableReplicas") == desired
 }
 
@@ -235,7 +240,7 @@ fn replica_set_fraction(rs: &Value, d: &Value) -> i32 {
     let deployment_replicas = replicas(d).wrapping_add(max_surge(d));
     // Without the annotation the Deployment's current size stands in: not exact when other ReplicaSets
     // were sized differently, but the caller's bounds keep the result in limits.
-    let annotated = int_annotation(rs, super::revision::MAX_REPLICAS).unwrap_or_else(|| status_count(d, "replicas"));
+    let annotated = int_annotation(rs, MAX_REPLICAS).unwrap_or_else(|| status_count(d, "replicas"));
     let new_size = f64::from(replicas(rs).wrapping_mul(deployment_replicas)) / f64::from(annotated);
     round_to_int32(new_size).wrapping_sub(replicas(rs))
 }
