@@ -20,4 +20,6 @@ pub mod bug;
 pub mod client;
 pub mod kcm;
 pub mod manager;
+pub mod nodes;
 pub mod runtime;
+pub mod scheduler;

@@ -104,6 +104,27 @@ pub mod builtin {
     pub fn jobs() -> ApiResource {
         ApiResource::new("batch", "v1", "jobs", "Job", true)
     }
+    pub fn nodes() -> ApiResource {
+        ApiResource::new("", "v1", "nodes", "Node", false)
+    }
+    pub fn services() -> ApiResource {
+        ApiResource::new("", "v1", "services", "Service", true)
+    }
+    pub fn endpoints() -> ApiResource {
+        ApiResource::new("", "v1", "endpoints", "Endpoints", true)
+    }
+    pub fn persistent_volume_claims() -> ApiResource {
+        ApiResource::new("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true)
+    }
+    pub fn endpoint_slices() -> ApiResource {
+        ApiResource::new("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true)
+    }
+    pub fn stateful_sets() -> ApiResource {
+        ApiResource::new("apps", "v1", "statefulsets", "StatefulSet", true)
+    }
+    pub fn controller_revisions() -> ApiResource {
+        ApiResource::new("apps", "v1", "controllerrevisions", "ControllerRevision", true)
+    }
 }
 
 #[cfg(test)]

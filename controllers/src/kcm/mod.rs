@@ -3,12 +3,15 @@
 //! lives as long as its manager leads, and one line of [`CONTROLLERS`].
 
 pub mod deployment;
+pub mod endpoints;
+pub mod endpointslice;
 pub mod garbagecollector;
 pub mod job;
 pub mod namespace;
 pub mod replicaset;
 pub mod rootca;
 pub mod serviceaccount;
+pub mod statefulset;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -51,7 +54,10 @@ pub const CONTROLLERS: &[Entry] = &[
     Entry { descriptor: serviceaccount::DESCRIPTOR, start: |ctx| Box::pin(serviceaccount::run(ctx)) },
     Entry { descriptor: replicaset::DESCRIPTOR, start: |ctx| Box::pin(replicaset::run(ctx)) },
     Entry { descriptor: deployment::DESCRIPTOR, start: |ctx| Box::pin(deployment::run(ctx)) },
+    Entry { descriptor: statefulset::DESCRIPTOR, start: |ctx| Box::pin(statefulset::run(ctx)) },
     Entry { descriptor: job::DESCRIPTOR, start: |ctx| Box::pin(job::run(ctx)) },
+    Entry { descriptor: endpoints::DESCRIPTOR, start: |ctx| Box::pin(endpoints::run(ctx)) },
+    Entry { descriptor: endpointslice::DESCRIPTOR, start: |ctx| Box::pin(endpointslice::run(ctx)) },
     Entry { descriptor: namespace::DESCRIPTOR, start: |ctx| Box::pin(namespace::run(ctx)) },
     Entry { descriptor: garbagecollector::DESCRIPTOR, start: |ctx| Box::pin(garbagecollector::run(ctx)) },
     Entry { descriptor: rootca::DESCRIPTOR, start: |ctx| Box::pin(rootca::run(ctx)) },

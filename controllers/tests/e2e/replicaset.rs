@@ -7,18 +7,15 @@
 //! and nothing is ready.
 #![cfg(not(madsim))]
 
-mod support;
+use crate::support::{self, eventually, items, name};
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use controllers::client::{Client, MERGE_PATCH};
 use controllers::kcm::replicaset;
 use serde_json::{json, Value};
 
 /// How long the controller may take to settle: a few requests per pod, with room for a loaded machine.
-const WITHIN: Duration = Duration::from_secs(60);
-
 const NS: &str = "rs-e2e";
 
 /// The apiserver, a client of it, a namespace with its `default` service account (which pods need to be
@@ -52,10 +49,6 @@ fn rs_path(name: &str) -> String {
     format!("/apis/apps/v1/namespaces/{NS}/replicasets/{name}")
 }
 
-async fn items(client: &Client, path: &str) -> Vec<Value> {
-    client.get(path).await.expect("the list is served")["items"].as_array().cloned().unwrap_or_default()
-}
-
 /// The pods labelled `app=<app>` that are not being deleted.
 async fn live_pods(client: &Client, app: &str) -> Vec<Value> {
     items(client, &format!("/api/v1/namespaces/{NS}/pods?labelSelector=app%3D{app}"))
@@ -63,28 +56,6 @@ async fn live_pods(client: &Client, app: &str) -> Vec<Value> {
         .into_iter()
         .filter(|p| p.pointer("/metadata/deletionTimestamp").is_none())
         .collect()
-}
-
-fn name(obj: &Value) -> String {
-    obj["metadata"]["name"].as_str().unwrap_or_default().to_string()
-}
-
-/// Polls every 50 ms until `check` returns a value, or panics after [`WITHIN`] with the last `state`.
-async fn eventually<T, F, Fut>(what: &str, check: F) -> T
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<T, String>>,
-{
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    loop {
-        match check().await {
-            Ok(value) => return value,
-            Err(state) => {
-                assert!(tokio::time::Instant::now() < deadline, "{what} did not happen within {WITHIN:?}: {state}")
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Waits until `app`'s ReplicaSet has exactly `count` live pods, all owned by it, and a status saying so.

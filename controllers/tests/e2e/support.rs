@@ -1,7 +1,6 @@
 //! What the controllers' end-to-end tests share: a real apiserver in this process (`server::build` over an
 //! embedded fake-etcd member, reached through `ApiServer::handle`), a client of it, a controller's
 //! `Context` on the manager's shared informers, and the clock the controllers stamp with.
-#![allow(dead_code)] // Each test file uses a part of it.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -56,4 +55,40 @@ pub async fn context(name: &str, component: &str) -> (Arc<Client>, Context) {
         now_unix_us,
     };
     (client, ctx)
+}
+
+/// How long an end-to-end wait lasts before the test fails, long enough for a loaded CI machine.
+pub const WITHIN: Duration = Duration::from_secs(60);
+
+/// Polls every 50 ms until `check` returns a value, or panics after [`WITHIN`] with the last state.
+pub async fn eventually<T, F, Fut>(what: &str, check: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    loop {
+        match check().await {
+            Ok(value) => return value,
+            Err(state) => {
+                assert!(tokio::time::Instant::now() < deadline, "{what} did not happen within {WITHIN:?}: {state}")
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The items of the list at `path`.
+pub async fn items(client: &Client, path: &str) -> Vec<serde_json::Value> {
+    client.get(path).await.expect("the list is served")["items"].as_array().cloned().unwrap_or_default()
+}
+
+/// An object's `metadata.name`.
+pub fn name(obj: &serde_json::Value) -> String {
+    obj["metadata"]["name"].as_str().unwrap_or_default().to_string()
+}
+
+/// The condition of type `kind` in an object's `status.conditions`.
+pub fn condition<'a>(obj: &'a serde_json::Value, kind: &str) -> Option<&'a serde_json::Value> {
+    obj.pointer("/status/conditions")?.as_array()?.iter().find(|c| c["type"] == kind)
 }

@@ -4,7 +4,7 @@
 //! Terminating, saying so in its conditions, until that finalizer is removed.
 #![cfg(not(madsim))]
 
-mod support;
+use crate::support::{self, condition, items};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,14 +56,6 @@ async fn wait_for(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-fn condition<'a>(ns: &'a Value, kind: &str) -> Option<&'a Value> {
-    ns.pointer("/status/conditions")?.as_array()?.iter().find(|c| c["type"] == kind)
-}
-
-async fn items(client: &Client, path: &str) -> Vec<Value> {
-    client.get(path).await.expect("the list is served")["items"].as_array().cloned().unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@
 //! `maxSurge` and `maxUnavailable` say, and scaling it then resizes both ReplicaSets in proportion.
 #![cfg(not(madsim))]
 
-mod support;
+use crate::support::{self, condition, eventually, items, name};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,8 +18,6 @@ use controllers::kcm::{deployment, replicaset, Context};
 use serde_json::{json, Value};
 
 /// How long one step may take to settle, with room for a loaded machine.
-const WITHIN: Duration = Duration::from_secs(60);
-
 const NS: &str = "deploy-e2e";
 
 /// The apiserver, a client of it, the namespace with its `default` service account, and both controllers
@@ -55,20 +53,12 @@ fn d_path(name: &str) -> String {
     format!("/apis/apps/v1/namespaces/{NS}/deployments/{name}")
 }
 
-fn name(obj: &Value) -> String {
-    obj["metadata"]["name"].as_str().unwrap_or_default().to_string()
-}
-
 fn annotation<'a>(obj: &'a Value, key: &str) -> &'a str {
     obj["metadata"]["annotations"][key].as_str().unwrap_or_default()
 }
 
 fn replicas(obj: &Value) -> i64 {
     obj["spec"]["replicas"].as_i64().unwrap_or(-1)
-}
-
-async fn items(client: &Client, path: &str) -> Vec<Value> {
-    client.get(path).await.expect("the list is served")["items"].as_array().cloned().unwrap_or_default()
 }
 
 /// The ReplicaSets the Deployment `d` controls, by revision.
@@ -92,10 +82,6 @@ async fn pods_of(client: &Client, rs: &Value) -> Vec<Value> {
         .collect()
 }
 
-fn condition(d: &Value, kind: &str) -> Option<Value> {
-    d["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == kind).cloned()
-}
-
 /// Marks every live pod of the namespace ready and running, as a kubelet would report it.
 async fn mark_all_ready(client: &Client) {
     for pod in items(client, &format!("/api/v1/namespaces/{NS}/pods")).await {
@@ -109,24 +95,6 @@ async fn mark_all_ready(client: &Client) {
         let path = format!("/api/v1/namespaces/{NS}/pods/{}/status", name(&pod));
         // A pod deleted or changed meanwhile is marked on the next round.
         let _ = client.update(&path, &pod).await;
-    }
-}
-
-/// Polls every 50 ms until `check` returns a value, or panics after [`WITHIN`] with the last state.
-async fn eventually<T, F, Fut>(what: &str, check: F) -> T
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<T, String>>,
-{
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    loop {
-        match check().await {
-            Ok(value) => return value,
-            Err(state) => {
-                assert!(tokio::time::Instant::now() < deadline, "{what} did not happen within {WITHIN:?}: {state}")
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -5,18 +5,15 @@
 //! fail past `backoffLimit` fails with `BackoffLimitExceeded`. An Indexed Job's pods carry their indexes.
 #![cfg(not(madsim))]
 
-mod support;
+use crate::support::{self, condition, eventually, name};
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use controllers::client::Client;
 use controllers::kcm::job;
 use serde_json::{json, Value};
 
 /// How long the controller may take to settle (pod changes reach it after a one-second batch period).
-const WITHIN: Duration = Duration::from_secs(60);
-
 const NS: &str = "job-e2e";
 const TRACKING: &str = "batch.kubernetes.io/job-tracking";
 const INDEX: &str = "batch.kubernetes.io/job-completion-index";
@@ -46,10 +43,6 @@ fn job_path(name: &str) -> String {
     format!("/apis/batch/v1/namespaces/{NS}/jobs/{name}")
 }
 
-fn name(obj: &Value) -> String {
-    obj["metadata"]["name"].as_str().unwrap_or_default().to_string()
-}
-
 /// The pods labelled with the Job's name, in name order.
 async fn pods_of(client: &Client, job: &str) -> Vec<Value> {
     let path = format!("/api/v1/namespaces/{NS}/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3D{job}");
@@ -57,23 +50,6 @@ async fn pods_of(client: &Client, job: &str) -> Vec<Value> {
         client.get(&path).await.expect("the list is served")["items"].as_array().cloned().unwrap_or_default();
     pods.sort_by_key(name);
     pods
-}
-
-async fn eventually<T, F, Fut>(what: &str, check: F) -> T
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<T, String>>,
-{
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    loop {
-        match check().await {
-            Ok(value) => return value,
-            Err(state) => {
-                assert!(tokio::time::Instant::now() < deadline, "{what} did not happen within {WITHIN:?}: {state}")
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Plays the kubelet: the pod finished in `phase`, its container terminated an hour ago (so that no
@@ -91,10 +67,6 @@ async fn finish(client: &Client, pod: &Value, phase: &str) {
         }],
     });
     client.update(&path, &fresh).await.expect("the pod status is written");
-}
-
-fn condition<'a>(job: &'a Value, kind: &str) -> Option<&'a Value> {
-    job["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == kind)
 }
 
 fn live(pods: &[Value]) -> Vec<Value> {

@@ -9,7 +9,7 @@
 //! patch).
 #![cfg(not(madsim))]
 
-mod support;
+use crate::support::{self, WITHIN};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,8 +20,6 @@ use serde_json::{json, Value};
 
 /// How long the collector may take: its monitors' first lists (every deletable resource), then a few
 /// requests per object, with room for a loaded machine.
-const WITHIN: Duration = Duration::from_secs(60);
-
 /// The apiserver, a client of it, and the garbage collector running in a task of its own.
 async fn start(name: &str) -> (Arc<Client>, tokio::task::JoinHandle<()>) {
     start_with(name, garbagecollector::Options::default()).await
