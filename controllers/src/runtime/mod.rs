@@ -12,5 +12,6 @@ pub mod reflector;
 pub mod retry;
 pub mod selection;
 pub mod store;
+pub mod time;
 pub mod worker;
 pub mod workqueue;

@@ -30,7 +30,7 @@ use super::conditions::{ConditionUpdater, ContentTotals, DiscoveryFailure};
 use crate::client::discovery::{self, Discovered};
 use crate::client::resource::builtin;
 use crate::client::{ApiResource, Client, ClientError};
-use crate::runtime::leader::parse_micro_time;
+use crate::runtime::time::parse_time_us;
 
 /// `finalizerEstimateSeconds`: how long objects held by finalizers are assumed to take.
 pub const FINALIZER_ESTIMATE_S: i64 = 15;
@@ -192,7 +192,7 @@ pub fn finalize_body(ns: &Value, token: &str) -> Value {
 
 /// The namespace's `deletionTimestamp` in Unix microseconds, if it is being deleted.
 pub fn deletion_timestamp_us(ns: &Value) -> Option<i64> {
-    ns.pointer("/metadata/deletionTimestamp").and_then(Value::as_str).and_then(parse_micro_time)
+    ns.pointer("/metadata/deletionTimestamp").and_then(Value::as_str).and_then(parse_time_us)
 }
 
 /// `finalized`: no finalizer is left in `spec.finalizers`.

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+pub use crate::runtime::time::parse_time_us;
+
 /// `core.PodDeletionCost`: the annotation that ranks a pod for deletion (feature `PodDeletionCost`, beta
 /// and on in 1.32).
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
@@ -108,57 +110,6 @@ pub fn controller_ref(obj: &Value) -> Option<&Value> {
         .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
 }
 
-/// An RFC 3339 timestamp (`2023-11-14T22:13:20Z`, with optional fractional seconds and a `Z` or `±hh:mm`
-/// offset) as microseconds since the epoch; `None` for anything else.
-pub fn parse_time_us(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(range)?;
-        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let mut rest = &text[19..];
-    let mut micros = 0i64;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        // Only the first six digits count; finer digits are truncated, as Go's microsecond view of them.
-        for (i, c) in frac[..digits].bytes().take(6).enumerate() {
-            micros += i64::from(c - b'0') * 10i64.pow(5 - i as u32);
-        }
-        rest = &frac[digits..];
-    }
-    let offset_s = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(&rest[0..1], "+" | "-") && &rest[3..4] == ":" => {
-            let hours: i64 = rest.get(1..3)?.parse().ok()?;
-            let minutes: i64 = rest.get(4..6)?.parse().ok()?;
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            sign * (hours * 3_600 + minutes * 60)
-        }
-        _ => return None,
-    };
-    // Days from the civil date (the proleptic Gregorian calendar).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_s;
-    Some(seconds * 1_000_000 + micros)
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -217,23 +168,6 @@ mod tests {
         }
         assert_eq!(ready_time_us(&pod("Running", false, Some(("True", since)))), Some(T0));
         assert_eq!(ready_time_us(&pod("Running", false, Some(("False", since)))), None);
-    }
-
-    #[test]
-    fn timestamps_parse_to_microseconds() {
-        let cases = [
-            ("2023-11-14T22:13:20Z", Some(T0)),
-            ("2023-11-14T22:13:20.5Z", Some(T0 + 500_000)),
-            ("2023-11-14T22:13:20.1234567Z", Some(T0 + 123_456)),
-            ("2023-11-15T00:13:20+02:00", Some(T0)),
-            ("1970-01-01T00:00:00Z", Some(0)),
-            ("2023-11-14 22:13:20Z", None),
-            ("2023-11-14T22:13:20", None),
-            ("", None),
-        ];
-        for (text, want) in cases {
-            assert_eq!(parse_time_us(text), want, "{text}");
-        }
     }
 
     #[test]

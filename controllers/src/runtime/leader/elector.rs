@@ -16,6 +16,8 @@ use std::time::Duration;
 use rand::Rng;
 use serde_json::{json, Value};
 
+use crate::runtime::time::{format_micro_time, parse_time_us};
+
 /// client-go's `JitterFactor`: the acquire loop waits `retry_period * (1 + rand * 1.2)` between tries, and
 /// the renew deadline must exceed `retry_period * 1.2`.
 pub const JITTER_FACTOR: f64 = 1.2;
@@ -116,93 +118,11 @@ impl TimeKey {
         if time.is_empty() {
             return TimeKey::Zero;
         }
-        match parse_micro_time(time) {
+        match parse_time_us(time) {
             Some(unix_us) => TimeKey::UnixS(unix_us.div_euclid(1_000_000)),
             None => TimeKey::Unparsed(time.to_string()),
         }
     }
-}
-
-/// Formats unix microseconds as a MicroTime (`RFC3339Micro` in UTC): "2026-01-02T03:04:05.123456Z".
-pub fn format_micro_time(unix_us: i64) -> String {
-    let unix_s = unix_us.div_euclid(1_000_000);
-    let micros = unix_us.rem_euclid(1_000_000);
-    let (year, month, day) = civil_from_days(unix_s.div_euclid(86_400));
-    let second_of_day = unix_s.rem_euclid(86_400);
-    let (hour, minute, second) = (second_of_day / 3600, second_of_day / 60 % 60, second_of_day % 60);
-    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{micros:06}Z")
-}
-
-/// Parses an RFC 3339 time (any fraction, `Z` or a numeric offset) into unix microseconds; digits past
-/// the microsecond are dropped, as MicroTime does.
-pub fn parse_micro_time(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    let digits = |from: usize, len: usize| -> Option<i64> {
-        let part = b.get(from..from + len)?;
-        part.iter().try_fold(0i64, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0')))
-    };
-    let separators = [(4, b'-'), (7, b'-'), (13, b':'), (16, b':')];
-    if b.len() < 20 || separators.iter().any(|&(at, c)| b[at] != c) || !matches!(b[10], b'T' | b't') {
-        return None;
-    }
-    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
-    let (hour, minute, second) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let mut at = 19;
-    let mut micros = 0;
-    if b[at] == b'.' {
-        let start = at + 1;
-        at = start;
-        while at < b.len() && b[at].is_ascii_digit() {
-            at += 1;
-        }
-        if at == start {
-            return None;
-        }
-        let kept = (at - start).min(6);
-        micros = digits(start, kept)? * 10i64.pow(6 - kept as u32);
-    }
-    let offset_s = match b.get(at..)? {
-        [b'Z' | b'z'] => 0,
-        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
-            let offset = digits(at + 1, 2)? * 3600 + digits(at + 4, 2)? * 60;
-            if *sign == b'+' {
-                offset
-            } else {
-                -offset
-            }
-        }
-        _ => return None,
-    };
-    let unix_s = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
-    Some(unix_s * 1_000_000 + micros)
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-/// The inverse of `civil_from_days`.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month_from_march = (month + 9) % 12;
-    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 /// `wait.Jitter`: `duration + rand * max_factor * duration`, in whole nanoseconds as Go's `time.Duration`.
@@ -633,34 +553,6 @@ mod tests {
             assert_eq!(got.as_deref(), want, "{config:?}");
         }
         assert_eq!(ElectorConfig::new(ME), config(15.0, 10.0, 2.0, ME));
-    }
-
-    #[test]
-    fn micro_times_format_and_parse() {
-        let cases = [
-            (0, "1970-01-01T00:00:00.000000Z"),
-            (-1, "1969-12-31T23:59:59.999999Z"),
-            (EPOCH_US, "2026-01-02T03:04:05.123456Z"),
-            (1_709_208_000_500_000, "2024-02-29T12:00:00.500000Z"),
-        ];
-        for (unix_us, text) in cases {
-            assert_eq!(format_micro_time(unix_us), text);
-            assert_eq!(parse_micro_time(text), Some(unix_us), "{text}");
-        }
-        let parsed = [
-            ("2026-01-02T05:04:05.123456+02:00", Some(EPOCH_US)),
-            ("2026-01-02T03:04:05.123456789Z", Some(EPOCH_US)),
-            ("2026-01-02T03:04:05Z", Some(EPOCH_US - 123_456)),
-            ("2026-01-02T03:04:05.1Z", Some(EPOCH_US - 23_456)),
-            ("2026-01-02 03:04:05Z", None),
-            ("2026-13-02T03:04:05Z", None),
-            ("2026-01-02T03:04:05.Z", None),
-            ("2026-01-02T03:04:05", None),
-            ("garbage", None),
-        ];
-        for (text, want) in parsed {
-            assert_eq!(parse_micro_time(text), want, "{text}");
-        }
     }
 
     #[test]

@@ -20,8 +20,7 @@ use rand::Rng;
 use tokio::time::{sleep, sleep_until, timeout, Instant};
 
 pub use elector::{
-    format_micro_time, jitter, parse_micro_time, Action, Attempt, ConfigError, Elector, ElectorConfig,
-    LeaderElectionRecord, LockError, JITTER_FACTOR,
+    jitter, Action, Attempt, ConfigError, Elector, ElectorConfig, LeaderElectionRecord, LockError, JITTER_FACTOR,
 };
 
 /// `wait.ErrWaitTimeout`'s text: what a renewal that missed its deadline reports.
@@ -335,8 +334,8 @@ mod tests {
         let other = LeaderElectionRecord {
             holder_identity: "other".to_string(),
             lease_duration_s: 1,
-            acquire_time: format_micro_time(0),
-            renew_time: format_micro_time(0),
+            acquire_time: crate::runtime::time::format_micro_time(0),
+            renew_time: crate::runtime::time::format_micro_time(0),
             leader_transitions: 2,
         };
         lock.write(other, None).unwrap();
