@@ -1,8 +1,8 @@
-//! The controller manager: kube-controller-manager's main loop. It takes the
-//! `kube-system/kube-controller-manager` Lease (when leader election is on), then starts every controller
-//! `--controllers` selects on one set of shared informers; when a renewal misses its deadline, it drops
-//! them all at once (informers included) before anything else can be written, and stands for election
-//! again. Upstream's process exits at that point ("leaderelection lost") and its supervisor restarts it:
+//! The control-plane manager: kube-controller-manager's and kube-scheduler's main loop. It takes its
+//! role's Lease in `kube-system` (when leader election is on), then starts what the role runs on one set
+//! of shared informers (every controller `--controllers` selects, or the scheduler); when a renewal misses
+//! its deadline, it drops them all at once (informers included) before anything else can be written, and
+//! stands for election again. Upstream's process exits at that point ("leaderelection lost") and its supervisor restarts it:
 //! standing again is what the restarted process would do, without a process to restart.
 //!
 //! One correction to client-go: a fence. client-go's controllers run on until the renew loop gives up, even
@@ -27,17 +27,35 @@ use crate::runtime::events::Recorder;
 use crate::runtime::informer::Informers;
 use crate::runtime::leader::{self, Elector, ElectorConfig, LeaderElectionRecord, LeaseLock, LockError};
 use crate::runtime::selection::Selection;
+use crate::scheduler;
 
-/// Where the lease lives: kube-controller-manager's `--leader-elect-resource-namespace` and
-/// `--leader-elect-resource-name` defaults.
+/// Where the leases live: `--leader-elect-resource-namespace`'s default.
 pub const LEASE_NAMESPACE: &str = "kube-system";
-pub const LEASE_NAME: &str = "kube-controller-manager";
 
-/// How one controller manager runs.
+/// What a manager runs while it leads.
+#[derive(Clone)]
+pub enum Role {
+    /// kube-controller-manager: the controllers selected.
+    ControllerManager(Selection),
+    /// kube-scheduler's default profile.
+    Scheduler,
+}
+
+impl Role {
+    /// The lease the role is elected by: `--leader-elect-resource-name`'s default.
+    pub fn lease_name(&self) -> &'static str {
+        match self {
+            Role::ControllerManager(_) => "kube-controller-manager",
+            Role::Scheduler => "kube-scheduler",
+        }
+    }
+}
+
+/// How one manager runs.
 #[derive(Clone)]
 pub struct Config {
-    /// The controllers to run.
-    pub selection: Selection,
+    /// What it runs.
+    pub role: Role,
     /// Whether to take the lease first (`--leader-elect`); off, the controllers start at once and never stop.
     pub leader_elect: bool,
     /// The lease's timing and this manager's identity (upstream's is `hostname_uuid`).
@@ -85,33 +103,38 @@ pub async fn run(client: Arc<Client>, config: Config) {
                 return;
             }
         };
-        let lock = ClientLease { client: lease_client.clone(), renewed_at: renewed.clone() };
+        let lock =
+            ClientLease { client: lease_client.clone(), name: config.role.lease_name(), renewed_at: renewed.clone() };
         let lost = leader::run(elector, &lock, &*config.now_unix_us, &mut rng, leading).await;
         tracing::error!(identity = %config.election.identity, "leaderelection lost: {}", lost.reason);
     }
 }
 
-/// What a leading manager does: every selected controller, on informers that live as long as this term.
+/// What a leading manager does: its role's work, on informers that live as long as this term.
 async fn lead(client: Arc<Client>, config: &Config, term: u64) {
     let seed = config.seed ^ term.wrapping_mul(0x2545_f491_4f6c_dd1d);
     let informers = Arc::new(Informers::new(client.clone(), seed));
-    let events = Recorder::new(client.clone(), "kube-controller-manager", config.now_unix_us.clone());
     let _leading = Leading::start(config.observer.clone());
-    let running = CONTROLLERS.iter().enumerate().filter(|(_, e)| config.selection.enabled(e.descriptor.name)).map(
-        |(i, entry)| {
-            tracing::info!(controller = entry.descriptor.name, "starting controller");
-            let ctx = Context {
-                client: client.clone(),
-                informers: informers.clone(),
-                events: events.for_component(entry.descriptor.name),
-                seed: seed.wrapping_add(i as u64 + 1),
-                root_ca: config.root_ca.clone(),
-                now_unix_us: config.now_unix_us.clone(),
-            };
-            (entry.start)(ctx)
-        },
-    );
-    futures::future::join_all(running).await;
+    let context = |component: &str, seed: u64| Context {
+        client: client.clone(),
+        informers: informers.clone(),
+        events: Recorder::new(client.clone(), component, config.now_unix_us.clone()),
+        seed,
+        root_ca: config.root_ca.clone(),
+        now_unix_us: config.now_unix_us.clone(),
+    };
+    match &config.role {
+        Role::ControllerManager(selection) => {
+            let running = CONTROLLERS.iter().enumerate().filter(|(_, e)| selection.enabled(e.descriptor.name)).map(
+                |(i, entry)| {
+                    tracing::info!(controller = entry.descriptor.name, "starting controller");
+                    (entry.start)(context(entry.descriptor.name, seed.wrapping_add(i as u64 + 1)))
+                },
+            );
+            futures::future::join_all(running).await;
+        }
+        Role::Scheduler => scheduler::run(context(scheduler::SCHEDULER_NAME, seed.wrapping_add(1))).await,
+    }
 }
 
 /// Tells the observer that leading started, and when dropped (the leading future dropped or done) that it
@@ -139,6 +162,8 @@ impl Drop for Leading {
 /// writes are how the manager learns whether it leads).
 struct ClientLease {
     client: Arc<Client>,
+    /// The lease's name, in [`LEASE_NAMESPACE`].
+    name: &'static str,
     /// When the last successful write of the lease was sent.
     renewed_at: Arc<Mutex<Option<tokio::time::Instant>>>,
 }
@@ -166,11 +191,11 @@ fn resource_version(lease: &Value) -> String {
 
 impl LeaseLock for ClientLease {
     fn describe(&self) -> String {
-        format!("{LEASE_NAMESPACE}/{LEASE_NAME}")
+        format!("{LEASE_NAMESPACE}/{}", self.name)
     }
 
     async fn get(&self) -> Result<Option<(LeaderElectionRecord, String)>, LockError> {
-        match self.client.get(&builtin::leases().object_path(Some(LEASE_NAMESPACE), LEASE_NAME)).await {
+        match self.client.get(&builtin::leases().object_path(Some(LEASE_NAMESPACE), self.name)).await {
             Ok(lease) => Ok(Some(LeaderElectionRecord::from_lease(&lease))),
             Err(err) if err.is_not_found() => Ok(None),
             Err(err) => Err(lock_error(err)),
@@ -178,7 +203,7 @@ impl LeaseLock for ClientLease {
     }
 
     async fn create(&self, record: LeaderElectionRecord) -> Result<String, LockError> {
-        let lease = record.to_lease(LEASE_NAMESPACE, LEASE_NAME, None);
+        let lease = record.to_lease(LEASE_NAMESPACE, self.name, None);
         let path = builtin::leases().collection_path(Some(LEASE_NAMESPACE));
         let sent = tokio::time::Instant::now();
         let created = self.client.create(&path, &lease).await.map_err(lock_error)?;
@@ -187,8 +212,8 @@ impl LeaseLock for ClientLease {
     }
 
     async fn update(&self, record: LeaderElectionRecord, rv: String) -> Result<String, LockError> {
-        let lease = record.to_lease(LEASE_NAMESPACE, LEASE_NAME, Some(&rv));
-        let path = builtin::leases().object_path(Some(LEASE_NAMESPACE), LEASE_NAME);
+        let lease = record.to_lease(LEASE_NAMESPACE, self.name, Some(&rv));
+        let path = builtin::leases().object_path(Some(LEASE_NAMESPACE), self.name);
         let sent = tokio::time::Instant::now();
         let updated = self.client.update(&path, &lease).await.map_err(lock_error)?;
         self.renewed(sent);

@@ -66,9 +66,9 @@ mod bench {
     /// from spawning the process to that answer.
     async fn start(client: &HttpClient, args: &[&str]) -> (Apiserver, Duration) {
         let started = Instant::now();
-        // Bare (`--controllers=`): the figures measure the apiserver and its store, not the controllers.
+        // Bare (no controllers, scheduler or nodes): the figures measure the apiserver and its store, not the controllers.
         let mut child = Command::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
-            .args(["--secure-port", "0", "--log-level", "error", "--controllers="])
+            .args(["--secure-port", "0", "--log-level", "error", "--controllers=", "--scheduler=false", "--nodes=0"])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

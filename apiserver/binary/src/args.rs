@@ -94,6 +94,14 @@ pub struct Args {
     /// before its controllers run, as kube-controller-manager does.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub leader_elect: bool,
+    /// Whether to run kube-scheduler's default profile in-process (leader-elected over
+    /// `kube-system/kube-scheduler` when `--leader-elect` is on): pods are bound to nodes.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, overrides_with = "scheduler")]
+    pub scheduler: bool,
+    /// How many simulated nodes to run in-process, as kwok simulates them (`node-1` ..): registered Nodes
+    /// with heartbeats, whose kubelet stand-ins run bound pods through their phases. 0 runs none.
+    #[arg(long, default_value_t = 3, overrides_with = "nodes")]
+    pub nodes: usize,
     /// Write a kubeconfig for this server to PATH (kubectl, kube-rs and the Python client load it as is).
     #[arg(long)]
     pub write_kubeconfig: Option<PathBuf>,

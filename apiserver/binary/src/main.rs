@@ -7,10 +7,13 @@
 //! finish, then the embedded etcd stops.
 //!
 //! Files: `args` (the flags), `kubeconfig` (`--write-kubeconfig`), `tls` (serving with a certificate),
-//! `embedded` (the in-process fake-etcd member).
+//! `embedded` (the in-process fake-etcd member), `control_plane` (the controllers, scheduler and simulated
+//! nodes around the server).
 
 #[cfg(not(madsim))]
 mod args;
+#[cfg(not(madsim))]
+mod control_plane;
 #[cfg(not(madsim))]
 mod embedded;
 #[cfg(not(madsim))]

@@ -21,6 +21,7 @@ use clap::Parser;
 use rand::SeedableRng;
 
 use crate::args::Args;
+use crate::control_plane::{Components, Tokens};
 use crate::embedded::Embedded;
 use crate::{kubeconfig, tls};
 
@@ -106,7 +107,7 @@ async fn run(args: Args) -> Result<(), String> {
         &args.controllers.iter().filter(|c| !c.is_empty()).cloned().collect::<Vec<_>>(),
         &controllers::kcm::descriptors(),
     )?;
-    let (authentication, admin_token, manager_token) = authentication(&args, seed)?;
+    let (authentication, admin_token, tokens) = authentication(&args, seed)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{addr}");
 
@@ -139,7 +140,14 @@ async fn run(args: Args) -> Result<(), String> {
     let server = server::build(Catalog::builtin(), client, options, system, Arc::new(WallClock));
     let bootstrap = tokio::spawn(server::bootstrap(server.clone()));
     let root_ca = tls.as_ref().map(|(_, pem)| String::from_utf8_lossy(pem).into_owned()).unwrap_or_default();
-    let manager = tokio::spawn(controller_manager(server.clone(), manager_token, selection, &args, seed, root_ca));
+    let manager = tokio::spawn(crate::control_plane::run(
+        server.clone(),
+        tokens,
+        selection,
+        Components::of(&args),
+        seed,
+        root_ca,
+    ));
 
     if let Some(path) = &args.write_kubeconfig {
         kubeconfig::write(path, &url, tls.as_ref().map(|(_, pem)| pem.as_slice()), &admin_token)?;
@@ -225,34 +233,6 @@ fn service_account_tokens(args: &Args, seed: u64) -> Result<ServiceAccountTokens
     Ok(tokens)
 }
 
-/// The in-process controller manager (`--controllers`, `--leader-elect`): kube-controller-manager's
-/// controllers over the server's own request handler, so that their requests pass authentication,
-/// authorization and admission like any client's.
-fn controller_manager(
-    server: Arc<apiserver::endpoints::ApiServer>,
-    token: String,
-    selection: controllers::runtime::selection::Selection,
-    args: &Args,
-    seed: u64,
-    root_ca: String,
-) -> impl std::future::Future<Output = ()> {
-    use controllers::client::{Client, Transport};
-    use controllers::runtime::leader::ElectorConfig;
-    let client = Arc::new(Client::new(Transport::InProcess(server), Some(token), "kube-controller-manager"));
-    let config = controllers::manager::Config {
-        selection,
-        leader_elect: args.leader_elect,
-        // kube-controller-manager's identity: its host name and a random suffix.
-        election: ElectorConfig::new(format!("kubesim-apiserver_{seed:016x}")),
-        seed,
-        root_ca,
-        now_unix_us: Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)),
-        observer: None,
-        bugs: Default::default(),
-    };
-    controllers::manager::run(client, config)
-}
-
 /// A token drawn from the seed and a purpose.
 fn token(seed: u64, purpose: u64) -> String {
     use rand::RngCore;
@@ -261,13 +241,19 @@ fn token(seed: u64, purpose: u64) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The authenticators of the flags, the admin token the kubeconfig carries, and the controller manager's:
-/// drawn from the seed, in `system:masters`, so that the kubeconfig and the controllers work whatever
-/// `--authorization-mode` says (the controller manager as `system:kube-controller-manager`; upstream's
-/// per-controller service accounts and their `system:controller:*` roles are not bootstrapped).
-fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String, String), String> {
+/// The authenticators of the flags, the admin token the kubeconfig carries, and the control plane's:
+/// drawn from the seed, in `system:masters`, so that the kubeconfig and the components work whatever
+/// `--authorization-mode` says (the controller manager as `system:kube-controller-manager`, the scheduler
+/// as `system:kube-scheduler`, the simulated kubelets as `system:node:kubesim` in `system:nodes` too;
+/// upstream's per-controller service accounts, their `system:controller:*` roles and the Node authorizer
+/// are not modelled).
+fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String, Tokens), String> {
     let admin_token = token(seed, 0x6b75_6265_7369_6d00);
-    let manager_token = token(seed, 0x6b63_6d00_0000_0000);
+    let control_plane = Tokens {
+        controller_manager: token(seed, 0x6b63_6d00_0000_0000),
+        scheduler: token(seed, 0x7363_6865_6400_0000),
+        nodes: token(seed, 0x6e6f_6465_7300_0000),
+    };
     let in_masters = |name: &str| UserInfo {
         username: name.into(),
         uid: String::new(),
@@ -275,7 +261,11 @@ fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String, Str
         extra: Default::default(),
     };
     let mut tokens = TokenFile::single(&admin_token, in_masters("kubesim-admin"));
-    tokens.extend(TokenFile::single(&manager_token, in_masters("system:kube-controller-manager")));
+    tokens.extend(TokenFile::single(&control_plane.controller_manager, in_masters("system:kube-controller-manager")));
+    tokens.extend(TokenFile::single(&control_plane.scheduler, in_masters("system:kube-scheduler")));
+    let mut node = in_masters("system:node:kubesim");
+    node.groups.insert(0, "system:nodes".into());
+    tokens.extend(TokenFile::single(&control_plane.nodes, node));
     if let Some(path) = &args.token_auth_file {
         let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         tokens.extend(TokenFile::parse(&path.display().to_string(), &text)?);
@@ -287,7 +277,7 @@ fn authentication(args: &Args, seed: u64) -> Result<(Authentication, String, Str
         }
         None => None,
     };
-    Ok((Authentication { anonymous: args.anonymous_auth, tokens, client_ca }, admin_token, manager_token))
+    Ok((Authentication { anonymous: args.anonymous_auth, tokens, client_ca }, admin_token, control_plane))
 }
 
 async fn shutdown_signal() {

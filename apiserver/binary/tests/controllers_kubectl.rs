@@ -11,31 +11,14 @@ mod real_clients;
 #[path = "support/spawn.rs"]
 mod spawn;
 
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use real_clients::{Deadline, Server};
 
-fn kubectl(server: &Server, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", server.kubeconfig.display()))
-        .env("HOME", server.dir.path())
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let mut input = child.stdin.take().expect("kubectl's stdin");
-    input.write_all(stdin.unwrap_or("").as_bytes()).expect("writing kubectl's stdin");
-    drop(input);
-    child.wait_with_output().expect("kubectl ends")
-}
-
 /// Standard output of a kubectl command that must succeed.
 fn ok(server: &Server, args: &[&str]) -> String {
-    let out = kubectl(server, args, None);
+    let out = server.kubectl(args, None);
     assert!(out.status.success(), "kubectl {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -44,7 +27,7 @@ fn ok(server: &Server, args: &[&str]) -> String {
 fn until(server: &Server, args: &[&str], limit: Duration, done: impl Fn(&str) -> bool) -> String {
     let deadline = Deadline::after(limit);
     loop {
-        let out = kubectl(server, args, None);
+        let out = server.kubectl(args, None);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if out.status.success() && done(&stdout) {
             return stdout;
@@ -82,7 +65,7 @@ fn a_cluster_with_controllers_finishes_what_kubectl_waits_for() {
 
     // The ReplicaSet controller makes the pods; a foreground delete returns once the garbage collector has
     // deleted them and removed the owner's foregroundDeletion finalizer.
-    let out = kubectl(&server, &["apply", "-f", "-"], Some(REPLICA_SET));
+    let out = server.kubectl(&["apply", "-f", "-"], Some(REPLICA_SET));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     until(&server, &["-n", "demo", "get", "pods", "-l", "app=web", "-o", "name"], Duration::from_secs(30), |s| {
         s.lines().count() == 2
@@ -98,7 +81,7 @@ fn a_cluster_with_controllers_finishes_what_kubectl_waits_for() {
         r#"{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "dependent", "namespace": "demo",
             "ownerReferences": [{{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "{uid}"}}]}}}}"#
     );
-    let out = kubectl(&server, &["apply", "-f", "-"], Some(&dependent));
+    let out = server.kubectl(&["apply", "-f", "-"], Some(&dependent));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     ok(&server, &["-n", "demo", "delete", "configmap", "owner"]);
     until(&server, &["-n", "demo", "get", "configmaps", "-o", "name"], Duration::from_secs(30), |s| {
@@ -107,7 +90,7 @@ fn a_cluster_with_controllers_finishes_what_kubectl_waits_for() {
 
     // The namespace controller: `kubectl delete namespace` waits until the namespace is gone.
     ok(&server, &["delete", "namespace", "demo", "--timeout=60s"]);
-    let out = kubectl(&server, &["get", "namespace", "demo"], None);
+    let out = server.kubectl(&["get", "namespace", "demo"], None);
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"), "{}", String::from_utf8_lossy(&out.stderr));
 
     // One manager holds the Lease kube-controller-manager's way.

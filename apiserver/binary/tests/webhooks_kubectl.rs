@@ -11,7 +11,6 @@ mod real_clients;
 mod spawn;
 
 use std::convert::Infallible;
-use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,23 +94,6 @@ fn start_webhook(runtime: &tokio::runtime::Runtime) -> (u16, String) {
     (port, ca_cert.pem())
 }
 
-fn kubectl(server: &Server, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new("kubectl")
-        .arg(format!("--kubeconfig={}", server.kubeconfig.display()))
-        .env("HOME", server.dir.path())
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let mut input = child.stdin.take().expect("kubectl's stdin");
-    input.write_all(stdin.unwrap_or("").as_bytes()).expect("writing kubectl's stdin");
-    drop(input);
-    child.wait_with_output().expect("kubectl ends")
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -150,16 +132,13 @@ fn webhooks_deny_patch_and_time_out_as_kube_apiserver_does() {
         ("ValidatingWebhookConfiguration", "hang-ignored", "/hang", "Ignore", 1),
     ];
     for (kind, name, path, policy, timeout_s) in configs {
-        let done = kubectl(
-            &server,
-            &["create", "-f", "-"],
-            Some(&configuration(kind, name, port, path, &ca, policy, timeout_s)),
-        );
+        let done = server
+            .kubectl(&["create", "-f", "-"], Some(&configuration(kind, name, port, path, &ca, policy, timeout_s)));
         assert!(done.status.success(), "creating {name}: {}", text(&done.stderr));
     }
     let create = |name: &str, hook: &str| {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"hook": hook}}});
-        kubectl(&server, &["create", "-f", "-"], Some(&cm.to_string()))
+        server.kubectl(&["create", "-f", "-"], Some(&cm.to_string()))
     };
     let deadline = Deadline::after(Duration::from_secs(10));
 
@@ -173,7 +152,7 @@ fn webhooks_deny_patch_and_time_out_as_kube_apiserver_does() {
 
     let patched = create("patch-me", "patch");
     assert_eq!(text(&patched.stdout), "configmap/patch-me created\n", "{}", text(&patched.stderr));
-    let labels = kubectl(&server, &["get", "cm", "patch-me", "-o", "jsonpath={.metadata.labels}"], None);
+    let labels = server.kubectl(&["get", "cm", "patch-me", "-o", "jsonpath={.metadata.labels}"], None);
     assert_eq!(text(&labels.stdout), r#"{"patched-by":"webhook"}"#, "the patch replaced the labels");
 
     let hung = create("hang-me", "hang");

@@ -5,7 +5,11 @@
 mod support;
 
 mod deployment;
+mod endpoints;
 mod garbagecollector;
 mod job;
 mod namespace;
+mod nodes;
 mod replicaset;
+mod scheduler;
+mod statefulset;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use controllers::client::observe::Observer;
 use controllers::client::{Client, Transport};
-use controllers::manager::{self, Config};
+use controllers::manager::{self, Config, Role};
 use controllers::runtime::leader::ElectorConfig;
 use controllers::runtime::selection::Selection;
 use madsim::runtime::{Handle, NodeHandle};
@@ -124,7 +124,7 @@ pub fn build_controller_manager(
             let client = Client::new(Transport::Http(addr), Some(token.clone()), "kube-controller-manager")
                 .with_observer(Some(recorder.clone()));
             let config = Config {
-                selection: selection.clone(),
+                role: Role::ControllerManager(selection.clone()),
                 leader_elect: true,
                 // Upstream's identity is the host name and a uuid; the life number keeps restarts apart.
                 election: ElectorConfig::new(format!("{node_name}_{life}")),

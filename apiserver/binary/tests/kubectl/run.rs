@@ -53,10 +53,19 @@ impl Server {
     pub fn start(dir: &Path) -> Result<Server, String> {
         let stderr_path = dir.join("server.stderr");
         let stderr = std::fs::File::create(&stderr_path).map_err(|e| e.to_string())?;
-        // Bare (`--controllers=`): the transcripts were recorded against a kube-apiserver with no controller
+        // Bare (no controllers, scheduler or nodes): the transcripts were recorded against a kube-apiserver with no controller
         // manager beside it.
         let mut child = Process::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
-            .args(["--secure-port", "0", "--log-level", "error", "--controllers=", "--write-kubeconfig"])
+            .args([
+                "--secure-port",
+                "0",
+                "--log-level",
+                "error",
+                "--controllers=",
+                "--scheduler=false",
+                "--nodes=0",
+                "--write-kubeconfig",
+            ])
             .arg(dir.join("kubeconfig"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

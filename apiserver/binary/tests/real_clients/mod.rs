@@ -24,6 +24,25 @@ pub struct Server {
 }
 
 impl Server {
+    /// Runs the machine's kubectl with this server's kubeconfig (and a home of its own, so that no cache
+    /// or config of the user's leaks in), feeding it `stdin`.
+    pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+        use std::io::Write;
+        let mut child = std::process::Command::new("kubectl")
+            .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
+            .env("HOME", self.dir.path())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        let mut input = child.stdin.take().expect("kubectl's stdin");
+        input.write_all(stdin.unwrap_or("").as_bytes()).expect("writing kubectl's stdin");
+        drop(input);
+        child.wait_with_output().expect("kubectl ends")
+    }
+
     /// Starts the binary with `--secure-port 0 --write-kubeconfig DIR/kubeconfig` and waits until it is ready
     /// (its bootstrap has created the system namespaces), at most 30 seconds.
     pub fn start() -> Server {

@@ -15,12 +15,13 @@ pub struct Spawned {
 }
 
 /// Starts the binary with `--secure-port 0 --log-level error` and `args`, and reads its start-up line.
-/// The binary starts bare (`--controllers=`), as these tests' expectations were written for a server on
-/// which nothing but requests acts; a test that wants the controllers passes `--controllers=*`, which adds
-/// them (the flag's lists append).
+/// The binary starts bare (`--controllers= --scheduler=false --nodes=0`), as these tests' expectations were
+/// written for a server on which nothing but requests acts; a test that wants the controllers passes
+/// `--controllers=*`, which adds them (the flag's lists append), and `--scheduler=true` or `--nodes=N`,
+/// which override.
 pub fn spawn<S: AsRef<OsStr>>(args: &[S]) -> Spawned {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubesim-apiserver"))
-        .args(["--secure-port", "0", "--log-level", "error", "--controllers="])
+        .args(["--secure-port", "0", "--log-level", "error", "--controllers=", "--scheduler=false", "--nodes=0"])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
