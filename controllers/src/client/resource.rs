@@ -125,6 +125,21 @@ pub mod builtin {
     pub fn controller_revisions() -> ApiResource {
         ApiResource::new("apps", "v1", "controllerrevisions", "ControllerRevision", true)
     }
+    pub fn daemon_sets() -> ApiResource {
+        ApiResource::new("apps", "v1", "daemonsets", "DaemonSet", true)
+    }
+    pub fn cron_jobs() -> ApiResource {
+        ApiResource::new("batch", "v1", "cronjobs", "CronJob", true)
+    }
+    pub fn pod_disruption_budgets() -> ApiResource {
+        ApiResource::new("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true)
+    }
+    pub fn resource_quotas() -> ApiResource {
+        ApiResource::new("", "v1", "resourcequotas", "ResourceQuota", true)
+    }
+    pub fn cluster_roles() -> ApiResource {
+        ApiResource::new("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false)
+    }
 }
 
 #[cfg(test)]

@@ -369,7 +369,10 @@ mod tests {
         let a1_name = meta(&a1, "name").to_string();
         let pods = vec![];
         let doomed = history_to_delete(&set("x"), &pods, &revs, Some("web-a3"), Some("web-a3"));
-        assert_eq!(doomed.iter().map(|r| meta(r, "name").to_string()).collect::<Vec<_>>(), std::slice::from_ref(&a1_name));
+        assert_eq!(
+            doomed.iter().map(|r| meta(r, "name").to_string()).collect::<Vec<_>>(),
+            std::slice::from_ref(&a1_name)
+        );
         // A pod still at the first revision keeps it.
         let pods = vec![json!({"metadata": {"labels": {"controller-revision-hash": a1_name}}})];
         assert!(history_to_delete(&set("x"), &pods, &revs, Some("web-a3"), Some("web-a3")).is_empty());

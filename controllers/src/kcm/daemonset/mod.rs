@@ -1,0 +1,9 @@
+//! The `daemonset-controller` (in progress).
+
+use super::Context;
+use crate::runtime::selection::Descriptor;
+
+pub const DESCRIPTOR: Descriptor =
+    Descriptor { name: "daemonset-controller", aliases: &["daemonset"], disabled_by_default: false };
+
+pub async fn run(_ctx: Context) {}
