@@ -18,6 +18,7 @@ pub mod resourcequota;
 pub mod rootca;
 pub mod serviceaccount;
 pub mod statefulset;
+pub mod tainteviction;
 pub mod ttlafterfinished;
 
 use std::future::Future;
@@ -73,6 +74,7 @@ pub const CONTROLLERS: &[Entry] = &[
     Entry { descriptor: disruption::DESCRIPTOR, start: |ctx| Box::pin(disruption::run(ctx)) },
     Entry { descriptor: resourcequota::DESCRIPTOR, start: |ctx| Box::pin(resourcequota::run(ctx)) },
     Entry { descriptor: nodelifecycle::DESCRIPTOR, start: |ctx| Box::pin(nodelifecycle::run(ctx)) },
+    Entry { descriptor: tainteviction::DESCRIPTOR, start: |ctx| Box::pin(tainteviction::run(ctx)) },
     Entry { descriptor: clusterroleaggregation::DESCRIPTOR, start: |ctx| Box::pin(clusterroleaggregation::run(ctx)) },
     Entry { descriptor: rootca::DESCRIPTOR, start: |ctx| Box::pin(rootca::run(ctx)) },
 ];

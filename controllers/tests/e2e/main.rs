@@ -4,12 +4,19 @@
 
 mod support;
 
+mod clusterroleaggregation;
+mod cronjob;
+mod daemonset;
 mod deployment;
+mod disruption;
 mod endpoints;
 mod garbagecollector;
 mod job;
 mod namespace;
+mod nodelifecycle;
 mod nodes;
 mod replicaset;
+mod resourcequota;
 mod scheduler;
 mod statefulset;
+mod ttlafterfinished;

@@ -1,7 +1,10 @@
 //! The controller managers' guarantee: `OneManagerActsAtATime`. Once a manager has taken the lease, no
-//! other manager's controllers write until that one's term is over: a write by a manager that is not the
+//! other manager's controllers write until that one's term is over (judged for each lease on its own: the
+//! controller managers', and the schedulers' beside them): a write by a manager that is not the
 //! one that most recently started leading acts beside the leader (kubernetes #67651's split brain). A pure
 //! function of the managers' log (`history::controllers`), in the order the simulation saw the acts.
+
+use std::collections::BTreeMap;
 
 use crate::history::controllers::{ManagerAct, ManagerEvent};
 
@@ -15,26 +18,33 @@ pub struct Violation {
     pub details: String,
 }
 
-/// Every write sent by a manager other than the one that most recently took the lease.
+/// Every write sent by a manager other than the one that most recently took its role's lease.
 pub fn one_manager_acts_at_a_time(log: &[ManagerEvent]) -> Vec<Violation> {
-    let mut leader: Option<(&str, u64)> = None;
+    let mut leaders: BTreeMap<&str, (&str, u64)> = BTreeMap::new();
     let mut out = Vec::new();
     for event in log {
+        let leader = leaders.get(event.role.as_str()).copied();
         match &event.what {
-            ManagerAct::Leading => leader = Some((&event.manager, event.at_ms)),
+            ManagerAct::Leading => {
+                leaders.insert(&event.role, (&event.manager, event.at_ms));
+            }
             ManagerAct::Stopped => {}
             ManagerAct::Write { method, path } => match leader {
                 Some((name, _)) if name == event.manager => {}
                 Some((name, since_ms)) => out.push(Violation {
                     details: format!(
-                        "{} sent {method} {path} at {} ms, after {name} took the lease at {since_ms} ms",
-                        event.manager, event.at_ms
+                        "{}{} sent {method} {path} at {} ms, after {name} took the lease at {since_ms} ms",
+                        event.manager,
+                        of_role(&event.role),
+                        event.at_ms
                     ),
                 }),
                 None => out.push(Violation {
                     details: format!(
-                        "{} sent {method} {path} at {} ms, before any manager led",
-                        event.manager, event.at_ms
+                        "{}{} sent {method} {path} at {} ms, before any manager led",
+                        event.manager,
+                        of_role(&event.role),
+                        event.at_ms
                     ),
                 }),
             },
@@ -43,12 +53,29 @@ pub fn one_manager_acts_at_a_time(log: &[ManagerEvent]) -> Vec<Violation> {
     out
 }
 
+/// How a finding names a manager's role: nothing for the controller manager's (as before schedulers ran),
+/// the lease otherwise.
+fn of_role(role: &str) -> String {
+    if role == CONTROLLER_MANAGER {
+        String::new()
+    } else {
+        format!(" ({role})")
+    }
+}
+
+/// The controller managers' role, by their lease.
+pub const CONTROLLER_MANAGER: &str = "kube-controller-manager";
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ev(at_ms: u64, manager: &str, what: ManagerAct) -> ManagerEvent {
-        ManagerEvent { at_ms, manager: manager.into(), what }
+        ManagerEvent { at_ms, manager: manager.into(), role: CONTROLLER_MANAGER.into(), what }
+    }
+
+    fn scheduler(event: ManagerEvent) -> ManagerEvent {
+        ManagerEvent { role: "kube-scheduler".into(), ..event }
     }
 
     fn write(at_ms: u64, manager: &str) -> ManagerEvent {
@@ -81,5 +108,28 @@ mod tests {
             "m1 sent POST /api/v1/namespaces/a/serviceaccounts at 32 ms, after m2 took the lease at 30 ms"
         );
         assert_eq!(one_manager_acts_at_a_time(&[write(1, "m1")]).len(), 1, "a write before anyone led");
+    }
+
+    #[test]
+    fn each_lease_is_judged_on_its_own() {
+        // m1 leads the controllers and m2 the scheduler: both write, neither breaks the other's lease.
+        let apart = [
+            ev(0, "m1", ManagerAct::Leading),
+            scheduler(ev(1, "m2", ManagerAct::Leading)),
+            write(2, "m1"),
+            scheduler(write(3, "m2")),
+        ];
+        assert_eq!(one_manager_acts_at_a_time(&apart), []);
+        // m1's scheduler writes after m2's took the scheduler's lease.
+        let split = [
+            scheduler(ev(0, "m1", ManagerAct::Leading)),
+            scheduler(ev(30, "m2", ManagerAct::Leading)),
+            scheduler(write(31, "m1")),
+        ];
+        let found = one_manager_acts_at_a_time(&split);
+        assert_eq!(
+            found.iter().map(|v| v.details.as_str()).collect::<Vec<_>>(),
+            ["m1 (kube-scheduler) sent POST /api/v1/namespaces/a/serviceaccounts at 31 ms, after m2 took the lease at 30 ms"]
+        );
     }
 }

@@ -18,6 +18,13 @@ pub const HARNESS_USER: &str = "kubesim:harness";
 /// per-controller service accounts and their `system:controller:*` roles are not bootstrapped.
 pub const CONTROLLER_MANAGER_USER: &str = "system:kube-controller-manager";
 
+/// The schedulers' user, beside the controller managers, in `system:masters` too.
+pub const SCHEDULER_USER: &str = "system:kube-scheduler";
+
+/// The simulated kubelets' user (`cluster::kubelet`), one for every node, in `system:nodes` and
+/// `system:masters`: the Node authorizer and NodeRestriction are not modelled.
+pub const NODE_USER: &str = "system:node:kubesim";
+
 /// The group whose members every authorizer lets do anything (upstream's `system:masters`).
 pub const MASTERS: &str = "system:masters";
 
@@ -35,15 +42,22 @@ pub fn token_of(user: &str) -> String {
 }
 
 /// The authenticators of every apiserver: anonymous requests allowed (kube-apiserver's default), and one
-/// static token per user, with the harness's own when `harness` is set and the controller managers' when
-/// `managers` is. No users, no harness and no managers leave the apiservers exactly as they were before
+/// static token per user, with the harness's own when `harness` is set and the control plane's (controller
+/// managers, schedulers, kubelets) when `managers` is. No users, no harness and no managers leave the apiservers exactly as they were before
 /// scenarios had identities.
 pub fn authentication(users: &[UserSpec], harness: bool, managers: bool) -> Authentication {
     let mut tokens = TokenFile::default();
     let harness_user = harness.then(|| UserSpec { name: HARNESS_USER.into(), groups: vec![MASTERS.into()] });
-    let manager_user =
-        managers.then(|| UserSpec { name: CONTROLLER_MANAGER_USER.into(), groups: vec![MASTERS.into()] });
-    for user in users.iter().chain(harness_user.as_ref()).chain(manager_user.as_ref()) {
+    let control_plane: Vec<UserSpec> = if managers {
+        vec![
+            UserSpec { name: CONTROLLER_MANAGER_USER.into(), groups: vec![MASTERS.into()] },
+            UserSpec { name: SCHEDULER_USER.into(), groups: vec![MASTERS.into()] },
+            UserSpec { name: NODE_USER.into(), groups: vec!["system:nodes".into(), MASTERS.into()] },
+        ]
+    } else {
+        Vec::new()
+    };
+    for user in users.iter().chain(harness_user.as_ref()).chain(&control_plane) {
         let info = UserInfo {
             username: user.name.clone(),
             uid: format!("uid-{}", user.name),

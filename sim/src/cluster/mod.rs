@@ -4,9 +4,10 @@
 //!
 //! Naming and addressing: members are `etcd-1..N` at `10.0.0.i:2379`, apiservers `apiserver-1..M` at
 //! `10.0.2.i:6443`, clients `c1..cK` at `10.0.1.i`, admission webhooks ([`webhook`]) by their names at
-//! `10.0.3.i:8443`, controller managers ([`controller_manager`]) `controller-manager-1..N` at `10.0.4.i`, and a
-//! `control` node at `10.0.9.1` runs the harness's own
-//! tasks (nemesis, restarts), so that killing a member, an apiserver or a client never kills the harness.
+//! `10.0.3.i:8443`, controller managers ([`controller_manager`]) `controller-manager-1..N` at `10.0.4.i`,
+//! simulated nodes' kubelets ([`kubelet`]) `node-1..N` at `10.0.5.i`, and a `control` node at `10.0.9.1`
+//! runs the harness's own tasks (nemesis, restarts), so that killing a member, an apiserver or a client
+//! never kills the harness.
 //!
 //! Members form one Raft cluster: peers are addressed like the client endpoints (`10.0.0.i:2380`). Each
 //! member's disk (`DurableDisk`) is kept here, outside the node, so that a madsim kill and restart re-runs the
@@ -15,8 +16,10 @@
 //! 2 * election_tick)`. Role changes become trace lines ("leader term=3", "stepped down term=4").
 
 pub mod access;
+pub mod agent;
 pub mod apiserver;
 pub mod controller_manager;
+pub mod kubelet;
 pub mod seeds;
 pub mod webhook;
 
@@ -37,9 +40,11 @@ use rand::Rng;
 use crate::bugs::Bugs;
 
 pub use self::access::UserSpec;
+use self::agent::AgentNode;
 use self::apiserver::build_apiserver;
 pub use self::apiserver::{apiserver_name, ApiserverNode, ApiserverSpec};
-use self::controller_manager::{build_controller_manager, controller_manager_name, ControllerManagerNode};
+use self::controller_manager::{build_controller_manager, controller_manager_name};
+use self::kubelet::{build_kubelet, kubelet_name};
 use self::webhook::build_webhook;
 pub use self::webhook::{WebhookNode, WebhookSpec};
 use crate::error::SimError;
@@ -77,6 +82,9 @@ pub struct ClusterSpec {
     pub webhooks: Vec<WebhookSpec>,
     /// kube-controller-manager replicas, each on a node of its own, leader-elected (`controller_manager`).
     pub controller_managers: usize,
+    /// Simulated nodes, `node-1..N`, each a kwok-like kubelet on a node of its own (`kubelet`); with any, a
+    /// scheduler runs beside each controller manager.
+    pub nodes: usize,
 }
 
 impl ClusterSpec {
@@ -95,6 +103,7 @@ impl ClusterSpec {
             users: Vec::new(),
             webhooks: Vec::new(),
             controller_managers: 0,
+            nodes: 0,
         }
     }
 
@@ -168,6 +177,10 @@ impl ClusterSpec {
         (1..=self.controller_managers).map(controller_manager_name).collect()
     }
 
+    pub fn kubelet_names(&self) -> Vec<String> {
+        (1..=self.nodes).map(kubelet_name).collect()
+    }
+
     /// Whether the harness talks to the apiservers as its own user before the clients start: to create the
     /// webhooks' configurations, or to wait for the RBAC bootstrap policy under an authorization mode other
     /// than the default.
@@ -175,13 +188,14 @@ impl ClusterSpec {
         !self.webhooks.is_empty() || self.authorization_mode != "AlwaysAllow"
     }
 
-    /// Every node a fault may name: members, apiservers, clients, webhooks, controller managers.
+    /// Every node a fault may name: members, apiservers, clients, webhooks, controller managers, nodes.
     pub fn node_names(&self) -> Vec<String> {
         let mut names = self.member_names();
         names.extend(self.apiserver_names());
         names.extend(self.client_names());
         names.extend(self.webhook_names());
         names.extend(self.controller_manager_names());
+        names.extend(self.kubelet_names());
         names
     }
 
@@ -286,7 +300,9 @@ pub struct Cluster {
     /// The admission webhooks, in file order.
     pub webhooks: Vec<WebhookNode>,
     /// The controller managers, in order (`controller-manager-1` first).
-    pub controller_managers: Vec<ControllerManagerNode>,
+    pub controller_managers: Vec<AgentNode>,
+    /// The simulated nodes' kubelets, in order (`node-1` first).
+    pub kubelets: Vec<AgentNode>,
     /// What the controller managers did: leadership and writes, in simulated time.
     pub manager_log: crate::history::controllers::ManagerLog,
     /// The harness's own node (nemesis, restarts): never faulted.
@@ -324,12 +340,14 @@ impl Cluster {
         let controller_managers = (1..=spec.controller_managers)
             .map(|i| build_controller_manager(&handle, spec, i, trace, seeds, &panics, &manager_log))
             .collect();
+        let kubelets = (1..=spec.nodes).map(|i| build_kubelet(&handle, spec, i, trace, seeds, &panics)).collect();
         let cluster = Cluster {
             members,
             apiservers,
             clients,
             webhooks,
             controller_managers,
+            kubelets,
             manager_log,
             control,
             trace: trace.clone(),
@@ -355,15 +373,16 @@ impl Cluster {
             .or_else(apiserver)
             .or_else(|| self.clients.iter().find(|c| c.name == name).map(|c| c.id))
             .or_else(webhook)
-            .or_else(|| self.controller_manager(name).map(|c| c.id))
+            .or_else(|| self.agent(name).map(|c| c.id))
     }
 
     pub fn apiserver(&self, name: &str) -> Option<&ApiserverNode> {
         self.apiservers.iter().find(|a| a.name == name)
     }
 
-    pub fn controller_manager(&self, name: &str) -> Option<&ControllerManagerNode> {
-        self.controller_managers.iter().find(|c| c.name == name)
+    /// The controller manager or simulated node called `name`.
+    pub fn agent(&self, name: &str) -> Option<&AgentNode> {
+        self.controller_managers.iter().chain(&self.kubelets).find(|c| c.name == name)
     }
 
     /// Waits until every apiserver is ready (caches listed, system namespaces created): the named
@@ -573,11 +592,11 @@ impl Cluster {
         }
     }
 
-    /// Every member, apiserver, client, webhook and controller manager node, in that order.
+    /// Every member, apiserver, client, webhook, controller manager and simulated node, in that order.
     pub fn all_node_ids(&self) -> Vec<NodeId> {
         let apiservers = self.apiservers.iter().map(|a| a.id);
         let webhooks = self.webhooks.iter().map(|w| w.id);
-        let managers = self.controller_managers.iter().map(|c| c.id);
+        let managers = self.controller_managers.iter().chain(&self.kubelets).map(|c| c.id);
         let nodes = self.members.iter().map(|m| m.id).chain(apiservers);
         nodes.chain(self.clients.iter().map(|c| c.id)).chain(webhooks).chain(managers).collect()
     }
@@ -600,5 +619,9 @@ impl Cluster {
 
     pub fn controller_manager_names(&self) -> Vec<String> {
         self.controller_managers.iter().map(|c| c.name.clone()).collect()
+    }
+
+    pub fn kubelet_names(&self) -> Vec<String> {
+        self.kubelets.iter().map(|c| c.name.clone()).collect()
     }
 }

@@ -203,7 +203,7 @@ impl Fault {
             Fault::Kill(n) => cluster.kill(n),
             Fault::Restart(n) => {
                 cluster.mark_restarted(n);
-                match (cluster.member(n), cluster.apiserver(n), cluster.controller_manager(n)) {
+                match (cluster.member(n), cluster.apiserver(n), cluster.agent(n)) {
                     (Some(m), _, _) => m.restart(),
                     (None, Some(a), _) => a.restart(),
                     (None, None, Some(c)) => c.restart(),

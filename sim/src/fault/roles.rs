@@ -90,6 +90,7 @@ pub async fn resolve(fault: &Fault, cluster: &Cluster, rng: &mut ChaCha8Rng) -> 
         .chain(cluster.client_names())
         .chain(cluster.webhook_names())
         .chain(cluster.controller_manager_names())
+        .chain(cluster.kubelet_names())
         .collect();
     Ok(match named {
         Fault::Partition { left, right } if right.iter().any(|n| n == REST) => {

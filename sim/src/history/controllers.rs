@@ -1,5 +1,5 @@
-//! What the controller managers did (`cluster::controller_manager`): each start and end of a manager's
-//! leadership and each write its controllers sent, in the order the simulation saw them (one thread: that
+//! What the controller managers and schedulers did (`cluster::controller_manager`): each start and end of
+//! a manager's leadership and each write its controllers sent, in the order the simulation saw them (one thread: that
 //! order is the true one), with the simulated time for the reader. Plain data; `checker::controllers`
 //! judges it.
 
@@ -25,6 +25,9 @@ pub struct ManagerEvent {
     pub at_ms: u64,
     /// The manager's node (`controller-manager-2`).
     pub manager: String,
+    /// Which component acted, by the lease it is elected by: `kube-controller-manager` or `kube-scheduler`
+    /// (both run on each controller manager node, each elected on its own).
+    pub role: String,
     pub what: ManagerAct,
 }
 

@@ -138,6 +138,10 @@ pub struct Cluster {
     /// kube-controller-manager replicas, `controller-manager-1..N`, each on a node of its own, leader-elected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller_managers: Option<Spanned<usize>>,
+    /// Simulated nodes, `node-1..N`, each a kwok-like kubelet on a node of its own; a scheduler runs beside
+    /// each controller manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Spanned<usize>>,
 }
 
 fn default_members() -> Spanned<usize> {
@@ -163,6 +167,7 @@ impl Default for Cluster {
             resources: Vec::new(),
             authorization_mode: None,
             controller_managers: None,
+            nodes: None,
         }
     }
 }

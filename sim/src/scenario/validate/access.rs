@@ -39,6 +39,26 @@ pub(super) fn controller_managers(src: &Source, file: &syntax::File, spec: &mut 
     Ok(())
 }
 
+/// `[cluster] nodes`, into the cluster's spec: 1 to 20, beside the controller managers, whose schedulers
+/// bind pods to them.
+pub(super) fn nodes(src: &Source, file: &syntax::File, spec: &mut ClusterSpec, clients: &[String]) -> Result<()> {
+    let Some(count) = &file.cluster.nodes else { return Ok(()) };
+    if spec.controller_managers == 0 {
+        return Err(src.err(
+            count.span(),
+            "`nodes` needs a scheduler, which runs beside the controller managers; set `[cluster] controller_managers`",
+        ));
+    }
+    if !(1..=20).contains(count.get_ref()) {
+        return Err(src.err(count.span(), format!("`nodes` is {}; expected 1 to 20", count.get_ref())));
+    }
+    spec.nodes = *count.get_ref();
+    if let Some(clash) = spec.kubelet_names().into_iter().find(|n| clients.contains(n)) {
+        return Err(src.err(count.span(), format!("`nodes` names a node `{clash}`, and a client has that name")));
+    }
+    Ok(())
+}
+
 /// `[cluster] authorization_mode` and the `[[user]]`s, into the cluster's spec.
 pub(super) fn identities(src: &Source, file: &syntax::File, spec: &mut ClusterSpec) -> Result<()> {
     if let Some(mode) = &file.cluster.authorization_mode {

@@ -15,19 +15,21 @@ use crate::scenario::lang::suggest;
 use crate::scenario::plan::{FaultPlan, When};
 use crate::scenario::syntax;
 
-/// The nodes a fault may name: the members, the apiservers, every client, then the webhooks.
+/// The nodes a fault may name: the members, the apiservers, every client, the webhooks, the controller
+/// managers, then the simulated nodes.
 pub(super) struct Nodes<'a> {
     pub(super) members: &'a [String],
     pub(super) apiservers: &'a [String],
     pub(super) clients: &'a [String],
     pub(super) webhooks: &'a [String],
     pub(super) controller_managers: &'a [String],
+    pub(super) kubelets: &'a [String],
 }
 
 impl Nodes<'_> {
     fn all(&self) -> impl Iterator<Item = &String> {
         let nodes = self.members.iter().chain(self.apiservers).chain(self.clients).chain(self.webhooks);
-        nodes.chain(self.controller_managers)
+        nodes.chain(self.controller_managers).chain(self.kubelets)
     }
 
     fn check(&self, src: &Source, node: &str, span: std::ops::Range<usize>, what: &str) -> Result<()> {

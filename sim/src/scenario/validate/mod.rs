@@ -45,12 +45,19 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     spec.client_labels = client_names.clone();
     access::identities(&src, &file, &mut spec)?;
     access::controller_managers(&src, &file, &mut spec)?;
-    let taken: Vec<String> =
-        servers.iter().chain(&client_names).cloned().chain(spec.controller_manager_names()).collect();
+    access::nodes(&src, &file, &mut spec, &client_names)?;
+    let taken: Vec<String> = servers
+        .iter()
+        .chain(&client_names)
+        .cloned()
+        .chain(spec.controller_manager_names())
+        .chain(spec.kubelet_names())
+        .collect();
     access::webhooks(&src, &file, &mut spec, &taken)?;
     access::served(&mut spec);
     let webhooks = spec.webhook_names();
     let managers = spec.controller_manager_names();
+    let kubelets = spec.kubelet_names();
 
     let steps = names::steps(&src, &file)?;
     let names = Names { steps: &steps };
@@ -63,6 +70,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
         clients: &client_names,
         webhooks: &webhooks,
         controller_managers: &managers,
+        kubelets: &kubelets,
     };
     let (faults, notes) = faults::faults(&src, &names, &file, &spec, &nodes)?;
     let relations = super::relations::plans(&src, &names, &file.relations)?;
