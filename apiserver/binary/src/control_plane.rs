@@ -6,7 +6,6 @@
 //! components are.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use apiserver::endpoints::ApiServer;
 use controllers::client::{Client, Transport};
@@ -37,10 +36,8 @@ pub struct Tokens {
     pub nodes: String,
 }
 
-/// The time of day for the components' timestamps.
-fn now_unix_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
-}
+/// The time of day in Unix microseconds, for the components' timestamps (the wall clock: `run` hands it in).
+pub type Now = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Runs what the flags ask for, for as long as the future lives.
 pub async fn run(
@@ -50,6 +47,7 @@ pub async fn run(
     args: Components,
     seed: u64,
     root_ca: String,
+    now_unix_us: Now,
 ) {
     let client = |token: &str, agent: &str| {
         Arc::new(Client::new(Transport::InProcess(server.clone()), Some(token.to_string()), agent))
@@ -61,7 +59,7 @@ pub async fn run(
         leader_elect: args.leader_elect,
         seed,
         root_ca: root_ca.clone(),
-        now_unix_us: Arc::new(now_unix_us),
+        now_unix_us: now_unix_us.clone(),
         observer: None,
         bugs: Default::default(),
     };
@@ -83,17 +81,16 @@ pub async fn run(
                 count: args.nodes,
                 template: controllers::nodes::NodeTemplate::default(),
             };
-            controllers::nodes::run(nodes_context(client, seed, &root_ca), fleet).await;
+            controllers::nodes::run(nodes_context(client, seed, &root_ca, now_unix_us.clone()), fleet).await;
         }
     };
     tokio::join!(controller_manager, scheduler, nodes);
 }
 
 /// The simulated kubelets' context: their own informers and event source.
-fn nodes_context(client: Arc<Client>, seed: u64, root_ca: &str) -> controllers::kcm::Context {
+fn nodes_context(client: Arc<Client>, seed: u64, root_ca: &str, now: Now) -> controllers::kcm::Context {
     use controllers::runtime::events::Recorder;
     use controllers::runtime::informer::Informers;
-    let now: Arc<dyn Fn() -> i64 + Send + Sync> = Arc::new(now_unix_us);
     controllers::kcm::Context {
         informers: Arc::new(Informers::new(client.clone(), seed)),
         events: Recorder::new(client.clone(), "kubelet", now.clone()),

@@ -147,6 +147,7 @@ async fn run(args: Args) -> Result<(), String> {
         Components::of(&args),
         seed,
         root_ca,
+        Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)),
     ));
 
     if let Some(path) = &args.write_kubeconfig {

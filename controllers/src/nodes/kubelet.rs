@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::pod::{Now, PodMachine, Write};
 use crate::client::resource::builtin;
 use crate::client::STRATEGIC_MERGE_PATCH;
-use crate::kcm::Context;
+use crate::runtime::context::Context;
 use crate::runtime::store::Notice;
 
 /// What the pod runner knows of one node.

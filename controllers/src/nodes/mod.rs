@@ -32,7 +32,7 @@ use tokio::time::Instant;
 
 use crate::client::resource::builtin;
 use crate::client::{ClientError, MERGE_PATCH, STRATEGIC_MERGE_PATCH};
-use crate::kcm::Context;
+use crate::runtime::context::Context;
 
 pub use pod::{EXIT_CODE, RUN_SECONDS, SHUTDOWN_SECONDS};
 

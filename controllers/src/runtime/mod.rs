@@ -5,6 +5,7 @@
 //! `reflector`, `store` and `retry` are client-go's rules as sans-IO models, which the informers here and
 //! the simulation's scenario informers share.
 
+pub mod context;
 pub mod events;
 pub mod informer;
 pub mod leader;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::facts::NodeFacts;
+use super::node_facts::NodeFacts;
 
 /// One `NodeSelectorRequirement`.
 #[derive(Clone, Debug, PartialEq, Eq)]

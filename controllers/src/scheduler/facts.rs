@@ -8,15 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::affinity::{NodeSelectorTerm, PreferredTerm};
-use super::resources::{non_zero_defaults, pod_requests, resource_list, Resource, ResourceList};
-
-/// A node taint.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Taint {
-    pub key: String,
-    pub value: String,
-    pub effect: String,
-}
+pub use super::node_facts::{NodeFacts, Taint};
+use super::resources::{non_zero_defaults, pod_requests, Resource, ResourceList};
 
 /// A pod toleration.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -157,39 +150,6 @@ impl PodFacts {
             node_selector,
             required_terms,
             preferred_terms,
-        }
-    }
-}
-
-/// What the scheduler needs of a node.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NodeFacts {
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
-    pub unschedulable: bool,
-    pub taints: Vec<Taint>,
-    pub allocatable: Resource,
-}
-
-impl NodeFacts {
-    pub fn from_json(node: &Value) -> NodeFacts {
-        NodeFacts {
-            name: str_of(node, "/metadata/name").into(),
-            labels: node
-                .pointer("/metadata/labels")
-                .and_then(Value::as_object)
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
-                .unwrap_or_default(),
-            unschedulable: node.pointer("/spec/unschedulable").and_then(Value::as_bool).unwrap_or(false),
-            taints: array_of(node, "/spec/taints")
-                .iter()
-                .map(|t| Taint {
-                    key: str_of(t, "/key").into(),
-                    value: str_of(t, "/value").into(),
-                    effect: str_of(t, "/effect").into(),
-                })
-                .collect(),
-            allocatable: Resource::from_list(&resource_list(node.pointer("/status/allocatable"))),
         }
     }
 }

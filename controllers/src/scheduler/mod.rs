@@ -9,11 +9,11 @@
 //! `updatePod`). Backoffs are flushed every second and unschedulable pods checked every 30 s, on tokio's
 //! clock (madsim's under simulation).
 //!
-//! The rules are in the other files: `resources` (quantities and pod requests), `facts` (what is read off
-//! pods and nodes), `affinity` (node selector terms), `filters` (the filter plugins), `score` (scoring and
-//! `selectHost`), `diagnosis` (the failure message), `algorithm` (one cycle's decision and the preemption
-//! diagnosis), `cache` (nodes with assumed pods), `queue` (the scheduling queue), `core` (the state
-//! machine). Upstream: `pkg/scheduler/` in kubernetes/kubernetes 1.32.
+//! The rules are in the other files: `resources` (quantities and pod requests), `facts` and `node_facts`
+//! (what is read off pods and nodes), `affinity` (node selector terms), `filters` (the filter plugins),
+//! `score` (scoring and `selectHost`), `diagnosis` (the failure message), `algorithm` (one cycle's decision
+//! and the preemption diagnosis), `cache` (nodes with assumed pods), `queue` (the scheduling queue), `core`
+//! (the state machine). Upstream: `pkg/scheduler/` in kubernetes/kubernetes 1.32.
 //!
 //! Left out: preemption itself (no pod is evicted and no node nominated; its diagnosis appears in the
 //! message as upstream's would), volume, topology-spread and inter-pod-affinity plugins, BalancedAllocation
@@ -27,6 +27,7 @@ pub mod core;
 pub mod diagnosis;
 pub mod facts;
 pub mod filters;
+pub mod node_facts;
 pub mod queue;
 pub mod resources;
 pub mod score;
@@ -43,7 +44,7 @@ use serde_json::{json, Value};
 
 use crate::client::resource::builtin;
 use crate::client::STRATEGIC_MERGE_PATCH;
-use crate::kcm::Context;
+use crate::runtime::context::Context;
 use crate::runtime::events::{EventType, Recorder};
 use crate::runtime::informer::Informer;
 use core::{Action, Core};

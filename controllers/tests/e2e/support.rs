@@ -1,6 +1,7 @@
 //! What the controllers' end-to-end tests share: a real apiserver in this process (`server::build` over an
 //! embedded fake-etcd member, reached through `ApiServer::handle`), a client of it, a controller's
 //! `Context` on the manager's shared informers, and the clock the controllers stamp with.
+#![cfg(not(madsim))]
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;

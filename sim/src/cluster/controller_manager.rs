@@ -73,7 +73,7 @@ impl Observer for Recorder {
     fn leading(&self, leading: bool) {
         // The controller manager's lines read as they did before schedulers ran beside it.
         let who = if self.role == CONTROLLER_MANAGER { "" } else { "scheduler " };
-        self.trace.event(&self.name, &format!("{who}{}", if leading { "leading" } else { "stopped leading" }));
+        self.trace.event(&self.name, format!("{who}{}", if leading { "leading" } else { "stopped leading" }));
         self.push(if leading { ManagerAct::Leading } else { ManagerAct::Stopped });
     }
 }

@@ -12,6 +12,7 @@
 //! by their ports then addresses, which is stable too. Only the order of subsets and ports differs from a
 //! real controller's output; the content is the same.
 
+pub use crate::kcm::endpointslice::util::TargetRef;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
@@ -22,15 +23,6 @@ pub const MAX_CAPACITY: usize = 1000;
 pub const OVER_CAPACITY: &str = "endpoints.kubernetes.io/over-capacity";
 /// The annotation's value once addresses were dropped.
 pub const TRUNCATED: &str = "truncated";
-
-/// The pod an address points at (`ObjectReference`, without the resourceVersion the comparison ignores).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TargetRef {
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub uid: String,
-}
 
 /// `EndpointAddress`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]

@@ -14,11 +14,11 @@ use std::net::IpAddr;
 
 use serde_json::{json, Map, Value};
 
+use super::util::TargetRef;
 use super::util::{
     find_port, is_pod_ready, is_service_ip_set, is_terminating, meta, pod_ips, should_set_hostname,
     IS_HEADLESS_SERVICE, LABEL_TOPOLOGY_ZONE,
 };
-use crate::kcm::endpoints::subsets::TargetRef;
 
 /// `discovery.LabelServiceName`.
 pub const LABEL_SERVICE_NAME: &str = "kubernetes.io/service-name";

@@ -15,6 +15,15 @@ use serde_json::Value;
 use crate::kcm::replicaset::selector::Selector;
 use crate::runtime::time::parse_time_us;
 
+/// The pod an address or endpoint points at (`ObjectReference`, without the resourceVersion the comparison ignores).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TargetRef {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
 /// `v1.IsHeadlessService`: the label marking the endpoints of a Service without a cluster IP.
 pub const IS_HEADLESS_SERVICE: &str = "service.kubernetes.io/headless";
 /// `v1.EndpointsLastChangeTriggerTime`.
