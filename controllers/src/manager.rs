@@ -122,6 +122,7 @@ async fn lead(client: Arc<Client>, config: &Config, term: u64) {
         seed,
         root_ca: config.root_ca.clone(),
         now_unix_us: config.now_unix_us.clone(),
+        bugs: config.bugs.clone(),
     };
     match &config.role {
         Role::ControllerManager(selection) => {

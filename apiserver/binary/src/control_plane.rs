@@ -98,5 +98,6 @@ fn nodes_context(client: Arc<Client>, seed: u64, root_ca: &str, now: Now) -> con
         seed: seed ^ 0x6b75_6265_6c65_7400,
         root_ca: root_ca.to_string(),
         now_unix_us: now,
+        bugs: Default::default(),
     }
 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::bug::Bugs;
 use crate::client::Client;
 use crate::runtime::events::Recorder;
 use crate::runtime::informer::Informers;
@@ -24,4 +25,6 @@ pub struct Context {
     /// The time of day in Unix microseconds (the simulation's clock under simulation), for timestamps the
     /// controllers write.
     pub now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// The runtime's bug switches on: a controller that has a switch reads it here.
+    pub bugs: Bugs,
 }

@@ -54,6 +54,7 @@ pub async fn context(name: &str, component: &str) -> (Arc<Client>, Context) {
         seed: 1,
         root_ca: String::new(),
         now_unix_us,
+        bugs: Default::default(),
     };
     (client, ctx)
 }

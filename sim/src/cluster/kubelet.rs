@@ -72,6 +72,7 @@ pub fn build_kubelet(
                 seed,
                 root_ca: String::new(),
                 now_unix_us: now,
+                bugs: Default::default(),
             };
             controllers::nodes::run(ctx, Fleet { first: i, count: 1, template: NodeTemplate::default() })
         })

@@ -15,6 +15,7 @@ pub mod access;
 pub mod api_workload;
 pub(crate) mod lifecycle;
 mod phases;
+pub mod registry;
 mod script;
 pub mod writes_kept;
 
