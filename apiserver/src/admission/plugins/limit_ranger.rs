@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::quantity::Quantity;
+use crate::quantity::Quantity;
 use super::resource_quota_usage::{pod_total, resources, Usage};
 use super::support::{self, forbidden, items, text};
 use crate::admission::{Plugin, Request};

@@ -8,7 +8,6 @@ mod limit_ranger;
 mod pod_security;
 mod pod_security_checks;
 mod priority;
-mod quantity;
 mod resource_quota;
 mod resource_quota_usage;
 mod service_account;

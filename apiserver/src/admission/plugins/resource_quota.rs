@@ -97,7 +97,7 @@ async fn count(registry: &Registry, quota: &Value) -> Result<Usage, RegistryErro
             }
             // Nothing here counts it: no such object exists.
             None => {
-                used.insert(name.clone(), super::quantity::Quantity::zero());
+                used.insert(name.clone(), crate::quantity::Quantity::zero());
             }
         }
     }
@@ -201,7 +201,7 @@ impl ResourceQuota {
                 for resource in tracked.iter().filter(|r| used.contains_key(*r)) {
                     if let Some(q) = freed.get(resource) {
                         let left = used[resource].sub(*q);
-                        let left = if left.is_negative() { super::quantity::Quantity::zero() } else { left };
+                        let left = if left.is_negative() { crate::quantity::Quantity::zero() } else { left };
                         released.insert(resource.clone(), left);
                     }
                 }

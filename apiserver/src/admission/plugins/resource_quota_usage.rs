@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::quantity::Quantity;
+use crate::quantity::Quantity;
 use super::support::{items, text};
 use crate::registry::admission::Operation;
 

@@ -4,7 +4,7 @@
 //! characters on create (the controller appends an 11-character suffix to name its jobs); updates skip
 //! that limit. v1's defaults: `concurrencyPolicy: Allow`, not suspended, three successful and one failed
 //! job kept; the job template's pod template gets the pod defaults a Job's template gets. The schedule is
-//! read by robfig/cron's standard parser (five fields, or a `@hourly`-style descriptor or `@every
+//! read by robfig/cron's standard parser (`crate::cron`, which the CronJob controller shares; five fields, or a `@hourly`-style descriptor or `@every
 //! <duration>`), with its error texts; `TZ=` and `CRON_TZ=` are refused in it (kept on update when the
 //! stored schedule had them, unless `timeZone` is set too); `spec.timeZone` must name an IANA zone (and
 //! is checked only when it changes on update); history limits and `startingDeadlineSeconds` are not
@@ -14,7 +14,6 @@
 //! changes; `/status` keeps the stored spec. Deleting answers a `Status` (the store does not return the
 //! deleted object, and `batch/v1` deletes dependents in the background).
 
-use std::str::FromStr;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -23,6 +22,7 @@ use crate::apis::networking::ingresses::invalid_go;
 use crate::apis::printers::apps::{template_cells, template_columns};
 use crate::apis::printers::{age, age_column, doc_column, name, name_column, since};
 use crate::apis::{status, Printer, ResourceInfo};
+use crate::cron;
 use crate::registry::field_error::{BadValue, FieldError, FieldErrorType};
 use crate::registry::meta;
 use crate::registry::names;
@@ -153,7 +153,7 @@ fn validate_spec(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     } else {
         let allow_tz =
             old.is_some_and(|old| old.pointer("/spec/schedule").and_then(Value::as_str).unwrap_or("").contains("TZ"));
-        if let Err(message) = parse_schedule(schedule) {
+        if let Err(message) = cron::Schedule::parse_standard(schedule) {
             errs.push(FieldError::invalid("spec.schedule", schedule, &message));
         }
         if schedule.contains("TZ") {
@@ -223,245 +223,10 @@ fn validate_time_zone(zone: &str) -> Vec<FieldError> {
             "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
         ));
     }
-    if let Err(message) = load_location(zone) {
+    if let Err(message) = cron::load_location(zone) {
         errs.push(FieldError::invalid(field, zone, &message));
     }
     errs
-}
-
-/// Go's `time.LoadLocation`, as far as a name goes: `UTC`, `Local` and the IANA zones (with their
-/// backward-compatible links) load; other names are unknown.
-fn load_location(name: &str) -> Result<(), String> {
-    if name.is_empty() || name == "UTC" || name == "Local" {
-        return Ok(());
-    }
-    if name.contains("..") || name.starts_with('/') || name.starts_with('\\') {
-        return Err("time: invalid location name".into());
-    }
-    chrono_tz::Tz::from_str(name).map(|_| ()).map_err(|_| format!("unknown time zone {name}"))
-}
-
-/// One field of a five-field schedule: its bounds and the names it takes.
-struct Bounds {
-    min: u64,
-    max: u64,
-    names: &'static [&'static str],
-}
-
-const MINUTES: Bounds = Bounds { min: 0, max: 59, names: &[] };
-const HOURS: Bounds = Bounds { min: 0, max: 23, names: &[] };
-const DAYS_OF_MONTH: Bounds = Bounds { min: 1, max: 31, names: &[] };
-/// Months: `jan` is 1.
-const MONTHS: Bounds = Bounds {
-    min: 1,
-    max: 12,
-    names: &["", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
-};
-/// Days of the week: `sun` is 0.
-const DAYS_OF_WEEK: Bounds = Bounds { min: 0, max: 6, names: &["sun", "mon", "tue", "wed", "thu", "fri", "sat"] };
-
-/// The descriptors that stand for a whole schedule.
-const DESCRIPTORS: &[&str] = &["@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"];
-
-/// robfig/cron v3's `ParseStandard`: whether `spec` is a schedule, else the parser's error text.
-fn parse_schedule(spec: &str) -> Result<(), String> {
-    if spec.is_empty() {
-        return Err("empty spec string".into());
-    }
-    let mut spec = spec;
-    if spec.starts_with("TZ=") || spec.starts_with("CRON_TZ=") {
-        // The zone runs from the '=' to the first blank; a spec with no blank has no schedule after it
-        // (upstream's slicing fails outright there; see the module's tests).
-        let eq = spec.find('=').unwrap_or(0);
-        let end = spec.find(' ').filter(|end| *end > eq).unwrap_or(spec.len());
-        let zone = &spec[eq + 1..end];
-        if let Err(err) = load_location(zone) {
-            return Err(format!("provided bad location {zone}: {err}"));
-        }
-        spec = spec[end..].trim();
-    }
-    if spec.starts_with('@') {
-        return parse_descriptor(spec);
-    }
-    let fields: Vec<&str> = spec.split_whitespace().collect();
-    if fields.len() != 5 {
-        return Err(format!("expected exactly 5 fields, found {}: [{}]", fields.len(), fields.join(" ")));
-    }
-    for (field, bounds) in fields.iter().zip([&MINUTES, &HOURS, &DAYS_OF_MONTH, &MONTHS, &DAYS_OF_WEEK]) {
-        for expr in field.split(',').filter(|e| !e.is_empty()) {
-            parse_range(expr, bounds)?;
-        }
-    }
-    Ok(())
-}
-
-fn parse_descriptor(spec: &str) -> Result<(), String> {
-    if DESCRIPTORS.contains(&spec) {
-        return Ok(());
-    }
-    match spec.strip_prefix("@every ") {
-        Some(duration) => parse_go_duration(duration).map_err(|err| format!("failed to parse duration {spec}: {err}")),
-        None => Err(format!("unrecognized descriptor: {spec}")),
-    }
-}
-
-/// `getRange`: `*`, `?`, a number or name, or a range `a-b`, each with an optional `/step`.
-fn parse_range(expr: &str, bounds: &Bounds) -> Result<(), String> {
-    let range_and_step: Vec<&str> = expr.split('/').collect();
-    let low_and_high: Vec<&str> = range_and_step[0].split('-').collect();
-    let (start, mut end) = if low_and_high[0] == "*" || low_and_high[0] == "?" {
-        (bounds.min, bounds.max)
-    } else {
-        let start = parse_int_or_name(low_and_high[0], bounds.names)?;
-        match low_and_high.len() {
-            1 => (start, start),
-            2 => (start, parse_int_or_name(low_and_high[1], bounds.names)?),
-            _ => return Err(format!("too many hyphens: {expr}")),
-        }
-    };
-    let step = match range_and_step.len() {
-        1 => 1,
-        2 => {
-            let step = parse_non_negative(range_and_step[1])?;
-            if low_and_high.len() == 1 {
-                end = bounds.max;
-            }
-            step
-        }
-        _ => return Err(format!("too many slashes: {expr}")),
-    };
-    if start < bounds.min {
-        return Err(format!("beginning of range ({start}) below minimum ({}): {expr}", bounds.min));
-    }
-    if end > bounds.max {
-        return Err(format!("end of range ({end}) above maximum ({}): {expr}", bounds.max));
-    }
-    if start > end {
-        return Err(format!("beginning of range ({start}) beyond end of range ({end}): {expr}"));
-    }
-    if step == 0 {
-        return Err(format!("step of range should be a positive number: {expr}"));
-    }
-    Ok(())
-}
-
-fn parse_int_or_name(expr: &str, names: &[&str]) -> Result<u64, String> {
-    let lower = expr.to_lowercase();
-    match names.iter().position(|n| !n.is_empty() && *n == lower) {
-        Some(i) => Ok(i as u64),
-        None => parse_non_negative(expr),
-    }
-}
-
-/// `mustParseInt`: Go's `strconv.Atoi`, then not negative.
-fn parse_non_negative(expr: &str) -> Result<u64, String> {
-    let number = go_atoi(expr).map_err(|err| format!("failed to parse int from {expr}: {err}"))?;
-    u64::try_from(number).map_err(|_| format!("negative number ({number}) not allowed: {expr}"))
-}
-
-/// Go's `strconv.Atoi` on a 64-bit machine, with its error text.
-fn go_atoi(text: &str) -> Result<i64, String> {
-    let quoted = crate::go_text::quote(text);
-    let syntax = || format!("strconv.Atoi: parsing {quoted}: invalid syntax");
-    let (negative, digits) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if digits.is_empty() {
-        return Err(syntax());
-    }
-    let mut value: u64 = 0;
-    for c in digits.bytes() {
-        if !c.is_ascii_digit() {
-            return Err(syntax());
-        }
-        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(c - b'0'))) {
-            Some(v) => v,
-            None => return Err(format!("strconv.Atoi: parsing {quoted}: value out of range")),
-        };
-    }
-    let limit = if negative { 1u64 << 63 } else { (1u64 << 63) - 1 };
-    if value > limit {
-        return Err(format!("strconv.Atoi: parsing {quoted}: value out of range"));
-    }
-    Ok(if negative { (value as i64).wrapping_neg() } else { value as i64 })
-}
-
-/// The `time` package's own quoting: bytes outside printable ASCII as `\xNN`.
-fn time_quote(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        if (c as u32) < 0x20 || (c as u32) >= 0x80 {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        } else {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `time.ParseDuration`: whether `text` is a duration, else its error text.
-fn parse_go_duration(text: &str) -> Result<(), String> {
-    let invalid = || format!("time: invalid duration {}", time_quote(text));
-    let mut s = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if s == "0" {
-        return Ok(());
-    }
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    let mut total: u128 = 0;
-    while !s.is_empty() {
-        let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
-        if !(s.starts_with('.') || s.as_bytes()[0].is_ascii_digit()) {
-            return Err(invalid());
-        }
-        let whole = digits(s);
-        let integer: u128 = if whole > 0 { s[..whole].parse().map_err(|_| invalid())? } else { 0 };
-        if integer > 1 << 63 {
-            return Err(invalid());
-        }
-        s = &s[whole..];
-        let mut fraction = 0;
-        if let Some(rest) = s.strip_prefix('.') {
-            fraction = digits(rest);
-            s = &rest[fraction..];
-        }
-        if whole == 0 && fraction == 0 {
-            return Err(invalid());
-        }
-        let unit_len = s.bytes().take_while(|c| *c != b'.' && !c.is_ascii_digit()).count();
-        if unit_len == 0 {
-            return Err(format!("time: missing unit in duration {}", time_quote(text)));
-        }
-        let unit = &s[..unit_len];
-        s = &s[unit_len..];
-        let nanos: u128 = match unit {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return Err(format!("time: unknown unit {} in duration {}", time_quote(unit), time_quote(text))),
-        };
-        total += integer * nanos;
-        if total > 1 << 63 {
-            return Err(invalid());
-        }
-    }
-    if !text.starts_with('-') && total > (1 << 63) - 1 {
-        return Err(invalid());
-    }
-    Ok(())
 }
 
 /// The CronJob strategy.

@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::decide::{format_schedule, schedule_text, time_zone, times};
 use super::jobs::controller_of;
-use super::schedule::Schedule;
 use super::timing::next_schedule_time_duration;
 use crate::runtime::store::object_key;
+use apiserver::cron::Schedule;
 
 /// What a handler asks of the controller.
 #[derive(Clone, Debug, PartialEq)]

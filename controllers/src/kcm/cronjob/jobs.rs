@@ -9,9 +9,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::schedule::Zone;
 use super::timing::rfc3339_in;
 use crate::runtime::time::parse_time_us;
+use apiserver::cron::Zone;
 
 /// `batchv1.CronJobScheduledTimestampAnnotation`.
 pub const SCHEDULED_TIMESTAMP: &str = "batch.kubernetes.io/cronjob-scheduled-timestamp";
@@ -136,7 +136,7 @@ mod tests {
         let cases = [
             (1_700_000_040, Zone::UTC, "backup-28333334", "2023-11-14T22:14:00Z"),
             (1_700_000_059, Zone::UTC, "backup-28333334", "2023-11-14T22:14:19Z"),
-            (1_700_000_100, Zone { offset_s: -5 * 3_600 }, "backup-28333335", "2023-11-14T17:15:00-05:00"),
+            (1_700_000_100, Zone::Fixed { offset_s: -5 * 3_600 }, "backup-28333335", "2023-11-14T17:15:00-05:00"),
         ];
         for (scheduled_s, zone, name, stamp) in cases {
             let job = job_from_template(&cronjob(), scheduled_s, zone);

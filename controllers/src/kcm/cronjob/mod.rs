@@ -8,8 +8,8 @@
 //! This module is the shell: the CronJob and Job informers feed the [`handlers`], whose actions fill the
 //! work queue; five workers (`--concurrent-cron-job-syncs`) run [`sync::Controller::sync`] once both
 //! informers have synced, and each sync requeues its CronJob for the next activation. The rules are
-//! sans-IO in the other files: `schedule` (robfig/cron's parser and its "next activation after t"),
-//! `timing` (the most recent activation due, missed ones, the wait to the next), `decide` (what one sync
+//! sans-IO: robfig/cron's parser and its "next activation after t" are the apiserver's ([`apiserver::cron`],
+//! the port CronJob validation uses too); the other files hold `timing` (the most recent activation due, missed ones, the wait to the next), `decide` (what one sync
 //! starts), `jobs` (the Job made from the template, finished Jobs, the history limits).
 //!
 //! Time: the time of day (which activation is due, `lastScheduleTime`) comes from the context's
@@ -17,15 +17,14 @@
 //! simulation). [`Options::clock_speedup`] lets a test run `now_unix_us` faster than tokio's clock.
 //!
 //! Time zones: `spec.timeZone` (and a `TZ=`/`CRON_TZ=` prefix, which the apiserver refuses on create and
-//! this controller still reads, warning `UnsupportedSchedule`, as upstream) is read by `schedule`'s
-//! stand-in for Go's `time.LoadLocation`, which knows UTC and the fixed-offset zones (`Etc/GMT±N`) only:
-//! no zone database is a dependency of this crate. Any other zone is reported as upstream reports an
-//! unknown one (`UnknownTimeZone`, no Job started).
+//! this controller still reads, warning `UnsupportedSchedule`, as upstream) is read by
+//! [`apiserver::cron::load_location`], Go's `time.LoadLocation` over the IANA database, daylight saving
+//! included. A zone it does not know is reported as upstream reports one (`UnknownTimeZone`, no Job
+//! started).
 
 pub mod decide;
 pub mod handlers;
 pub mod jobs;
-pub mod schedule;
 pub mod sync;
 pub mod timing;
 

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::schedule::{Civil, Schedule, Zone};
+use apiserver::cron::{Civil, Schedule, Zone};
 
 /// `nextScheduleDelta`: requeues land this long after the activation.
 pub const NEXT_SCHEDULE_DELTA_US: i64 = 100_000;
@@ -131,8 +131,9 @@ pub fn too_late(scheduled_s: i64, starting_deadline_s: Option<i64>, now_us: i64)
 
 /// Go's `time.RFC3339` of `unix_s` on `zone`'s wall clock (`Z` for a zero offset).
 pub fn rfc3339_in(unix_s: i64, zone: Zone) -> String {
-    let c = Civil::of(unix_s + zone.offset_s);
-    let offset = match zone.offset_s {
+    let offset_s = zone.offset_at(unix_s);
+    let c = Civil::of(unix_s + offset_s);
+    let offset = match offset_s {
         0 => "Z".to_string(),
         off => format!("{}{:02}:{:02}", if off < 0 { '-' } else { '+' }, off.abs() / 3_600, off.abs() % 3_600 / 60),
     };
@@ -335,8 +336,8 @@ mod tests {
     #[test]
     fn timestamps_format_as_go() {
         assert_eq!(rfc3339_in(M1, Zone::UTC), "2023-11-14T22:14:00Z");
-        assert_eq!(rfc3339_in(M1, Zone { offset_s: -5 * 3_600 }), "2023-11-14T17:14:00-05:00");
-        assert_eq!(rfc3339_in(M1, Zone { offset_s: 5 * 3_600 + 1_800 }), "2023-11-15T03:44:00+05:30");
+        assert_eq!(rfc3339_in(M1, Zone::Fixed { offset_s: -5 * 3_600 }), "2023-11-14T17:14:00-05:00");
+        assert_eq!(rfc3339_in(M1, Zone::Fixed { offset_s: 5 * 3_600 + 1_800 }), "2023-11-15T03:44:00+05:30");
         assert_eq!(rfc1123z_utc(M1), "Tue, 14 Nov 2023 22:14:00 +0000");
     }
 }

@@ -16,9 +16,8 @@
 //! resource and, on a delete or an update that changes what the object uses, requeues the quotas of its
 //! namespace that limit something the resource counts. Which resource a `count/<resource>.<group>` names is
 //! found through discovery; one nothing serves is not counted (its usage, if any, is kept), as upstream's
-//! registry has no evaluator for it. The counting is sans-IO in [`usage`], quantities in [`quantity`].
+//! registry has no evaluator for it. The counting is sans-IO in [`usage`], quantities in the apiserver's [`apiserver::quantity`], which its quota admission plugin counts with too.
 
-pub mod quantity;
 pub mod usage;
 
 use std::collections::BTreeMap;

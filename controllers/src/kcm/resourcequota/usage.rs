@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::quantity::Quantity;
+use apiserver::quantity::Quantity;
 use crate::runtime::time::parse_time_us;
 
 /// A `ResourceList`: quantities by resource name.

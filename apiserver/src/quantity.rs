@@ -1,4 +1,4 @@
-//! `resource.Quantity` as the quota and limit plugins need it: parsed exactly (in nano units), added,
+//! `resource.Quantity` as the quota and limit admission plugins and the quota controller need it: parsed exactly (in nano units), added,
 //! subtracted, compared, rounded up to whole and milli units (`Value`, `MilliValue`), and written back as
 //! `Quantity.String()` writes it, in the format of the text it was parsed from
 //! (`KK/staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go`). Values past about 10^28 are not
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// How a quantity is written back: the format of its suffix (`Format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Format {
+pub enum Format {
     /// `Ki` .. `Ei`.
     BinarySi,
     /// `n` .. `E`, or none.
@@ -21,9 +21,9 @@ pub(crate) enum Format {
 
 /// A quantity: its value in nano units and its format.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Quantity {
+pub struct Quantity {
     nanos: i128,
-    pub(crate) format: Format,
+    pub format: Format,
 }
 
 const NANO: i128 = 1_000_000_000;
@@ -60,16 +60,16 @@ fn div_away(a: i128, b: i128) -> i128 {
 
 impl Quantity {
     /// A whole number in `DecimalSI` (`resource.NewQuantity(n, DecimalSI)`).
-    pub(crate) fn int(n: i64) -> Quantity {
+    pub fn int(n: i64) -> Quantity {
         Quantity { nanos: i128::from(n) * NANO, format: Format::DecimalSi }
     }
 
-    pub(crate) fn zero() -> Quantity {
+    pub fn zero() -> Quantity {
         Quantity::int(0)
     }
 
     /// `resource.ParseQuantity`.
-    pub(crate) fn parse(text: &str) -> Option<Quantity> {
+    pub fn parse(text: &str) -> Option<Quantity> {
         let (negative, unsigned) = match text.as_bytes().first() {
             Some(b'-') => (true, &text[1..]),
             Some(b'+') => (false, &text[1..]),
@@ -115,7 +115,7 @@ impl Quantity {
     }
 
     /// A quantity as JSON holds it: a string, or a number (which `UnmarshalJSON` also reads).
-    pub(crate) fn from_json(value: &Value) -> Option<Quantity> {
+    pub fn from_json(value: &Value) -> Option<Quantity> {
         match value {
             Value::String(s) => Quantity::parse(s),
             Value::Number(n) => Quantity::parse(&n.to_string()),
@@ -123,38 +123,38 @@ impl Quantity {
         }
     }
 
-    /// `Add`: the sum, in this quantity's format, or in the other's when this one is zero.
-    pub(crate) fn add(self, other: Quantity) -> Quantity {
+    /// `Add` (also `+`): the sum, in this quantity's format, or in the other's when this one is zero.
+    pub fn add(self, other: Quantity) -> Quantity {
         let format = if self.nanos == 0 { other.format } else { self.format };
         Quantity { nanos: self.nanos.saturating_add(other.nanos), format }
     }
 
-    /// `Sub`: the difference, in this quantity's format, or in the other's when this one is zero.
-    pub(crate) fn sub(self, other: Quantity) -> Quantity {
+    /// `Sub` (also `-`): the difference, in this quantity's format, or in the other's when this one is zero.
+    pub fn sub(self, other: Quantity) -> Quantity {
         let format = if self.nanos == 0 { other.format } else { self.format };
         Quantity { nanos: self.nanos.saturating_sub(other.nanos), format }
     }
 
-    pub(crate) fn is_zero(self) -> bool {
+    pub fn is_zero(self) -> bool {
         self.nanos == 0
     }
 
-    pub(crate) fn is_negative(self) -> bool {
+    pub fn is_negative(self) -> bool {
         self.nanos < 0
     }
 
     /// `Value`: whole units, rounded up.
-    pub(crate) fn value(self) -> i64 {
+    pub fn value(self) -> i64 {
         clamp(ceil_div(self.nanos, NANO))
     }
 
     /// `MilliValue`: thousandths, rounded up.
-    pub(crate) fn milli_value(self) -> i64 {
+    pub fn milli_value(self) -> i64 {
         clamp(ceil_div(self.nanos, 1_000_000))
     }
 
     /// `Quantity.String()`.
-    pub(crate) fn to_text(self) -> String {
+    pub fn to_text(self) -> String {
         if self.nanos == 0 {
             return "0".into();
         }
@@ -217,6 +217,22 @@ fn clamp(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 
+impl std::ops::Add for Quantity {
+    type Output = Quantity;
+
+    fn add(self, other: Quantity) -> Quantity {
+        Quantity::add(self, other)
+    }
+}
+
+impl std::ops::Sub for Quantity {
+    type Output = Quantity;
+
+    fn sub(self, other: Quantity) -> Quantity {
+        Quantity::sub(self, other)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +254,8 @@ mod tests {
             ("128974848", "128974848"),
             ("129e6", "129e6"),
             ("129M", "129M"),
+            ("1000m", "1"),
+            ("-5m", "-5m"),
         ];
         for (text, want) in cases {
             assert_eq!(Quantity::parse(text).map(Quantity::to_text).as_deref(), Some(*want), "{text}");
@@ -252,7 +270,13 @@ mod tests {
         assert_eq!(q("100m").value(), 1);
         assert_eq!(q("1.5").milli_value(), 1500);
         assert!(q("1Gi") > q("1000Mi"));
-        assert!(Quantity::parse("abc").is_none());
-        assert!(Quantity::parse("1.2.3").is_none());
+        for bad in ["", "abc", "1.2.3", "1Xi", "1e"] {
+            assert!(Quantity::parse(bad).is_none(), "{bad}");
+        }
+        // The operators are the methods.
+        assert_eq!((q("1Gi") + q("512Mi")).to_text(), "1536Mi");
+        assert_eq!((q("1") - q("1")).to_text(), "0");
+        assert_eq!(q("1"), q("1000m"));
+        assert_eq!(Quantity::from_json(&serde_json::json!(2)).map(Quantity::to_text).as_deref(), Some("2"));
     }
 }

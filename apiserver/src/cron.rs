@@ -1,75 +1,72 @@
-//! robfig/cron v3's standard schedules, as the CronJob controller parses and steps them
-//! (`github.com/robfig/cron/v3` `ParseStandard`, `SpecSchedule.Next`, `ConstantDelaySchedule.Next`).
+//! robfig/cron v3's standard schedules, as kube-apiserver validates them and the CronJob controller steps
+//! them (`github.com/robfig/cron/v3` `ParseStandard`, `SpecSchedule.Next`, `ConstantDelaySchedule.Next`),
+//! with the parser's error texts byte for byte. One port for both: the apiserver's CronJob validation asks
+//! whether a schedule parses, the controller keeps each field's bit set and asks for the next activation.
 //!
-//! The apiserver has its own port of the parser (`apiserver/src/apis/batch/cronjobs.rs`), but it is private
-//! and only answers whether a schedule parses, so this module parses again and keeps what the controller
-//! needs: the bit sets of each field and "the next activation after t". A schedule is five fields (minute,
-//! hour, day of month, month, day of week) or a descriptor (`@hourly`, `@every 90s`), optionally after a
-//! `TZ=` / `CRON_TZ=` prefix naming its zone.
-//!
-//! Time zones: kubesim's controllers have no zone database (chrono-tz is a dependency of the apiserver
-//! crate only), so [`load_location`] stands for Go's `time.LoadLocation` with the zones of a fixed offset:
-//! `UTC` and its aliases and `Etc/GMT±N`. Every other name is reported as Go reports a zone it cannot find
-//! ("unknown time zone NAME"). `Local` is UTC, as kube-controller-manager's containers run.
-//!
-//! All times are whole seconds here: robfig's `Next` first rounds its argument up to the next second.
+//! A schedule is five fields (minute, hour, day of month, month, day of week) or a descriptor (`@hourly`,
+//! `@every 90s`), optionally after a `TZ=` / `CRON_TZ=` prefix naming its zone. Zones are Go's
+//! `time.LoadLocation` over the IANA database (chrono-tz), `UTC` and `Local` (UTC, as kube-controller-manager's
+//! containers run). All times are whole seconds here: robfig's `Next` first rounds its argument up to the
+//! next second.
 
-/// robfig's `starBit`: the field was `*` or `?` (it changes how day of month and day of week combine).
-const STAR_BIT: u64 = 1 << 63;
+use std::str::FromStr;
 
-/// A zone of a fixed offset from UTC, in seconds east.
+use chrono::{Offset, TimeZone};
+
+/// A time zone a schedule's fields are read in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Zone {
-    pub offset_s: i64,
+pub enum Zone {
+    /// A fixed offset east of UTC, in seconds.
+    Fixed { offset_s: i64 },
+    /// An IANA zone, its offset varying with daylight saving time.
+    Named(chrono_tz::Tz),
 }
 
 impl Zone {
-    pub const UTC: Zone = Zone { offset_s: 0 };
+    pub const UTC: Zone = Zone::Fixed { offset_s: 0 };
+
+    /// The zone's offset east of UTC at the instant `utc_s`, in seconds.
+    pub fn offset_at(&self, utc_s: i64) -> i64 {
+        match self {
+            Zone::Fixed { offset_s } => *offset_s,
+            Zone::Named(tz) => {
+                let instant = chrono::DateTime::from_timestamp(utc_s, 0).unwrap_or_default().naive_utc();
+                i64::from(tz.offset_from_utc_datetime(&instant).fix().local_minus_utc())
+            }
+        }
+    }
+
+    /// The instant at which the zone's wall clock reads `local_s` (seconds since the wall clock's epoch).
+    /// A wall time a daylight-saving change repeats is its first occurrence; one it skips is read with the
+    /// offset before the change.
+    pub fn to_utc(&self, local_s: i64) -> i64 {
+        match self {
+            Zone::Fixed { offset_s } => local_s - offset_s,
+            Zone::Named(tz) => {
+                let wall = chrono::DateTime::from_timestamp(local_s, 0).unwrap_or_default().naive_utc();
+                match tz.from_local_datetime(&wall).earliest() {
+                    Some(instant) => instant.timestamp(),
+                    None => local_s - self.offset_at(local_s - self.offset_at(local_s) - 86_400),
+                }
+            }
+        }
+    }
 }
 
-/// Go's `time.LoadLocation` over the zones this module knows (see the module doc).
+/// Go's `time.LoadLocation`: `""`, `UTC` and `Local` are UTC; other names load from the IANA zone database
+/// (with its backward-compatible links), else "unknown time zone NAME".
 pub fn load_location(name: &str) -> Result<Zone, String> {
-    const UTC_NAMES: &[&str] = &[
-        "",
-        "UTC",
-        "Local",
-        "UCT",
-        "GMT",
-        "GMT0",
-        "GMT+0",
-        "GMT-0",
-        "Greenwich",
-        "Universal",
-        "Zulu",
-        "Etc/UTC",
-        "Etc/UCT",
-        "Etc/GMT",
-        "Etc/GMT0",
-        "Etc/GMT+0",
-        "Etc/GMT-0",
-        "Etc/Greenwich",
-        "Etc/Universal",
-        "Etc/Zulu",
-    ];
-    if UTC_NAMES.contains(&name) {
+    if name.is_empty() || name == "UTC" || name == "Local" {
         return Ok(Zone::UTC);
     }
     if name.contains("..") || name.starts_with('/') || name.starts_with('\\') {
         return Err("time: invalid location name".into());
     }
-    // POSIX-style names: `Etc/GMT+5` is five hours west of Greenwich.
-    let fixed = name.strip_prefix("Etc/GMT").and_then(|rest| {
-        let (sign, hours) = match rest.as_bytes().first()? {
-            b'+' => (-1, &rest[1..]),
-            b'-' => (1, &rest[1..]),
-            _ => return None,
-        };
-        let hours: i64 = hours.parse().ok().filter(|_| hours.bytes().all(|c| c.is_ascii_digit()))?;
-        let in_range = if sign < 0 { (1..=12).contains(&hours) } else { (1..=14).contains(&hours) };
-        in_range.then_some(Zone { offset_s: sign * hours * 3_600 })
-    });
-    fixed.ok_or_else(|| format!("unknown time zone {name}"))
+    chrono_tz::Tz::from_str(name).map(Zone::Named).map_err(|_| format!("unknown time zone {name}"))
 }
+
+/// robfig's `starBit`: the field was `*` or `?` (it changes how day of month and day of week combine).
+const STAR_BIT: u64 = 1 << 63;
 
 /// A parsed schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,7 +153,7 @@ impl Schedule {
                         dom_match || dow_match
                     }
                 };
-                let mut t = start_s + zone.offset_s;
+                let mut t = start_s + zone.offset_at(start_s);
                 let mut added = false;
                 let year_limit = Civil::of(t).year + 5;
                 'wrap: loop {
@@ -213,7 +210,7 @@ impl Schedule {
                             continue 'wrap;
                         }
                     }
-                    return Some(t - zone.offset_s);
+                    return Some(zone.to_utc(t));
                 }
             }
         }
@@ -312,25 +309,66 @@ fn parse_int_or_name(expr: &str, names: &[&str]) -> Result<u32, String> {
     }
 }
 
-/// robfig's `mustParseInt`: Go's `strconv.Atoi`, then not negative. (Values past `u32` are out of every
-/// field's range anyway, and are reported as such.)
+/// `mustParseInt`: Go's `strconv.Atoi`, then not negative.
+/// (Values past `u32` are out of every field's range anyway, and are reported as such.)
 fn parse_non_negative(expr: &str) -> Result<u32, String> {
-    let digits = expr.strip_prefix('+').unwrap_or(expr);
-    let negative = digits.starts_with('-');
-    let body = digits.strip_prefix('-').unwrap_or(digits);
-    if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(format!("failed to parse int from {expr}: strconv.Atoi: parsing \"{expr}\": invalid syntax"));
-    }
-    if negative {
-        return Err(format!("negative number ({expr}) not allowed: {expr}"));
-    }
-    Ok(body.parse::<u64>().map(|v| v.min(u64::from(u32::MAX)) as u32).unwrap_or(u32::MAX))
+    let number = go_atoi(expr).map_err(|err| format!("failed to parse int from {expr}: {err}"))?;
+    let number = u64::try_from(number).map_err(|_| format!("negative number ({number}) not allowed: {expr}"))?;
+    Ok(u32::try_from(number).unwrap_or(u32::MAX))
 }
 
-/// Go's `time.ParseDuration`, in nanoseconds (negative durations parse, and `Every` lifts them to 1 s).
+/// Go's `strconv.Atoi` on a 64-bit machine, with its error text.
+fn go_atoi(text: &str) -> Result<i64, String> {
+    let quoted = crate::go_text::quote(text);
+    let syntax = || format!("strconv.Atoi: parsing {quoted}: invalid syntax");
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return Err(syntax());
+    }
+    let mut value: u64 = 0;
+    for c in digits.bytes() {
+        if !c.is_ascii_digit() {
+            return Err(syntax());
+        }
+        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(c - b'0'))) {
+            Some(v) => v,
+            None => return Err(format!("strconv.Atoi: parsing {quoted}: value out of range")),
+        };
+    }
+    let limit = if negative { 1u64 << 63 } else { (1u64 << 63) - 1 };
+    if value > limit {
+        return Err(format!("strconv.Atoi: parsing {quoted}: value out of range"));
+    }
+    Ok(if negative { (value as i64).wrapping_neg() } else { value as i64 })
+}
+
+/// The `time` package's own quoting: bytes outside printable ASCII as `\xNN`.
+fn time_quote(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        if (c as u32) < 0x20 || (c as u32) >= 0x80 {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `time.ParseDuration`, in nanoseconds, else its error text.
 fn parse_go_duration(text: &str) -> Result<i128, String> {
-    let invalid = || format!("time: invalid duration \"{text}\"");
-    let negative = text.starts_with('-');
+    let invalid = || format!("time: invalid duration {}", time_quote(text));
     let mut s = text.strip_prefix(['-', '+']).unwrap_or(text);
     if s == "0" {
         return Ok(0);
@@ -338,35 +376,51 @@ fn parse_go_duration(text: &str) -> Result<i128, String> {
     if s.is_empty() {
         return Err(invalid());
     }
-    let mut total: f64 = 0.0;
+    let mut total: u128 = 0;
     while !s.is_empty() {
-        let number_len = s.bytes().take_while(|c| c.is_ascii_digit() || *c == b'.').count();
-        if number_len == 0 {
+        let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+        if !(s.starts_with('.') || s.as_bytes()[0].is_ascii_digit()) {
             return Err(invalid());
         }
-        let number: f64 = s[..number_len].parse().map_err(|_| invalid())?;
-        s = &s[number_len..];
+        let whole = digits(s);
+        let integer: u128 = if whole > 0 { s[..whole].parse().map_err(|_| invalid())? } else { 0 };
+        if integer > 1 << 63 {
+            return Err(invalid());
+        }
+        s = &s[whole..];
+        let mut fraction = 0;
+        if let Some(rest) = s.strip_prefix('.') {
+            fraction = digits(rest);
+            s = &rest[fraction..];
+        }
+        if whole == 0 && fraction == 0 {
+            return Err(invalid());
+        }
         let unit_len = s.bytes().take_while(|c| *c != b'.' && !c.is_ascii_digit()).count();
         if unit_len == 0 {
-            return Err(format!("time: missing unit in duration \"{text}\""));
+            return Err(format!("time: missing unit in duration {}", time_quote(text)));
         }
-        let nanos_per_unit = match &s[..unit_len] {
-            "ns" => 1.0,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3_600e9,
-            unit => return Err(format!("time: unknown unit \"{unit}\" in duration \"{text}\"")),
-        };
+        let unit = &s[..unit_len];
         s = &s[unit_len..];
-        total += number * nanos_per_unit;
+        let nanos: u128 = match unit {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return Err(format!("time: unknown unit {} in duration {}", time_quote(unit), time_quote(text))),
+        };
+        total += integer * nanos;
+        if total > 1 << 63 {
+            return Err(invalid());
+        }
     }
-    if total > 9.223_372_036_854_776e18 {
+    if !text.starts_with('-') && total > (1 << 63) - 1 {
         return Err(invalid());
     }
     let nanos = total as i128;
-    Ok(if negative { -nanos } else { nanos })
+    Ok(if text.starts_with('-') { -nanos } else { nanos })
 }
 
 /// A civil (proleptic Gregorian) date and time of day, read from seconds on a zone's wall clock.
@@ -431,7 +485,7 @@ mod tests {
     const T0_S: i64 = 1_700_000_000;
 
     fn at(text: &str) -> i64 {
-        crate::runtime::time::parse_time_us(text).expect("a valid timestamp") / 1_000_000
+        chrono::DateTime::parse_from_rfc3339(text).expect("a valid timestamp").timestamp()
     }
 
     #[test]
@@ -490,19 +544,39 @@ mod tests {
     }
 
     #[test]
-    fn zones_of_a_fixed_offset_load() {
+    fn zones_load_from_the_iana_database_with_their_offsets() {
+        let summer = at("2024-07-01T12:00:00Z");
         let cases = [
-            ("", Ok(0)),
-            ("UTC", Ok(0)),
-            ("Etc/UTC", Ok(0)),
-            ("Etc/GMT+5", Ok(-5 * 3_600)),
-            ("Etc/GMT-14", Ok(14 * 3_600)),
+            ("", Ok((0, 0))),
+            ("UTC", Ok((0, 0))),
+            ("Etc/UTC", Ok((0, 0))),
+            ("Etc/GMT+5", Ok((-5 * 3_600, -5 * 3_600))),
+            ("Etc/GMT-14", Ok((14 * 3_600, 14 * 3_600))),
+            ("America/New_York", Ok((-5 * 3_600, -4 * 3_600))),
+            ("Asia/Kolkata", Ok((5 * 3_600 + 1_800, 5 * 3_600 + 1_800))),
             ("Etc/GMT-15", Err("unknown time zone Etc/GMT-15".to_string())),
-            ("America/New_York", Err("unknown time zone America/New_York".to_string())),
+            ("Mars/Olympus", Err("unknown time zone Mars/Olympus".to_string())),
             ("../etc", Err("time: invalid location name".to_string())),
         ];
         for (name, want) in cases {
-            assert_eq!(load_location(name).map(|z| z.offset_s), want, "{name}");
+            assert_eq!(load_location(name).map(|z| (z.offset_at(T0_S), z.offset_at(summer))), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn named_zones_step_across_daylight_saving_changes() {
+        // New York springs forward at 2024-03-10 02:00 local (07:00Z) and falls back at 2024-11-03 02:00
+        // local (06:00Z): a 9 a.m. job runs at 14:00Z in winter time and at 13:00Z from the change on.
+        let cases = [
+            ("TZ=America/New_York 0 3 * * *", "2024-03-10T12:00:00Z", "2024-03-11T07:00:00Z"),
+            ("TZ=America/New_York 0 9 * * *", "2024-03-08T15:00:00Z", "2024-03-09T14:00:00Z"),
+            ("TZ=America/New_York 0 9 * * *", "2024-03-09T15:00:00Z", "2024-03-10T13:00:00Z"),
+            // 01:30 happens twice on the fall-back day: the first is taken.
+            ("TZ=America/New_York 30 1 * * *", "2024-11-02T12:00:00Z", "2024-11-03T05:30:00Z"),
+        ];
+        for (spec, after, want) in cases {
+            let schedule = Schedule::parse_standard(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(schedule.next(at(after) * 1_000_000), Some(at(want)), "{spec} after {after}");
         }
     }
 
