@@ -8,8 +8,9 @@
 //!   kube's types: their key order, its escapes), [`failpoint`] (the
 //!   apiserver's failpoints, which a test harness arms through the stores' configuration), [`bug`] (its
 //!   bug switches, historical bugs a simulation can put back), [`cron`] (robfig/cron's schedules, which
-//!   CronJob validation and the CronJob controller share) and [`quantity`] (`resource.Quantity`, which the
-//!   quota and limit plugins and the quota controller share): leaves, depending on nothing of the crate but
+//!   CronJob validation and the CronJob controller share) and [`quantity`] and [`quota`] (`resource.Quantity`
+//!   and what objects use under a ResourceQuota, which the quota and limit plugins and the quota controller
+//!   share): leaves, depending on nothing of the crate but
 //!   Go's formatting.
 //! - [`storage`]: the storage interface, the etcd3 store and the watch cache (Cacher).
 //! - [`registry`]: the generic registry store, the strategies (the built-in kinds', the CRD kind's and the
@@ -28,7 +29,7 @@
 //!   harness: [`server::build`] with [`server::ServerOptions`], [`server::bootstrap`],
 //!   [`endpoints::ServerConfig`], [`endpoints::serve`], [`apis::Catalog`], and the injected time and
 //!   randomness ([`registry::SystemFields`], [`registry::Clock`]);
-//! - for the controllers crate: [`cron`], [`quantity`] and the time formats in [`registry::system`];
+//! - for the controllers crate: [`cron`], [`quantity`], [`quota`] and the time formats in [`registry::system`];
 //! - the harness's vocabulary: [`failpoint`], [`bug`], and for sim's simulated HTTP clients
 //!   [`endpoints::quiet_flush::QuietFlush`] and [`endpoints::serve::RuntimeExecutor`]; the scenario validator
 //!   reads the catalog ([`apis::ResourceInfo`], [`apiextensions::custom::declared_resource_infos`]);
@@ -52,6 +53,7 @@ pub mod failpoint;
 pub(crate) mod go_json;
 pub(crate) mod go_text;
 pub mod quantity;
+pub mod quota;
 pub mod registry;
 pub mod server;
 pub mod storage;

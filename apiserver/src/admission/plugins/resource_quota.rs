@@ -106,7 +106,7 @@ async fn count(registry: &Registry, quota: &Value) -> Result<Usage, RegistryErro
             Some(version) => support::list_live(registry, (&group, &version, &plural), ns).await?,
             None => Vec::new(),
         };
-        used = usage::add(&used, &usage::count_usage(quota, &ev, &objects));
+        used = usage::add(&used, &crate::quota::calculate(quota, &ev, &objects, None));
     }
     Ok(used)
 }
@@ -182,7 +182,7 @@ impl ResourceQuota {
     /// The replenishment of a deleted object's usage.
     async fn release(&self, req: &Request<'_>, ev: &Evaluator, old: &Value) -> Result<(), RegistryError> {
         let ns = req.attrs.namespace;
-        let freed = ev.usage(old);
+        let freed = ev.usage(old, None);
         for attempt in 0..ATTEMPTS {
             let quotas = if attempt == 0 {
                 support::list_cached(req.registry, QUOTAS, ns).await?

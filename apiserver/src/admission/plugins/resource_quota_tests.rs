@@ -232,7 +232,7 @@ fn usage_is_measured_as_upstreams_evaluators_measure_it() {
         (Evaluator::of("", "secrets").expect("counted"), json!({}), "count/secrets=1,secrets=1"),
     ];
     for (ev, obj, want) in cases {
-        assert_eq!(text(ev.usage(&obj)), want, "{ev:?}");
+        assert_eq!(text(ev.usage(&obj, None)), want, "{ev:?}");
     }
     assert_eq!(Evaluator::of("", "events"), None);
 }

@@ -127,7 +127,7 @@ impl Controller {
                 }
             }
             let objects = informer.list_namespace(&ns);
-            counted = usage::add(&counted, &usage::calculate(&quota, &evaluator, &objects, now_us));
+            counted = usage::add(&counted, &usage::calculate(&quota, &evaluator, &objects, Some(now_us)));
         }
         let Some(updated) = usage::new_status(&quota, &counted) else { return Ok(Outcome::Done) };
         let name = quota.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");

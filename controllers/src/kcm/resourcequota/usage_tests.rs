@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::*;
+use apiserver::quantity::Quantity;
 
 const T0: i64 = 1_700_000_000_000_000;
 
@@ -120,7 +121,7 @@ fn usage_per_resource() {
         (Evaluator::for_name("count/jobs.batch").unwrap(), json!({}), s(&[("count/jobs.batch", "1")])),
     ];
     for (ev, obj, want) in cases {
-        assert_eq!(texts(&ev.usage(&obj, T0)), want, "{ev:?} {obj}");
+        assert_eq!(texts(&ev.usage(&obj, Some(T0))), want, "{ev:?} {obj}");
     }
 }
 
@@ -134,7 +135,7 @@ fn a_quota_counts_what_it_limits() {
         evaluators_for(&q),
         vec![Evaluator::Pods, Evaluator::Count { group: "".into(), resource: "configmaps".into() }]
     );
-    let used = calculate(&q, &Evaluator::Pods, &pods, T0);
+    let used = calculate(&q, &Evaluator::Pods, &pods, Some(T0));
     assert_eq!(
         texts(&used),
         vec![
@@ -144,7 +145,7 @@ fn a_quota_counts_what_it_limits() {
         ]
     );
     // No objects: zero for what is tracked.
-    let used = calculate(&q, &Evaluator::for_name("configmaps").unwrap(), &[], T0);
+    let used = calculate(&q, &Evaluator::for_name("configmaps").unwrap(), &[], Some(T0));
     assert_eq!(texts(&used), vec![("configmaps".into(), "0".into())]);
 }
 
@@ -172,7 +173,7 @@ fn scopes_select_pods_only() {
     assert!(Evaluator::Services.in_scopes(&quota(json!({})), &json!({})));
     let q = scoped(json!(["BestEffort"]));
     assert_eq!(
-        texts(&calculate(&q, &Evaluator::Pods, &[best_effort, burstable], T0)),
+        texts(&calculate(&q, &Evaluator::Pods, &[best_effort, burstable], Some(T0))),
         vec![("pods".into(), "1".into())]
     );
 }
