@@ -123,18 +123,6 @@ impl Quantity {
         }
     }
 
-    /// `Add` (also `+`): the sum, in this quantity's format, or in the other's when this one is zero.
-    pub fn add(self, other: Quantity) -> Quantity {
-        let format = if self.nanos == 0 { other.format } else { self.format };
-        Quantity { nanos: self.nanos.saturating_add(other.nanos), format }
-    }
-
-    /// `Sub` (also `-`): the difference, in this quantity's format, or in the other's when this one is zero.
-    pub fn sub(self, other: Quantity) -> Quantity {
-        let format = if self.nanos == 0 { other.format } else { self.format };
-        Quantity { nanos: self.nanos.saturating_sub(other.nanos), format }
-    }
-
     pub fn is_zero(self) -> bool {
         self.nanos == 0
     }
@@ -217,19 +205,23 @@ fn clamp(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 
+/// `Add`: the sum, in the left quantity's format, or in the other's when the left one is zero.
 impl std::ops::Add for Quantity {
     type Output = Quantity;
 
     fn add(self, other: Quantity) -> Quantity {
-        Quantity::add(self, other)
+        let format = if self.nanos == 0 { other.format } else { self.format };
+        Quantity { nanos: self.nanos.saturating_add(other.nanos), format }
     }
 }
 
+/// `Sub`: the difference, in the left quantity's format, or in the other's when the left one is zero.
 impl std::ops::Sub for Quantity {
     type Output = Quantity;
 
     fn sub(self, other: Quantity) -> Quantity {
-        Quantity::sub(self, other)
+        let format = if self.nanos == 0 { other.format } else { self.format };
+        Quantity { nanos: self.nanos.saturating_sub(other.nanos), format }
     }
 }
 
@@ -261,19 +253,16 @@ mod tests {
             assert_eq!(Quantity::parse(text).map(Quantity::to_text).as_deref(), Some(*want), "{text}");
         }
         let q = |s: &str| Quantity::parse(s).expect("a quantity");
-        assert_eq!(q("500m").add(q("1")).to_text(), "1500m");
-        assert_eq!(q("1Gi").add(q("512Mi")).to_text(), "1536Mi");
-        assert_eq!(q("1").sub(q("1")).to_text(), "0");
-        // A zero takes the format of what is added to it, as the quota's counted usage starts from zero.
-        assert_eq!(Quantity::zero().add(q("128Mi")).to_text(), "128Mi");
-        assert_eq!(q("1").add(q("1Ki")).to_text(), "1025");
+        assert_eq!((q("500m") + q("1")).to_text(), "1500m");
+                        // A zero takes the format of what is added to it, as the quota's counted usage starts from zero.
+        assert_eq!((Quantity::zero() + q("128Mi")).to_text(), "128Mi");
+        assert_eq!((q("1") + q("1Ki")).to_text(), "1025");
         assert_eq!(q("100m").value(), 1);
         assert_eq!(q("1.5").milli_value(), 1500);
         assert!(q("1Gi") > q("1000Mi"));
         for bad in ["", "abc", "1.2.3", "1Xi", "1e"] {
             assert!(Quantity::parse(bad).is_none(), "{bad}");
         }
-        // The operators are the methods.
         assert_eq!((q("1Gi") + q("512Mi")).to_text(), "1536Mi");
         assert_eq!((q("1") - q("1")).to_text(), "0");
         assert_eq!(q("1"), q("1000m"));

@@ -200,7 +200,7 @@ impl ResourceQuota {
                 let mut released = used.clone();
                 for resource in tracked.iter().filter(|r| used.contains_key(*r)) {
                     if let Some(q) = freed.get(resource) {
-                        let left = used[resource].sub(*q);
+                        let left = used[resource] - *q;
                         let left = if left.is_negative() { crate::quantity::Quantity::zero() } else { left };
                         released.insert(resource.clone(), left);
                     }
