@@ -36,6 +36,11 @@
 //!   client's stream. `Delay`/`Hold` make a slow stream; `Drop` loses that one event on the wire, a deliberate
 //!   bug the simulation's watch checker must catch; `Error` ends the stream cleanly, as a dropped connection
 //!   does, and the client must watch again from the last resourceVersion it saw.
+//! - [`Point::BeforeCustomDiscovery`] — discovery, before `/apis/GROUP/VERSION` of a group that serves custom
+//!   resources is answered. `Error` and `Drop` answer 503 `the server is currently unable to handle the
+//!   request`, as kube-apiserver's aggregator answers for an APIService whose backend is down, so that a
+//!   client's discovery of that group version fails while every built-in group is discovered;
+//!   `Delay`/`Hold` stall that discovery.
 
 pub(crate) use kubesim_failpoints::Injected;
 pub use kubesim_failpoints::{Action, Arm};
@@ -50,6 +55,7 @@ kubesim_failpoints::points! {
         BeforeBookmarkSend => "before-bookmark-send",
         BeforeProgressRequest => "before-progress-request",
         BeforeHttpWatchSend => "before-http-watch-send",
+        BeforeCustomDiscovery => "before-custom-discovery",
     }
 }
 

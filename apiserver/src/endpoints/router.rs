@@ -192,6 +192,13 @@ impl ApiServer {
         }
         let served = self.served();
         let catalog = &served.catalog;
+        if let ["apis", group, version] = segments.as_slice() {
+            let custom = catalog.in_group_version(group, version).any(|info| info.custom);
+            if custom && self.failpoints.eval(crate::failpoint::Point::BeforeCustomDiscovery).await.is_err() {
+                let message = "the server is currently unable to handle the request".to_string();
+                return response::error(&ApiError::Unavailable(message), None);
+            }
+        }
         let answer = match segments.as_slice() {
             [] => Some(root(catalog)),
             ["version"] => Some(system::version(self)),

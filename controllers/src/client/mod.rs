@@ -95,6 +95,12 @@ impl Client {
         self
     }
 
+    /// Whoever is told of this client's writes, for a controller that reports more than the write (the
+    /// garbage collector's deletes).
+    pub fn observer(&self) -> Option<&Arc<dyn observe::Observer>> {
+        self.observer.as_ref()
+    }
+
     /// A client of the same apiserver, on connections of its own, whose writes go out only while `fence`
     /// allows them.
     pub fn fenced(&self, fence: Fence) -> Client {

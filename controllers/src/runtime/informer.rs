@@ -79,7 +79,7 @@ impl Informer {
         let (tx, rx) = unbounded_channel();
         let mut state = self.lock();
         for (key, obj) in state.store.objects() {
-            let _ = tx.send(Delta { notice: Notice::Add, key: key.clone(), old: None, object: obj.clone() });
+            let _ = tx.send(Delta { notice: Notice::Add, key: key.clone(), old: None, object: (**obj).clone() });
         }
         state.subscribers.push(tx);
         rx
@@ -92,11 +92,28 @@ impl Informer {
 
     /// Every cached object, by key.
     pub fn list(&self) -> Vec<Value> {
-        self.lock().store.objects().values().cloned().collect()
+        self.list_shared().into_iter().map(Arc::unwrap_or_clone).collect()
     }
 
     /// The cached objects of one namespace.
     pub fn list_namespace(&self, namespace: &str) -> Vec<Value> {
+        self.list_namespace_shared(namespace).into_iter().map(Arc::unwrap_or_clone).collect()
+    }
+
+    /// The cached object at `key`, shared with the cache (a pointer copy, as client-go's listers hand out):
+    /// for reading, or for cloning only what a controller is to change.
+    pub fn get_shared(&self, key: &str) -> Option<Arc<Value>> {
+        self.lock().store.get_shared(key).cloned()
+    }
+
+    /// Every cached object, by key, shared with the cache.
+    pub fn list_shared(&self) -> Vec<Arc<Value>> {
+        self.lock().store.objects().values().cloned().collect()
+    }
+
+    /// The cached objects of one namespace, by key, shared with the cache. Keys are `namespace/name`, so
+    /// a namespace's objects are one range of the ordered map: no scan of the others.
+    pub fn list_namespace_shared(&self, namespace: &str) -> Vec<Arc<Value>> {
         let prefix = format!("{namespace}/");
         self.lock()
             .store
@@ -131,12 +148,13 @@ impl Informer {
 
     fn apply_list(&self, items: Vec<Value>) {
         let mut state = self.lock();
-        let before: BTreeMap<String, Value> = state.store.objects().clone();
+        // Pointer copies: the relist's old states are read only for the notifications.
+        let before: BTreeMap<String, Arc<Value>> = state.store.objects().clone();
         let notes = state.store.replace(items);
         let deltas = notes
             .into_iter()
             .map(|n| {
-                let old = before.get(&n.key).cloned();
+                let old = before.get(&n.key).map(|o| (**o).clone());
                 let object = state.store.get(&n.key).cloned().or_else(|| old.clone()).unwrap_or(Value::Null);
                 Delta { notice: n.notice, key: n.key, old, object }
             })
@@ -147,12 +165,15 @@ impl Informer {
     fn apply_event(&self, kind: &str, object: Value) {
         let mut state = self.lock();
         let key = object_key(&object);
-        let old = state.store.get(&key).cloned();
+        // The store's old state is handed to the handlers: the store lets go of its `Arc`, so no copy is made
+        // unless a lister still holds it.
+        let old = state.store.get_shared(&key).cloned();
         let note = match kind {
             "ADDED" | "MODIFIED" => state.store.upsert(object.clone()),
             "DELETED" => state.store.delete(&object),
             _ => return,
         };
+        let old = old.map(Arc::unwrap_or_clone);
         Self::publish(&mut state, vec![Delta { notice: note.notice, key, old, object }]);
     }
 

@@ -28,7 +28,7 @@ pub fn one_manager_acts_at_a_time(log: &[ManagerEvent]) -> Vec<Violation> {
             ManagerAct::Leading => {
                 leaders.insert(&event.role, (&event.manager, event.at_ms));
             }
-            ManagerAct::Stopped => {}
+            ManagerAct::Stopped | ManagerAct::Deleted { .. } => {}
             ManagerAct::Write { method, path } => match leader {
                 Some((name, _)) if name == event.manager => {}
                 Some((name, since_ms)) => out.push(Violation {

@@ -6,6 +6,9 @@
 //! - [`apiserver`]: the apiserver's guarantees (watch from a resourceVersion, consistent reads, cache parity)
 //!   over an apiserver run's own history.
 //! - [`controllers`]: the controller managers' guarantee (one manager acts at a time) over their log.
+//! - [`garbage_collector`]: the garbage collector deletes only objects whose owners are gone.
+//! - [`replicas`]: the workload controllers' pods (and Services' EndpointSlices) as specified at quiescence.
+//! - [`namespace`]: the namespace controller's guarantee (deleted namespaces go, and nothing of them stays).
 //!
 //! A failing verdict quotes the guarantee it found broken (in our words, after etcd's API guarantees) and
 //! names the operations or watch events that broke it. `Unknown` means a checker gave up within its budget;
@@ -13,8 +16,11 @@
 
 pub mod apiserver;
 pub mod controllers;
+pub mod garbage_collector;
 pub mod linearizable;
 pub mod model;
+pub mod namespace;
+pub mod replicas;
 pub mod watch;
 
 use std::collections::BTreeMap;

@@ -9,7 +9,8 @@
 //!
 //! What they do is recorded in a [`ManagerLog`] outside the nodes (it survives their restarts): each start
 //! and end of a manager's leadership and each write its controllers sent, in simulated time, for the
-//! `OneManagerActsAtATime` checker (`checker::controllers`). Their leadership also becomes trace lines.
+//! `OneManagerActsAtATime` checker (`checker::controllers`), and each delete the garbage collector made,
+//! for `DeletesOnlyWhenOwnersGone` (`checker::garbage_collector`). Their leadership also becomes trace lines.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use controllers::client::observe::Observer;
 use controllers::client::{Client, Transport};
+use controllers::kcm::garbagecollector::graph::EVENT_COMPONENT as GARBAGE_COLLECTOR;
 use controllers::manager::{self, Config, Role};
 use controllers::runtime::leader::ElectorConfig;
 use controllers::runtime::selection::Selection;
@@ -75,6 +77,28 @@ impl Observer for Recorder {
         let who = if self.role == CONTROLLER_MANAGER { "" } else { "scheduler " };
         self.trace.event(&self.name, format!("{who}{}", if leading { "leading" } else { "stopped leading" }));
         self.push(if leading { ManagerAct::Leading } else { ManagerAct::Stopped });
+    }
+
+    fn deleted(&self, component: &str, path: &str, answer: &serde_json::Value) {
+        // Only the garbage collector's deletes are judged (`checker::garbage_collector`).
+        if component != GARBAGE_COLLECTOR {
+            return;
+        }
+        let text = |pointer: &str| answer.pointer(pointer).and_then(serde_json::Value::as_str).unwrap_or_default();
+        let owner_uids = answer
+            .pointer("/metadata/ownerReferences")
+            .and_then(serde_json::Value::as_array)
+            .map(|refs| refs.iter().filter_map(|r| r.get("uid").and_then(serde_json::Value::as_str)))
+            .into_iter()
+            .flatten()
+            .map(str::to_string)
+            .collect();
+        self.push(ManagerAct::Deleted {
+            path: path.to_string(),
+            uid: text("/metadata/uid").to_string(),
+            owner_uids,
+            rv: text("/metadata/resourceVersion").parse().unwrap_or(0),
+        });
     }
 }
 

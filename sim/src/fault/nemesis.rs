@@ -8,13 +8,14 @@
 //!   unclog them one by one in a different random order;
 //! - packet loss; added latency;
 //! - kill a member and restart it; pause a member and resume it (a member or an apiserver, when the cluster
-//!   has apiservers);
+//!   has apiservers; or a controller manager or a node's kubelet, when it has those);
 //! - only when a scenario lists them: a leader partition (the member that leads cut off from the other
 //!   members, as the old apiserver simulation's nemesis did) and a compaction (at a revision a little below
 //!   the newest, never past a [`Horizon`] such as the apiserver record's, so that the record is never cut).
 //!
-//! Apiservers are nodes like the others for the partitions, clogs and swizzles. A cluster without them draws
-//! exactly what it drew before they existed, so that etcd-only runs keep their schedules.
+//! Apiservers, controller managers and kubelets are nodes like the others for the partitions, clogs and
+//! swizzles. A cluster without them draws exactly what it drew before they existed, so that etcd-only runs
+//! keep their schedules (and a cluster with apiservers only, its own).
 //!
 //! All randomness comes from the stream the caller derives from the root seed. [`NemesisConfig`] holds the
 //! knobs a scenario can turn: which patterns to draw from, and how long to stay quiet between rounds.
@@ -108,11 +109,14 @@ pub struct NemesisConfig {
     pub patterns: Vec<Pattern>,
     /// The quiet time between rounds is drawn from `[min, max)` milliseconds.
     pub quiet_ms: (u64, u64),
+    /// The client step after which the first round starts (`None`: at once). The scenario runner waits for
+    /// it before starting [`run`].
+    pub after: Option<String>,
 }
 
 impl Default for NemesisConfig {
     fn default() -> NemesisConfig {
-        NemesisConfig { patterns: Pattern::DEFAULT.to_vec(), quiet_ms: (200, 1500) }
+        NemesisConfig { patterns: Pattern::DEFAULT.to_vec(), quiet_ms: (200, 1500), after: None }
     }
 }
 
@@ -154,16 +158,25 @@ async fn round(faults: &Injector, pattern: Pattern, rng: &mut ChaCha8Rng) {
     let members = faults.cluster().member_names();
     let clients = faults.cluster().client_names();
     let apiservers = faults.cluster().apiserver_names();
+    // The control plane's other processes: controller managers (with their schedulers) and kubelets.
+    let mut agents = faults.cluster().controller_manager_names();
+    agents.extend(faults.cluster().kubelet_names());
     let mut all = members.clone();
     all.extend(apiservers.iter().cloned());
     all.extend(clients.iter().cloned());
+    all.extend(agents.iter().cloned());
     let member = members.choose(rng).expect("a cluster has members").clone();
-    // The process a kill or a pause hits: a member, or with apiservers in the cluster any server.
-    let server = |rng: &mut ChaCha8Rng| match apiservers.is_empty() {
+    // The process a kill or a pause hits: a member, or with apiservers (and agents) in the cluster any of them.
+    let server = |rng: &mut ChaCha8Rng| match apiservers.is_empty() && agents.is_empty() {
         true => member.clone(),
-        false => {
-            members.iter().chain(&apiservers).collect::<Vec<_>>().choose(rng).map(|s| (*s).clone()).expect("servers")
-        }
+        false => members
+            .iter()
+            .chain(&apiservers)
+            .chain(&agents)
+            .collect::<Vec<_>>()
+            .choose(rng)
+            .map(|s| (*s).clone())
+            .expect("servers"),
     };
     match pattern {
         Pattern::Partition => {

@@ -1,5 +1,5 @@
 //! What the controller managers and schedulers did (`cluster::controller_manager`): each start and end of
-//! a manager's leadership and each write its controllers sent, in the order the simulation saw them (one thread: that
+//! a manager's leadership, each write its controllers sent and each delete its garbage collector made, in the order the simulation saw them (one thread: that
 //! order is the true one), with the simulated time for the reader. Plain data; `checker::controllers`
 //! judges it.
 
@@ -16,6 +16,9 @@ pub enum ManagerAct {
     Stopped,
     /// One of its controllers sent a write.
     Write { method: String, path: String },
+    /// Its garbage collector deleted an object (the DELETE succeeded): the object's path and UID, the UIDs
+    /// of its owners, and the revision of the delete (the answer's resourceVersion; 0 when it had none).
+    Deleted { path: String, uid: String, owner_uids: Vec<String>, rv: i64 },
 }
 
 /// An act, who did it and when.

@@ -80,6 +80,7 @@ const BAD: &[(&str, &str, &str, &str)] = &[
     ("unknown workload kind", "[[workload]]\nname = \"t\"\nkind = \"chaos\"\nclients = 1\nops = 5\n", "6:8", "no workload is named \"chaos\""),
     ("unknown nemesis pattern", "[nemesis]\npatterns = [\"kill\", \"meteor\"]\n", "5:21", "no nemesis pattern is named \"meteor\""),
     ("nemesis quiet range backwards", "[nemesis]\nquiet_ms = [500, 100]\n", "5:12", "min below max"),
+    ("nemesis after a missing step", "[nemesis]\nafter = \"setup\"\n", "5:9", "names step \"setup\""),
     ("unknown guarantee", "[checks]\nhold = [\"Fast\"]\n", "5:9", "unknown variant `Fast`"),
     ("a guarantee both held and failed", "[checks]\nhold = [\"Reliable\"]\nfail = [\"Reliable\"]\n", "6:9", "both in `hold` and in `fail`"),
 ];

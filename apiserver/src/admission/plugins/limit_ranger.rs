@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::quantity::Quantity;
 use super::resource_quota_usage::{pod_total, resources, Usage};
 use super::support::{self, forbidden, items, text};
 use crate::admission::{Plugin, Request};
+use crate::quantity::Quantity;
 use crate::registry::admission::Operation;
 use crate::registry::error::RegistryError;
 use crate::registry::rest::BoxFuture;

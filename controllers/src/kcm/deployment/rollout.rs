@@ -242,7 +242,7 @@ impl Controller {
         &self,
         d: &mut Value,
         rs_list: &[Value],
-        pod_map: &BTreeMap<String, Vec<Value>>,
+        pod_map: &BTreeMap<String, Vec<std::sync::Arc<Value>>>,
     ) -> SyncResult<Next> {
         // Not made yet, so that nothing scales up before the old ReplicaSets are down.
         let (mut new_rs, mut old_rss) = self.get_all_replica_sets_and_sync_revision(d, rs_list, false).await?;

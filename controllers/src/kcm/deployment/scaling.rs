@@ -106,15 +106,20 @@ pub fn scale_down_for_recreate(active_old_rss: &[Value]) -> Vec<Resize> {
 
 /// `oldPodsRunning`: an old ReplicaSet still counts pods, or a pod of one (by controller uid in
 /// `pods_by_rs`) is not finished.
-pub fn old_pods_running(new_rs: Option<&Value>, old_rss: &[Value], pods_by_rs: &BTreeMap<String, Vec<Value>>) -> bool {
+pub fn old_pods_running<P: std::borrow::Borrow<Value>>(
+    new_rs: Option<&Value>,
+    old_rss: &[Value],
+    pods_by_rs: &BTreeMap<String, Vec<P>>,
+) -> bool {
     if old_rss.iter().map(|rs| status_count(rs, "replicas")).sum::<i32>() > 0 {
         return true;
     }
     let new_uid = new_rs.map(|rs| meta(rs, "uid"));
     pods_by_rs.iter().filter(|(uid, _)| Some(uid.as_str()) != new_uid).any(|(_, pods)| {
         // A pod in `Unknown` may still run (a node out of touch): it counts.
-        pods.iter()
-            .any(|pod| !matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Failed" | "Succeeded")))
+        pods.iter().any(|pod| {
+            !matches!(pod.borrow().pointer("/status/phase").and_then(Value::as_str), Some("Failed" | "Succeeded"))
+        })
     })
 }
 

@@ -235,12 +235,12 @@ impl Controller {
 
     /// `getPodMapForDeployment`: the pods the selector picks, by the uid of their controlling ReplicaSet
     /// among `rs_list` (every ReplicaSet of the list has an entry). Finished pods count too: `Recreate`
-    /// must know that no old pod runs.
-    fn pod_map(&self, d: &Value, rs_list: &[Value]) -> SyncResult<BTreeMap<String, Vec<Value>>> {
+    /// must know that no old pod runs. The pods are the cache's, shared: this runs on every sync.
+    fn pod_map(&self, d: &Value, rs_list: &[Value]) -> SyncResult<BTreeMap<String, Vec<Arc<Value>>>> {
         let selector = label_selector_as_selector(d.pointer("/spec/selector"))?;
-        let mut map: BTreeMap<String, Vec<Value>> =
+        let mut map: BTreeMap<String, Vec<Arc<Value>>> =
             rs_list.iter().map(|rs| (meta(rs, "uid").to_string(), Vec::new())).collect();
-        for pod in self.pods.list_namespace(meta(d, "namespace")) {
+        for pod in self.pods.list_namespace_shared(meta(d, "namespace")) {
             if !selector.matches(pod.pointer("/metadata/labels")) {
                 continue;
             }

@@ -80,6 +80,7 @@ pub async fn run_with(ctx: Context, options: Options) {
         max_endpoints_per_slice: options.max_endpoints_per_slice,
         tracker: Mutex::default(),
         trigger_times: Mutex::default(),
+        bugs: ctx.bugs.clone(),
     };
     let queue = WorkQueue::new(RateLimiter::exponential_with_bucket(SYNC_BACKOFF, MAX_SYNC_BACKOFF, 10.0, 100));
     let mut service_events = controller.services.subscribe();

@@ -49,6 +49,8 @@ pub struct Controller {
     pub max_endpoints_per_slice: usize,
     pub tracker: Mutex<Tracker>,
     pub trigger_times: Mutex<TriggerTimeTracker>,
+    /// The switches on (`endpointslices-from-stale-cache`).
+    pub bugs: crate::bug::Bugs,
 }
 
 impl Controller {
@@ -77,7 +79,7 @@ impl Controller {
             .filter(|s| managed_by_controller(s) && service_key(s).as_deref() == Some(key.as_str()))
             .filter(|s| s.pointer("/metadata/deletionTimestamp").is_none_or(Value::is_null))
             .collect();
-        if self.tracker().stale_slices(namespace, name, &slices) {
+        if self.tracker().must_wait(namespace, name, &slices, &self.bugs) {
             return Err("EndpointSlice informer cache is out of date".into());
         }
         let trigger = self.trigger_times.lock().expect("never poisoned").compute(namespace, &service, &pods);

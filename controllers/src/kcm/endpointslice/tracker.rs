@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::endpoint::LABEL_SERVICE_NAME;
 use super::util::meta;
+use crate::bug::{Bug, Bugs};
 
 /// A slice whose deletion this controller asked for.
 const DELETION_EXPECTED: i64 = -1;
@@ -57,6 +58,12 @@ impl Tracker {
             }
         }
         tracked.iter().any(|(uid, g)| *g != DELETION_EXPECTED && !slices.iter().any(|s| meta(s, "uid") == uid))
+    }
+
+    /// Whether the sync must wait for the informer (see [`stale_slices`](Self::stale_slices)); never with
+    /// the switch `endpointslices-from-stale-cache`, which reconciles from whatever the cache holds.
+    pub fn must_wait(&self, namespace: &str, service: &str, slices: &[Value], bugs: &Bugs) -> bool {
+        !bugs.has(Bug::StaleEndpointSlices) && self.stale_slices(namespace, service, slices)
     }
 
     /// `Update`: the slice as this controller just wrote it.
@@ -117,5 +124,16 @@ mod tests {
         t.update(&slice("c", 1));
         t.delete_service("ns", "web");
         assert!(!t.has(&slice("c", 1)));
+    }
+
+    #[test]
+    fn the_switch_reconciles_from_a_lagging_cache() {
+        let mut t = Tracker::default();
+        t.update(&slice("a", 1));
+        let cases = [("off", Bugs::none(), true), ("on", Bugs::of(&[Bug::StaleEndpointSlices]), false)];
+        for (name, bugs, want) in cases {
+            assert_eq!(t.must_wait("ns", "web", &[], &bugs), want, "{name}: written but not seen");
+            assert!(!t.must_wait("ns", "web", &[slice("a", 1)], &bugs), "{name}: caught up");
+        }
     }
 }

@@ -17,6 +17,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+pub use super::absent_owners::AbsentOwnerCache;
+
 /// `metav1.FinalizerOrphanDependents`.
 pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
 /// `metav1.FinalizerDeleteDependents`.
@@ -251,46 +253,6 @@ pub struct GraphChanges {
     /// `attemptToOrphan.Add`.
     pub attempt_to_orphan: Vec<String>,
     pub events: Vec<WarningEvent>,
-}
-
-/// Upstream's `ReferenceCache`: a least-recently-used set of owners known not to exist. Both `add` and a
-/// hit in `has` make an entry the most recent, as groupcache's `lru` does.
-#[derive(Clone, Debug)]
-pub struct AbsentOwnerCache {
-    capacity: usize,
-    tick: u64,
-    by_ref: BTreeMap<ObjectRef, u64>,
-    by_tick: BTreeMap<u64, ObjectRef>,
-}
-
-impl AbsentOwnerCache {
-    pub fn new(capacity: usize) -> Self {
-        AbsentOwnerCache { capacity, tick: 0, by_ref: BTreeMap::new(), by_tick: BTreeMap::new() }
-    }
-
-    fn touch(&mut self, reference: &ObjectRef) {
-        self.tick += 1;
-        if let Some(old) = self.by_ref.insert(reference.clone(), self.tick) {
-            self.by_tick.remove(&old);
-        }
-        self.by_tick.insert(self.tick, reference.clone());
-    }
-
-    pub fn add(&mut self, reference: ObjectRef) {
-        self.touch(&reference);
-        while self.by_ref.len() > self.capacity {
-            let Some((_, oldest)) = self.by_tick.pop_first() else { break };
-            self.by_ref.remove(&oldest);
-        }
-    }
-
-    pub fn has(&mut self, reference: &ObjectRef) -> bool {
-        let hit = self.by_ref.contains_key(reference);
-        if hit {
-            self.touch(reference);
-        }
-        hit
-    }
 }
 
 /// The ownership graph (upstream's `uidToNode`) plus the absent-owner cache it shares with the collector.
@@ -782,16 +744,5 @@ pub(crate) mod tests {
         assert_eq!(changes.attempt_to_delete, strings(&["d1"]));
         assert_eq!(changes.attempt_to_delete_rate_limited, strings(&["o1"]));
         assert_eq!(graph.node("o1").unwrap().identity.kind, "Secret");
-    }
-
-    #[test]
-    fn absent_owner_cache_evicts_least_recent() {
-        let key = |n: u32| ObjectRef { uid: n.to_string(), ..Default::default() };
-        let mut cache = AbsentOwnerCache::new(2);
-        cache.add(key(1));
-        cache.add(key(2));
-        assert!(cache.has(&key(1)));
-        cache.add(key(3));
-        assert!(cache.has(&key(1)) && cache.has(&key(3)) && !cache.has(&key(2)));
     }
 }

@@ -4,7 +4,7 @@
 //! them when it is deleted with the Orphan policy.
 //!
 //! The decisions are sans IO, in [`graph`] (the ownership graph the informer events build, and the work
-//! each event queues) and [`decide`] (what to do with a queued object, and the exact request bodies). This
+//! each event queues, with the absent-owner cache of [`absent_owners`]) and [`decide`] (what to do with a queued object, and the exact request bodies). This
 //! is their shell, which owns the IO:
 //!
 //! - [`monitors`]: discovery every 30 s (the resources supporting `delete`, `list` and `watch`, Events
@@ -24,6 +24,7 @@
 //! controller's task. Warnings are recorded by a future of their own, in order, so that a slow Event
 //! write never holds up the graph.
 
+pub mod absent_owners;
 pub mod decide;
 pub mod graph;
 pub mod monitors;
@@ -39,6 +40,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::Context;
+use crate::bug::Bug;
 use crate::client::{ApiResource, Client};
 use crate::runtime::events::{EventType, Recorder};
 use crate::runtime::informer::Informer;
@@ -141,9 +143,13 @@ pub async fn run_with(ctx: Context, options: Options) {
     let (virtual_tx, virtual_rx) = unbounded_channel();
     let (monitor_tx, monitor_rx) = unbounded_channel();
     let (warning_tx, warning_rx) = unbounded_channel();
+    let mut graph = Graph::new();
+    if ctx.bugs.has(Bug::AbsentOwnerByUid) {
+        graph.absent_owners.match_by_uid_only();
+    }
     let shared = Shared {
         client: ctx.client.clone(),
-        graph: Mutex::new(Graph::new()),
+        graph: Mutex::new(graph),
         mapper: Mutex::new(Arc::new(RestMapper::default())),
         monitors: Mutex::new(BTreeMap::new()),
         attempt_to_delete: WorkQueue::new(RateLimiter::default_controller()),

@@ -30,7 +30,7 @@ use super::decide::{
     REMOVE_FINALIZER_ATTEMPTS, REMOVE_FINALIZER_BACKOFF_FACTOR, REMOVE_FINALIZER_BACKOFF_INITIAL_MS,
     REMOVE_FINALIZER_BACKOFF_JITTER,
 };
-use super::graph::{GraphEvent, ObjectRef};
+use super::graph::{GraphEvent, ObjectRef, EVENT_COMPONENT};
 use super::monitors::RestMapper;
 use super::Shared;
 use crate::client::{ClientError, MERGE_PATCH, STRATEGIC_MERGE_PATCH};
@@ -217,7 +217,23 @@ async fn delete_item(shared: &Shared, mapper: &RestMapper, delete: &DeleteItem) 
         patch_owner_refs(shared, mapper, unblock).await?;
     }
     let (_, path) = mapper.locate(&delete.target).map_err(OpError::RestMapping)?;
-    shared.client.delete(&path, Some(&body(&delete.body()))).await?;
+    let deleted = shared.client.delete(&path, Some(&body(&delete.body()))).await?;
+    // The simulation judges each of the collector's deletes against the owners as of its revision. An
+    // immediate delete is answered with a `Status` (no owners, no revision): the owners are then the
+    // graph's, as the decision saw them.
+    if let Some(observer) = shared.client.observer() {
+        let answer = if deleted.pointer("/metadata/ownerReferences").is_some() {
+            deleted
+        } else {
+            let owners: Vec<Value> = shared
+                .lock_graph()
+                .node(&delete.target.uid)
+                .map(|node| node.owners.iter().map(|o| serde_json::json!({ "uid": o.uid })).collect())
+                .unwrap_or_default();
+            serde_json::json!({ "metadata": { "uid": delete.target.uid, "ownerReferences": owners } })
+        };
+        observer.deleted(EVENT_COMPONENT, &path, &answer);
+    }
     Ok(())
 }
 

@@ -69,6 +69,7 @@ pub async fn run(ctx: Context) {
         origin: tokio::time::Instant::now(),
         events: ctx.events.clone(),
         now_unix_us: ctx.now_unix_us.clone(),
+        bugs: ctx.bugs.clone(),
     };
     let queue = WorkQueue::new(RateLimiter::exponential(DEFAULT_API_BACKOFF, MAX_API_BACKOFF));
     let mut job_events = controller.jobs.subscribe();

@@ -52,6 +52,8 @@ pub struct Controller {
     pub origin: tokio::time::Instant,
     pub events: Recorder,
     pub now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// The switches on (`controller-ignores-expectations`).
+    pub bugs: crate::bug::Bugs,
 }
 
 /// What one sync counts as it goes (`syncJobCtx`).
@@ -96,7 +98,7 @@ impl Controller {
         let now_us = (self.now_unix_us)();
         // Expectations are checked before the pods are listed, so that a pod created meanwhile defers
         // the decision instead of being missed.
-        let satisfied = self.expectations().satisfied(&key, self.since_origin());
+        let satisfied = self.expectations().may_manage(&key, self.since_origin(), &self.bugs);
         let pods = self.claim_pods(&job).await?;
         let active_pods = filter_active(pods.clone());
         let expected_rm = self.expected_removals(&key);

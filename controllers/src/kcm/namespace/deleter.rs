@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use super::conditions::{ConditionUpdater, ContentTotals, DiscoveryFailure};
+use crate::bug::{Bug, Bugs};
 use crate::client::discovery::{self, Discovered};
 use crate::client::resource::builtin;
 use crate::client::{ApiResource, Client, ClientError};
@@ -255,6 +256,17 @@ pub async fn discover_namespaced(client: &Client) -> (Vec<Discovered>, Option<Di
     }
 }
 
+/// The discovery failure a pass counts: every one, so that a namespace is released only once every group
+/// was discovered and emptied; with `namespace-discovery-failure-ignored`, failing group versions are taken
+/// as having no resources (kubernetes #58577: an unavailable aggregated API answered discovery with 404,
+/// which discovery drops), and only a discovery that failed as a whole still counts.
+pub fn counted_failure(failure: Option<DiscoveryFailure>, bugs: &Bugs) -> Option<DiscoveryFailure> {
+    match failure {
+        Some(DiscoveryFailure::Groups(_)) if bugs.has(Bug::DiscoveryFailureIgnored) => None,
+        other => other,
+    }
+}
+
 /// `namespacedResourcesDeleter`.
 pub struct Deleter {
     client: Arc<Client>,
@@ -264,6 +276,8 @@ pub struct Deleter {
     /// `opCache`: operations discovery said a resource lacks. Workers share it; no lock is held across a
     /// request.
     not_supported: Mutex<BTreeSet<(Operation, Gvr)>>,
+    /// The controller manager's bug switches (`namespace-discovery-failure-ignored`).
+    bugs: Bugs,
 }
 
 impl Deleter {
@@ -287,7 +301,14 @@ impl Deleter {
             now_unix_us,
             finalizer_token: finalizer_token.to_string(),
             not_supported: Mutex::new(not_supported),
+            bugs: Bugs::default(),
         }
+    }
+
+    /// The same deleter with the controller manager's bug switches.
+    pub fn with_bugs(mut self, bugs: Bugs) -> Deleter {
+        self.bugs = bugs;
+        self
     }
 
     fn is_supported(&self, op: Operation, resource: &ApiResource) -> bool {
@@ -386,7 +407,7 @@ impl Deleter {
         let mut updater = ConditionUpdater::default();
         // Discovery errors are not fatal: what was discovered is still emptied.
         let (resources, failure) = discover_namespaced(&self.client).await;
-        if let Some(failure) = failure {
+        if let Some(failure) = counted_failure(failure, &self.bugs) {
             errs.push(failure.to_string());
             updater.process_discover_resources_err(&failure);
         }
@@ -646,6 +667,27 @@ mod tests {
         ];
         for (err, want) in cases {
             assert_eq!(err.to_string(), want);
+        }
+    }
+
+    #[test]
+    fn a_failed_group_keeps_the_namespace_unless_the_switch_ignores_it() {
+        let groups = DiscoveryFailure::Groups(vec![("example.com/v1".into(), "the server is currently unable".into())]);
+        let whole = DiscoveryFailure::Other("connection refused".into());
+        let mut ignoring = Bugs::default();
+        ignoring.insert(Bug::DiscoveryFailureIgnored);
+        // (failure, switch on, counted)
+        let cases = [
+            (None, false, None),
+            (None, true, None),
+            (Some(groups.clone()), false, Some(groups.clone())),
+            (Some(groups), true, None),
+            (Some(whole.clone()), false, Some(whole.clone())),
+            (Some(whole.clone()), true, Some(whole)),
+        ];
+        for (failure, on, want) in cases {
+            let bugs = if on { ignoring.clone() } else { Bugs::default() };
+            assert_eq!(counted_failure(failure.clone(), &bugs), want, "{failure:?}, switch on: {on}");
         }
     }
 

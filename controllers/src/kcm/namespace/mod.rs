@@ -88,7 +88,8 @@ pub async fn run_with(ctx: Context, options: Options) {
             );
         }
         if !resources.is_empty() {
-            break Deleter::new(ctx.client.clone(), ctx.now_unix_us.clone(), FINALIZER, &resources);
+            break Deleter::new(ctx.client.clone(), ctx.now_unix_us.clone(), FINALIZER, &resources)
+                .with_bugs(ctx.bugs.clone());
         }
         tracing::error!(controller = DESCRIPTOR.name, "unable to get any supported resources from server");
         tokio::time::sleep(DISCOVERY_RETRY).await;

@@ -224,10 +224,12 @@ impl Controller {
     }
 
     fn pods_on(&self, node: &str) -> Vec<Value> {
+        // Every node's pass walks every pod: over the cache's shared pods, copying only this node's.
         self.pods
-            .list()
+            .list_shared()
             .into_iter()
             .filter(|p| p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node))
+            .map(std::sync::Arc::unwrap_or_clone)
             .collect()
     }
 

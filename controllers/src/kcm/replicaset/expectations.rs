@@ -14,6 +14,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use crate::bug::{Bug, Bugs};
+
 /// `ExpectationsTimeout`.
 pub const EXPECTATIONS_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
@@ -62,6 +64,13 @@ impl Expectations {
             // Never recorded, or deleted: nothing to wait for.
             None => true,
         }
+    }
+
+    /// Whether a sync of the ReplicaSet or Job at `key` may create or delete pods at `now`: once its
+    /// expectations are [`satisfied`](Self::satisfied), or always with the switch
+    /// `controller-ignores-expectations`, which trusts the informer cache alone.
+    pub fn may_manage(&self, key: &str, now: Duration, bugs: &Bugs) -> bool {
+        bugs.has(Bug::IgnoreExpectations) || self.satisfied(key, now)
     }
 
     /// `SetExpectations`: replaces whatever was expected.
@@ -189,6 +198,20 @@ mod tests {
                 }
                 assert_eq!(exp.satisfied("ns/rs", *now), *want, "{name}, step {i}");
             }
+        }
+    }
+
+    #[test]
+    fn the_switch_lets_a_sync_manage_before_its_creations_are_seen() {
+        let on = Bugs::of(&[Bug::IgnoreExpectations]);
+        let cases = [("off", Bugs::default(), false), ("on", on, true)];
+        for (name, bugs, want) in cases {
+            let mut exp = Expectations::default();
+            exp.expect_creations("ns/rs", 2, MIN);
+            assert_eq!(exp.may_manage("ns/rs", MIN, &bugs), want, "{name}");
+            exp.creation_observed("ns/rs");
+            exp.creation_observed("ns/rs");
+            assert!(exp.may_manage("ns/rs", MIN, &bugs), "{name}: met expectations");
         }
     }
 

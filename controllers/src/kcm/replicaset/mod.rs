@@ -84,6 +84,7 @@ pub async fn run_with(ctx: Context, options: Options) {
         events: ctx.events.clone(),
         now_unix_us: ctx.now_unix_us.clone(),
         burst_replicas: options.burst_replicas,
+        bugs: ctx.bugs.clone(),
     };
     let queue = WorkQueue::new(RateLimiter::default_controller());
     let mut rs_events = controller.replica_sets.subscribe();

@@ -31,9 +31,9 @@ pub fn is_active(pod: &Value) -> bool {
     !matches!(str_at(pod, "/status/phase"), "Succeeded" | "Failed") && !is_deleting(pod)
 }
 
-/// `FilterActivePods`.
-pub fn filter_active(pods: Vec<Value>) -> Vec<Value> {
-    pods.into_iter().filter(is_active).collect()
+/// `FilterActivePods`, over owned pods or the cache's shared ones.
+pub fn filter_active<P: std::borrow::Borrow<Value>>(pods: Vec<P>) -> Vec<P> {
+    pods.into_iter().filter(|pod| is_active(pod.borrow())).collect()
 }
 
 /// The pod's `Ready` condition, if it has one.

@@ -129,12 +129,18 @@ pub fn new_condition(kind: &str, reason: &str, message: &str, now_us: i64) -> Va
 
 /// `calculateStatus`: the status of `rs` with `pods` (its claimed active pods) at `now_us`, after a sync
 /// whose create or delete failed with `manage_error`, if it did.
-pub fn calculate(rs: &Value, pods: &[Value], manage_error: Option<&str>, now_us: i64) -> Status {
+pub fn calculate<P: std::borrow::Borrow<Value>>(
+    rs: &Value,
+    pods: &[P],
+    manage_error: Option<&str>,
+    now_us: i64,
+) -> Status {
     let mut status = Status::of(rs);
     let template = Selector::from_set(rs.pointer("/spec/template/metadata/labels"));
     let min_ready = min_ready_seconds(rs);
     let (mut fully_labeled, mut ready, mut available) = (0, 0, 0);
     for pod in pods {
+        let pod = pod.borrow();
         if template.matches(pod.pointer("/metadata/labels")) {
             fully_labeled += 1;
         }

@@ -74,6 +74,8 @@ pub struct Controller {
     pub events: Recorder,
     pub now_unix_us: Arc<dyn Fn() -> i64 + Send + Sync>,
     pub burst_replicas: usize,
+    /// The switches on (`controller-ignores-expectations`).
+    pub bugs: crate::bug::Bugs,
 }
 
 impl Controller {
@@ -92,7 +94,7 @@ impl Controller {
             self.expectations().delete(&key);
             return Ok(Outcome::Done);
         };
-        let needs_sync = self.expectations().satisfied(&key, self.since_origin());
+        let needs_sync = self.expectations().may_manage(&key, self.since_origin(), &self.bugs);
         let selector = match label_selector_as_selector(rs.pointer("/spec/selector")) {
             Ok(selector) => selector,
             Err(err) => {
@@ -105,7 +107,8 @@ impl Controller {
                 return Ok(Outcome::Done);
             }
         };
-        let active = filter_active(self.pods.list_namespace(meta(&rs, "namespace")));
+        // The cache's pods, shared: this runs for every pod event, over every pod of the namespace.
+        let active = filter_active(self.pods.list_namespace_shared(meta(&rs, "namespace")));
         let pods = self.claim_pods(&rs, &selector, active).await?;
         let manage_error =
             if needs_sync && !is_deleting(&rs) { self.manage_replicas(&key, &pods, &rs).await.err() } else { None };
@@ -127,7 +130,12 @@ impl Controller {
 
     /// `claimPods`: the active pods this ReplicaSet keeps, after adopting and releasing as it must. Any
     /// failure fails the sync.
-    async fn claim_pods(&self, rs: &Value, selector: &Selector, pods: Vec<Value>) -> Result<Vec<Value>, String> {
+    async fn claim_pods(
+        &self,
+        rs: &Value,
+        selector: &Selector,
+        pods: Vec<Arc<Value>>,
+    ) -> Result<Vec<Arc<Value>>, String> {
         let mut claimed = Vec::new();
         let mut errors = Vec::new();
         // `CanAdopt` asks the apiserver once per claim, and only if some pod is to be adopted.
@@ -194,7 +202,7 @@ impl Controller {
     }
 
     /// `manageReplicas`: creates or deletes pods toward `spec.replicas`, setting the expectations first.
-    async fn manage_replicas(&self, key: &str, pods: &[Value], rs: &Value) -> Result<(), String> {
+    async fn manage_replicas(&self, key: &str, pods: &[Arc<Value>], rs: &Value) -> Result<(), String> {
         match manage::change(pods.len(), spec_replicas(rs), self.burst_replicas) {
             Change::None => Ok(()),
             Change::Create(count) => {
@@ -211,7 +219,8 @@ impl Controller {
             }
             Change::Delete(count) => {
                 let related = self.indirectly_related_pods(rs);
-                let doomed = pods_to_delete(pods, &related, count, (self.now_unix_us)());
+                let pods: Vec<Value> = pods.iter().map(|pod| Value::clone(pod)).collect();
+                let doomed = pods_to_delete(&pods, &related, count, (self.now_unix_us)());
                 let doomed_keys: Vec<String> = doomed.iter().map(object_key).collect();
                 self.expectations().expect_deletions(key, &doomed_keys, self.since_origin());
                 let results = futures::future::join_all(doomed.iter().map(|pod| self.delete_pod(rs, pod))).await;

@@ -8,12 +8,17 @@
 //!   registry prefix that the apiserver checks compare it with;
 //! - [`script`]: one scripted client, step by step, each step run by its kind (`crate::scenario::steps`)
 //!   with the run's shared context (`steps::ctx`) and board (`steps::board`);
+//! - [`gc_deletes`]: after the run settles, the garbage collector's deletes and their owners as of each
+//!   delete's revision;
 //! - [`access`]: before the clients start, the RBAC bootstrap policy awaited and the admission webhooks'
 //!   configurations created; after, what each webhook saw.
 
 pub mod access;
 pub mod api_workload;
+pub mod gc_deletes;
 pub(crate) mod lifecycle;
+pub mod namespaces;
+pub mod pods_settled;
 mod phases;
 pub mod registry;
 mod script;
@@ -74,6 +79,14 @@ pub struct ScenarioRun {
     pub webhooks: Vec<access::WebhookLog>,
     /// The controller managers' leadership and writes (`None`: the cluster has none).
     pub controllers: Option<Vec<crate::history::controllers::ManagerEvent>>,
+    /// The garbage collector's deletes and their owners at each delete's revision (`None`: the cluster has
+    /// no controller managers).
+    pub gc_deletes: Option<crate::checker::garbage_collector::GcDeletes>,
+    /// The namespaces being deleted once the faults stopped, watched until gone (`None`: no controller
+    /// managers).
+    pub namespaces: Option<crate::checker::namespace::NamespaceWatch>,
+    /// The workloads' pods against their specs once settled (`None`: no controller managers).
+    pub pods_settled: Option<pods_settled::PodsSettled>,
 }
 
 impl ScenarioRun {
@@ -142,7 +155,7 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
     let faults = Injector::new(cluster.clone());
     let scheduled = phases::schedule_faults(scenario, &cluster, &faults, &ctx.board, seeds);
     let stop = Arc::new(AtomicBool::new(false));
-    let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop, api.as_ref());
+    let nemesis = phases::start_nemesis(scenario, &cluster, &faults, seeds, &stop, api.as_ref(), &ctx.board);
 
     let timed_out = phases::wait_for_clients(scenario, &mut clients, &trace).await;
     phases::stop_faults(scenario, &faults, &stop, nemesis, &scheduled).await;
@@ -154,6 +167,18 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
             Some(writes_kept::read(scenario, &done, &cluster, ctx.request_timeout).await)
         }
         None => None,
+    };
+    let namespaces = match cluster.controller_managers.is_empty() {
+        true => None,
+        false => Some(namespaces::watch(&cluster, ctx.request_timeout).await),
+    };
+    let pods_settled = match cluster.controller_managers.is_empty() {
+        true => None,
+        false => Some(pods_settled::watch(&cluster, ctx.request_timeout).await),
+    };
+    let gc_deletes = match cluster.controller_managers.is_empty() {
+        true => None,
+        false => Some(gc_deletes::read(&cluster, ctx.request_timeout).await),
     };
     let watches = phases::close_watches(&ctx).await;
     let kube_events = phases::close_kube_watches(&ctx).await;
@@ -185,6 +210,9 @@ async fn drive(scenario: &Scenario, seed: u64) -> ScenarioRun {
         writes_kept,
         webhooks: webhook_logs,
         controllers,
+        gc_deletes,
+        namespaces,
+        pods_settled,
     }
 }
 

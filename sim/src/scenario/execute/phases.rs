@@ -213,11 +213,18 @@ pub(super) fn start_nemesis(
     seeds: Seeds,
     stop: &Arc<AtomicBool>,
     api: Option<&ApiWorkloads>,
+    board: &Arc<Board>,
 ) -> Option<JoinHandle<()>> {
     scenario.nemesis.clone().map(|config| {
         let rng = seeds.rng("nemesis");
         let horizon = api.map(ApiWorkloads::horizon);
-        cluster.control.spawn(nemesis::run(faults.clone(), config, rng, stop.clone(), horizon))
+        let (faults, stop, board) = (faults.clone(), stop.clone(), board.clone());
+        cluster.control.spawn(async move {
+            if let Some(step) = &config.after {
+                board.wait_done(std::slice::from_ref(step)).await;
+            }
+            nemesis::run(faults, config, rng, stop, horizon).await
+        })
     })
 }
 

@@ -14,6 +14,9 @@
 pub mod apiserver;
 mod cache_parity;
 mod controllers;
+mod garbage_collector;
+mod namespace;
+mod replicas;
 mod writes_kept;
 
 use super::execute::{Observed, ScenarioRun};
@@ -110,6 +113,9 @@ pub fn judge_with(scenario: &Scenario, run: &ScenarioRun, report: &checker::Repo
     findings.extend(cache_parity::finding(scenario, run));
     findings.extend(writes_kept::finding(scenario, run));
     findings.extend(controllers::finding(scenario, run));
+    findings.extend(garbage_collector::finding(scenario, run));
+    findings.extend(namespace::finding(scenario, run));
+    findings.extend(replicas::finding(scenario, run));
     let mut checks = Vec::new();
     for (g, verdict) in &report.verdicts {
         let must_hold = if scenario.hold.contains(g) {

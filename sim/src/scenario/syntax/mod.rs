@@ -341,6 +341,10 @@ pub struct Nemesis {
     /// The quiet time between rounds, drawn from `[min, max)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<Spanned<[u64; 2]>>,
+    /// The step after which the first round starts (default: the run's start), so that a setup can finish
+    /// in a quiet cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Spanned<String>>,
 }
 
 fn default_true() -> bool {

@@ -265,8 +265,12 @@ fn fault_of(src: &Source, f: &Spanned<syntax::Fault>) -> Result<Fault> {
 }
 
 /// The `[nemesis]`, when it is enabled.
-pub(super) fn nemesis(src: &Source, n: &syntax::Nemesis, spec: &ClusterSpec) -> Result<NemesisConfig> {
+pub(super) fn nemesis(src: &Source, names: &Names, n: &syntax::Nemesis, spec: &ClusterSpec) -> Result<NemesisConfig> {
     let mut config = NemesisConfig::default();
+    if let Some(step) = &n.after {
+        names.step(src, step, "`[nemesis] after`")?;
+        config.after = Some(step.get_ref().clone());
+    }
     if let Some(list) = &n.patterns {
         let mut patterns = Vec::new();
         for p in list {

@@ -76,7 +76,7 @@ pub fn validate(path: &str, text: &str, name: &str, file: syntax::File) -> Resul
     let relations = super::relations::plans(&src, &names, &file.relations)?;
     let failpoints = faults::failpoints(&src, &file, &nodes)?;
     let nemesis = match &file.nemesis {
-        Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, n.get_ref(), &spec)?),
+        Some(n) if n.get_ref().enabled => Some(faults::nemesis(&src, &names, n.get_ref(), &spec)?),
         _ => None,
     };
     let wanted = checks::checks(&src, &file.checks, &spec, &clients, &workloads)?;
