@@ -254,7 +254,7 @@ mod tests {
         }
         let q = |s: &str| Quantity::parse(s).expect("a quantity");
         assert_eq!((q("500m") + q("1")).to_text(), "1500m");
-                        // A zero takes the format of what is added to it, as the quota's counted usage starts from zero.
+        // A zero takes the format of what is added to it, as the quota's counted usage starts from zero.
         assert_eq!((Quantity::zero() + q("128Mi")).to_text(), "128Mi");
         assert_eq!((q("1") + q("1Ki")).to_text(), "1025");
         assert_eq!(q("100m").value(), 1);
