@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::graph::ObjectRef;
+use super::object_ref::ObjectRef;
 
 /// Upstream's `ReferenceCache`: a least-recently-used set of owners known not to exist. Both `add` and a
 /// hit in `has` make an entry the most recent, as groupcache's `lru` does.

@@ -13,11 +13,11 @@
 //! node, which upstream then does anyway through the dependents it enqueues.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use serde_json::Value;
 
 pub use super::absent_owners::AbsentOwnerCache;
+pub use super::object_ref::ObjectRef;
 
 /// `metav1.FinalizerOrphanDependents`.
 pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
@@ -29,29 +29,6 @@ pub const ABSENT_OWNER_CACHE_ENTRIES: usize = 500;
 pub const EVENT_COMPONENT: &str = "garbage-collector-controller";
 /// The reason of the warning for an owner reference whose owner lives in another namespace.
 pub const REASON_OWNER_REF_INVALID_NAMESPACE: &str = "OwnerRefInvalidNamespace";
-
-/// An object's coordinates (upstream's `objectReference`: owner-reference coordinates plus a namespace).
-/// `namespace` is `None` for cluster-scoped objects (upstream's empty string).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectRef {
-    pub api_version: String,
-    pub kind: String,
-    pub namespace: Option<String>,
-    pub name: String,
-    pub uid: String,
-}
-
-impl fmt::Display for ObjectRef {
-    /// Upstream's `objectReference.String()`, which the warning message embeds.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let namespace = self.namespace.as_deref().unwrap_or("");
-        write!(
-            f,
-            "[{}/{}, namespace: {}, name: {}, uid: {}]",
-            self.api_version, self.kind, namespace, self.name, self.uid
-        )
-    }
-}
 
 /// One `metadata.ownerReferences` entry, as written on the object.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -28,6 +28,7 @@ pub mod absent_owners;
 pub mod decide;
 pub mod graph;
 pub mod monitors;
+pub mod object_ref;
 pub mod workers;
 
 use std::collections::BTreeMap;
