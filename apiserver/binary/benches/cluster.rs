@@ -100,7 +100,7 @@ mod bench {
         }
 
         fn wait_for<T>(&self, what: &str, limit: Duration, check: impl Fn(&Cluster) -> Option<T>) -> T {
-            let started = std::time::Instant::now();
+            let started = Instant::now();
             loop {
                 if let Some(value) = check(self) {
                     return value;
