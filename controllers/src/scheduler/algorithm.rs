@@ -15,6 +15,7 @@
 //! does not fit without them keeps the filter's reasons. Where upstream would find victims (and go on to
 //! preempt), the message carries no preemption part, as upstream's does after a successful preemption.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use rand::Rng;
@@ -76,7 +77,7 @@ impl Algorithm {
     pub fn schedule_pod(
         &mut self,
         pod: &PodFacts,
-        nodes: &[NodeInfo],
+        nodes: &[impl Borrow<NodeInfo>],
         rng: &mut impl Rng,
     ) -> Result<String, ScheduleError> {
         if nodes.is_empty() {
@@ -100,9 +101,9 @@ impl Algorithm {
                     reasons: vec![format!("node(s) didn't satisfy plugin(s) [{NODE_AFFINITY}]")],
                     plugin: "",
                 };
-                nodes.iter().filter(|n| names.contains(n.name())).collect()
+                nodes.iter().map(Borrow::borrow).filter(|n: &&NodeInfo| names.contains(n.name())).collect()
             }
-            None => nodes.iter().collect(),
+            None => nodes.iter().map(Borrow::borrow).collect(),
         };
         let mut feasible: Vec<&NodeInfo> = Vec::new();
         if !candidates.is_empty() {
@@ -146,7 +147,12 @@ pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduli
 pub const NO_PREEMPTION_VICTIMS: &str = "No preemption victims found for incoming pod";
 
 /// DefaultPreemption's PostFilter message for a pod no node fits (empty where it would preempt).
-pub fn preemption_message(pod: &PodFacts, nodes: &[NodeInfo], num_all_nodes: usize, diagnosis: &Diagnosis) -> String {
+pub fn preemption_message(
+    pod: &PodFacts,
+    nodes: &[impl Borrow<NodeInfo>],
+    num_all_nodes: usize,
+    diagnosis: &Diagnosis,
+) -> String {
     if pod.preempt_never {
         return format!("preemption: {NOT_ELIGIBLE_NEVER}");
     }
@@ -155,7 +161,7 @@ pub fn preemption_message(pod: &PodFacts, nodes: &[NodeInfo], num_all_nodes: usi
         ..Diagnosis::default()
     };
     let mut candidates = 0;
-    for node in nodes {
+    for node in nodes.iter().map(Borrow::borrow) {
         let status = diagnosis.node_to_status.get(node.name()).unwrap_or(&diagnosis.absent);
         if status.code != Code::Unschedulable {
             continue;
@@ -186,7 +192,7 @@ pub fn preemption_message(pod: &PodFacts, nodes: &[NodeInfo], num_all_nodes: usi
 
 /// The `PodScheduled=False` message for a failed cycle: `no nodes available to schedule pods`, or the
 /// fit error with its preemption part.
-pub fn failure_message(error: &ScheduleError, pod: &PodFacts, nodes: &[NodeInfo]) -> String {
+pub fn failure_message(error: &ScheduleError, pod: &PodFacts, nodes: &[impl Borrow<NodeInfo>]) -> String {
     match error {
         ScheduleError::NoNodesAvailable => NO_NODES_AVAILABLE.to_string(),
         ScheduleError::Fit { num_all_nodes, diagnosis } => {
