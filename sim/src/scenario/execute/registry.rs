@@ -85,7 +85,7 @@ pub async fn read(endpoints: &[String], timeout: Duration, revision: i64) -> Res
 /// Reads the whole prefix from one member, page by page, every page at the first page's revision.
 async fn read_from(endpoint: &str, timeout: Duration, revision: i64) -> Result<Registry, ReadError> {
     let mut kv = pb::kv_client::KvClient::new(crate::client::channel(endpoint));
-    let end = prefix_end(PREFIX.as_bytes());
+    let end = fake_etcd::mvcc::prefix_end(PREFIX.as_bytes());
     let mut registry = Registry { revision, objects: BTreeMap::new() };
     let mut from = PREFIX.as_bytes().to_vec();
     loop {
@@ -120,28 +120,10 @@ async fn read_from(endpoint: &str, timeout: Duration, revision: i64) -> Result<R
     }
 }
 
-/// The end of the range of keys that start with `prefix`.
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn the_prefix_end_is_the_next_key_after_every_key_with_the_prefix() {
-        assert_eq!(prefix_end(b"/registry/"), b"/registry0".to_vec());
-        assert_eq!(prefix_end(&[b'a', 0xff]), b"b".to_vec());
-    }
 
     #[test]
     fn objects_are_found_by_uid_kind_and_namespace() {

@@ -3,6 +3,7 @@
 //! consistent reads saw against the etcd-side record of the registry prefix. A passing finding says how much
 //! was checked; a failing one lists what broke the guarantee.
 
+use super::list_first;
 use super::Finding;
 use crate::checker::apiserver::{consistent_read, watch_from_rv, ApiGuarantee, ApiViolation};
 use crate::history::apiserver::{ApiHistory, ApiOutcome};
@@ -10,9 +11,6 @@ use crate::scenario::plan::{Scenario, WorkloadKind};
 
 /// Who the findings are about.
 pub const WHO: &str = "apiserver";
-
-/// How many violations a failing finding lists.
-const SHOWN: usize = 5;
 
 /// The findings on `history`, the apiserver workloads' record; none if the scenario has no such workload.
 pub fn findings(scenario: &Scenario, history: Option<&ApiHistory>) -> Vec<Finding> {
@@ -51,11 +49,6 @@ pub fn findings(scenario: &Scenario, history: Option<&ApiHistory>) -> Vec<Findin
 /// The guarantee, and the first few violations of it.
 fn failed(guarantee: ApiGuarantee, found: &[ApiViolation]) -> String {
     let mut out = format!("broken {} times (\"{}\"):", found.len(), guarantee.statement());
-    for v in found.iter().take(SHOWN) {
-        out.push_str(&format!("\n  {}", v.details));
-    }
-    if found.len() > SHOWN {
-        out.push_str(&format!("\n  and {} more", found.len() - SHOWN));
-    }
+    list_first(&mut out, found.iter().map(|v| v.details.as_str()));
     out
 }

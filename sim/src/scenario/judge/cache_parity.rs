@@ -4,6 +4,7 @@
 //! except where an ambiguous outcome (no answer, a 5xx, a 429) leaves the object's later writes open.
 //! One finding, named after the guarantee; a failing one names each differing step with both outcomes.
 
+use super::list_first;
 use serde_json::Value;
 
 use super::apiserver::WHO;
@@ -13,9 +14,6 @@ use crate::checker::apiserver::ApiGuarantee;
 use crate::scenario::execute::{KubeResult, Observed, ScenarioRun};
 use crate::scenario::plan::Scenario;
 use crate::scenario::steps::Op;
-
-/// How many differing steps a failing finding lists.
-const SHOWN: usize = 5;
 
 /// The finding, if the scenario asks for the check.
 pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
@@ -38,12 +36,7 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
             found.len(),
             ApiGuarantee::WriteOutcomesSameWithoutWatchCache.statement()
         );
-        for v in found.iter().take(SHOWN) {
-            out.push_str(&format!("\n  {}", v.details));
-        }
-        if found.len() > SHOWN {
-            out.push_str(&format!("\n  and {} more", found.len() - SHOWN));
-        }
+        list_first(&mut out, found.iter().map(|v| v.details.as_str()));
         out
     };
     let what = if must_hold { what } else { format!("{what} fails") };

@@ -2,6 +2,7 @@
 //! OneManagerActsAtATime`, for a cluster with controller managers. A passing finding says how many terms
 //! and writes it judged; a failing one lists the first writes sent beside another manager's term.
 
+use super::list_first;
 use super::Finding;
 use crate::checker::controllers::{one_manager_acts_at_a_time, STATEMENT};
 use crate::history::controllers::ManagerAct;
@@ -10,9 +11,6 @@ use crate::scenario::plan::Scenario;
 
 /// Who the finding is about.
 pub const WHO: &str = "controller-manager";
-
-/// How many violations a failing finding lists.
-const SHOWN: usize = 5;
 
 /// The finding on the run's controller managers; none without them.
 pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
@@ -24,12 +22,7 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
         format!("{terms} terms of leadership, {writes} writes, each by the manager that led when it was sent")
     } else {
         let mut out = format!("broken {} times (\"{STATEMENT}\"):", found.len());
-        for v in found.iter().take(SHOWN) {
-            out.push_str(&format!("\n  {}", v.details));
-        }
-        if found.len() > SHOWN {
-            out.push_str(&format!("\n  and {} more", found.len() - SHOWN));
-        }
+        list_first(&mut out, found.iter().map(|v| v.details.as_str()));
         out
     };
     Some(Finding {

@@ -3,6 +3,7 @@
 //! the collector's deletes it judged and how many it could not (their revision compacted or unreadable); a
 //! failing one names the deleted objects, their live owners and the revisions.
 
+use super::list_first;
 use super::Finding;
 use crate::checker::garbage_collector::{deletes_only_when_owners_gone, STATEMENT};
 use crate::scenario::execute::ScenarioRun;
@@ -10,9 +11,6 @@ use crate::scenario::plan::Scenario;
 
 /// Who the finding is about.
 pub const WHO: &str = "garbage-collector";
-
-/// How many violations a failing finding lists.
-const SHOWN: usize = 5;
 
 /// The finding on the run's garbage collector deletes; none without controller managers.
 pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
@@ -27,12 +25,7 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
         out
     } else {
         let mut out = format!("broken {} times (\"{STATEMENT}\"):", found.len());
-        for v in found.iter().take(SHOWN) {
-            out.push_str(&format!("\n  {}", v.details));
-        }
-        if found.len() > SHOWN {
-            out.push_str(&format!("\n  and {} more", found.len() - SHOWN));
-        }
+        list_first(&mut out, found.iter().map(|v| v.details.as_str()));
         out
     };
     Some(Finding {

@@ -24,6 +24,20 @@ use super::plan::Scenario;
 use crate::checker::{self, linearizable, Guarantee, Verdict};
 pub use crate::scenario::steps::judging::{shown_leases, Finding, StepJudge};
 
+/// How many violations a failing finding lists.
+const SHOWN: usize = 5;
+
+/// Appends the first [`SHOWN`] of a failing finding's violations to `out`, one per line, and how many more.
+fn list_first<'a>(out: &mut String, details: impl ExactSizeIterator<Item = &'a str>) {
+    let total = details.len();
+    for detail in details.take(SHOWN) {
+        out.push_str(&format!("\n  {detail}"));
+    }
+    if total > SHOWN {
+        out.push_str(&format!("\n  and {} more", total - SHOWN));
+    }
+}
+
 /// A checker's verdict against what the scenario requires of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckFinding {

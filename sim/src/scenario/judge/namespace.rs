@@ -3,6 +3,7 @@
 //! it judged and how long the slowest took; a failing one names the namespaces still there, with their
 //! conditions, and those gone with objects left, with the objects' keys.
 
+use super::list_first;
 use super::Finding;
 use crate::checker::namespace::{deleted_namespaces_gone, slowest_ms, STATEMENT};
 use crate::scenario::execute::ScenarioRun;
@@ -10,9 +11,6 @@ use crate::scenario::plan::Scenario;
 
 /// Who the finding is about.
 pub const WHO: &str = "namespace-controller";
-
-/// How many violations a failing finding lists.
-const SHOWN: usize = 5;
 
 /// The finding on the run's deleted namespaces; none without controller managers.
 pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
@@ -26,12 +24,7 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
         )
     } else {
         let mut out = format!("broken {} times (\"{STATEMENT}\"):", found.len());
-        for v in found.iter().take(SHOWN) {
-            out.push_str(&format!("\n  {}", v.details));
-        }
-        if found.len() > SHOWN {
-            out.push_str(&format!("\n  and {} more", found.len() - SHOWN));
-        }
+        list_first(&mut out, found.iter().map(|v| v.details.as_str()));
         out
     };
     Some(Finding {

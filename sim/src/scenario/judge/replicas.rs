@@ -2,6 +2,7 @@
 //! PodsAsSpecifiedAtQuiescence`, for a cluster with controller managers. A passing finding says how many
 //! objects it judged; a failing one names each object with the count it wanted and the one it found.
 
+use super::list_first;
 use super::Finding;
 use crate::checker::replicas::STATEMENT;
 use crate::scenario::execute::pods_settled::BOUND;
@@ -10,9 +11,6 @@ use crate::scenario::plan::Scenario;
 
 /// Who the finding is about.
 pub const WHO: &str = "controllers";
-
-/// How many violations a failing finding lists.
-const SHOWN: usize = 5;
 
 /// The finding on the workloads' pods; none without controller managers.
 pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
@@ -31,12 +29,7 @@ pub fn finding(scenario: &Scenario, run: &ScenarioRun) -> Option<Finding> {
                 verdict.judged,
                 BOUND.as_secs()
             );
-            for v in found.iter().take(SHOWN) {
-                out.push_str(&format!("\n  {}", v.details));
-            }
-            if found.len() > SHOWN {
-                out.push_str(&format!("\n  and {} more", found.len() - SHOWN));
-            }
+            list_first(&mut out, found.iter().map(|v| v.details.as_str()));
             (false, out)
         }
     };
